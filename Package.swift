@@ -1,0 +1,34 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Defaults",
+    products: [
+        .library(name: "Defaults", targets: ["Defaults"]),
+        .library(name: "DefaultsObservation", targets: ["DefaultsObservation"]),
+    ],
+    targets: [
+        .target(name: "Defaults"),
+        .target(name: "DefaultsObservation", dependencies: ["Defaults"]),
+        .executableTarget(
+            name: "settings-basics",
+            dependencies: ["Defaults"],
+            path: "Examples/settings-basics"
+        ),
+        // A second process for the tests: exit-time flushing and writes under a file-size limit.
+        .executableTarget(
+            name: "defaults-test-helper",
+            dependencies: ["Defaults"],
+            path: "Examples/defaults-test-helper"
+        ),
+        .testTarget(
+            name: "DefaultsTests",
+            dependencies: ["Defaults", "defaults-test-helper"]
+        ),
+        .testTarget(
+            name: "DefaultsObservationTests",
+            dependencies: ["DefaultsObservation"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,49 @@
+/// A type the store converts to and from JSON itself, without a user-visible bridge.
+protocol JSONRepresentable {
+    /// The stored form; `nil` means "nothing stored" (an empty optional).
+    var jsonValue: JSONValue? { get }
+    /// The value for a stored form, or `nil` when it does not fit this type.
+    static func make(from json: JSONValue) -> Self?
+}
+
+/// The one place where values become JSON and back, following bridges as deep as they go.
+package enum ValueCoding {
+    /// The stored form of `value`, or `nil` when the bridge declines to store it.
+    static func encode<T: Defaults.Serializable>(_ value: T) -> JSONValue? {
+        if let native = value as? any JSONRepresentable {
+            return native.jsonValue
+        }
+        guard let serializable = T.bridge.serialize(value as? T.Value) else { return nil }
+        return encodeBridged(serializable)
+    }
+
+    /// Decodes `json` as `T`; `nil` when it does not fit.
+    static func decode<T: Defaults.Serializable>(_ json: JSONValue, as type: T.Type = T.self) -> T? {
+        if let native = T.self as? any JSONRepresentable.Type {
+            return native.make(from: json) as? T
+        }
+        let serializable = decodeBridged(json, as: T.Serializable.self)
+        guard serializable != nil else { return nil }
+        return T.bridge.deserialize(serializable) as? T
+    }
+
+    private static func encodeBridged<S>(_ serializable: S) -> JSONValue? {
+        if let native = serializable as? any JSONRepresentable {
+            return native.jsonValue
+        }
+        if let nested = serializable as? any Defaults.Serializable {
+            return encode(nested)
+        }
+        return nil
+    }
+
+    private static func decodeBridged<S>(_ json: JSONValue, as type: S.Type) -> S? {
+        if let native = S.self as? any JSONRepresentable.Type {
+            return native.make(from: json) as? S
+        }
+        if let nested = S.self as? any Defaults.Serializable.Type {
+            return decode(json, as: nested) as? S
+        }
+        return nil
+    }
+}

@@ -1,0 +1,308 @@
+import Foundation
+
+// MARK: - Scalars
+
+extension Bool: Defaults.Serializable, JSONRepresentable {
+    /// Booleans are stored as JSON `true` and `false`.
+    public static let bridge = Defaults.NativeBridge<Bool>()
+    var jsonValue: JSONValue? { .bool(self) }
+    static func make(from json: JSONValue) -> Bool? {
+        guard case .bool(let value) = json else { return nil }
+        return value
+    }
+}
+
+extension String: Defaults.Serializable, JSONRepresentable {
+    /// Strings are stored as JSON strings, non-ASCII text as UTF-8.
+    public static let bridge = Defaults.NativeBridge<String>()
+    var jsonValue: JSONValue? { .string(self) }
+    static func make(from json: JSONValue) -> String? {
+        guard case .string(let value) = json else { return nil }
+        return value
+    }
+}
+
+/// Integers are stored as JSON numbers written in full, so every width is exact at its extremes.
+///
+/// A hand-edited whole number written with a fraction or exponent (`3.0`, `1e3`) is accepted
+/// when it is exactly representable.
+private func integer<T: FixedWidthInteger>(from json: JSONValue) -> T? {
+    guard case .number(let text) = json else { return nil }
+    if let exact = T(text) { return exact }
+    guard let double = Double(text), double.rounded(.towardZero) == double else { return nil }
+    return T(exactly: double)
+}
+
+extension Int: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<Int>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> Int? { integer(from: json) }
+}
+
+extension Int8: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<Int8>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> Int8? { integer(from: json) }
+}
+
+extension Int16: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<Int16>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> Int16? { integer(from: json) }
+}
+
+extension Int32: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<Int32>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> Int32? { integer(from: json) }
+}
+
+extension Int64: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<Int64>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> Int64? { integer(from: json) }
+}
+
+extension UInt: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<UInt>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> UInt? { integer(from: json) }
+}
+
+extension UInt8: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<UInt8>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> UInt8? { integer(from: json) }
+}
+
+extension UInt16: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<UInt16>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> UInt16? { integer(from: json) }
+}
+
+extension UInt32: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<UInt32>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> UInt32? { integer(from: json) }
+}
+
+extension UInt64: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number.
+    public static let bridge = Defaults.NativeBridge<UInt64>()
+    var jsonValue: JSONValue? { .number(String(self)) }
+    static func make(from json: JSONValue) -> UInt64? { integer(from: json) }
+}
+
+/// Floating-point values are stored as their shortest round-tripping decimal text; NaN and the
+/// infinities, which JSON numbers cannot express, as the strings `"NaN"`, `"Infinity"` and
+/// `"-Infinity"` (the spelling `JSONEncoder` uses for the same purpose).
+private func floatingPointJSON<T: BinaryFloatingPoint & CustomStringConvertible>(_ value: T) -> JSONValue {
+    if value.isNaN { return .string("NaN") }
+    if value.isInfinite { return .string(value < 0 ? "-Infinity" : "Infinity") }
+    return .number(value.description)
+}
+
+extension Double: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number; see the file format reference for NaN and the infinities.
+    public static let bridge = Defaults.NativeBridge<Double>()
+    var jsonValue: JSONValue? { floatingPointJSON(self) }
+    static func make(from json: JSONValue) -> Double? {
+        switch json {
+        case .number(let text): return Double(text)
+        case .string("NaN"): return .nan
+        case .string("Infinity"): return .infinity
+        case .string("-Infinity"): return -.infinity
+        default: return nil
+        }
+    }
+}
+
+extension Float: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number written with `Float` precision, so it reads back bit for bit.
+    public static let bridge = Defaults.NativeBridge<Float>()
+    var jsonValue: JSONValue? { floatingPointJSON(self) }
+    static func make(from json: JSONValue) -> Float? {
+        switch json {
+        case .number(let text): return Float(text)
+        case .string("NaN"): return .nan
+        case .string("Infinity"): return .infinity
+        case .string("-Infinity"): return -.infinity
+        default: return nil
+        }
+    }
+}
+
+// MARK: - Foundation values
+
+extension Data: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a base64 string.
+    public static let bridge = Defaults.NativeBridge<Data>()
+    var jsonValue: JSONValue? { .string(base64EncodedString()) }
+    static func make(from json: JSONValue) -> Data? {
+        guard case .string(let text) = json else { return nil }
+        return Data(base64Encoded: text)
+    }
+}
+
+extension Date: Defaults.Serializable, JSONRepresentable {
+    /// Stored as an ISO 8601 string in UTC with milliseconds when that string reads back to the
+    /// same date bit for bit; otherwise as a JSON number of seconds since 2001-01-01 00:00:00 UTC
+    /// (`timeIntervalSinceReferenceDate`), which is exact.
+    public static let bridge = Defaults.NativeBridge<Date>()
+
+    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let iso8601Whole = Date.ISO8601FormatStyle()
+
+    var jsonValue: JSONValue? {
+        let seconds = timeIntervalSinceReferenceDate
+        if seconds.isFinite {
+            let text = formatted(Self.iso8601)
+            if let back = try? Self.iso8601.parse(text),
+                back.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern
+            {
+                return .string(text)
+            }
+        }
+        return seconds.jsonValue
+    }
+
+    static func make(from json: JSONValue) -> Date? {
+        if case .string(let text) = json {
+            if let date = try? iso8601.parse(text) { return date }
+            if let date = try? iso8601Whole.parse(text) { return date }
+        }
+        return Double.make(from: json).map(Date.init(timeIntervalSinceReferenceDate:))
+    }
+}
+
+extension URL: Defaults.Serializable, JSONRepresentable {
+    /// Stored as its absolute string.
+    public static let bridge = Defaults.NativeBridge<URL>()
+    var jsonValue: JSONValue? { .string(absoluteString) }
+    static func make(from json: JSONValue) -> URL? {
+        guard case .string(let text) = json else { return nil }
+        return URL(string: text)
+    }
+}
+
+extension UUID: Defaults.Serializable, JSONRepresentable {
+    /// Stored as its canonical uppercase string.
+    public static let bridge = Defaults.NativeBridge<UUID>()
+    var jsonValue: JSONValue? { .string(uuidString) }
+    static func make(from json: JSONValue) -> UUID? {
+        guard case .string(let text) = json else { return nil }
+        return UUID(uuidString: text)
+    }
+}
+
+// MARK: - Containers
+
+extension Optional: Defaults.Serializable, JSONRepresentable where Wrapped: Defaults.Serializable {
+    /// An empty optional is "nothing stored"; inside a container it is JSON `null`.
+    public static var bridge: Defaults.NativeBridge<Wrapped?> { .init() }
+    var jsonValue: JSONValue? { self.flatMap { ValueCoding.encode($0) } }
+    static func make(from json: JSONValue) -> Wrapped?? {
+        if case .null = json { return .some(nil) }
+        guard let wrapped = ValueCoding.decode(json, as: Wrapped.self) else { return nil }
+        return .some(wrapped)
+    }
+}
+
+extension Array: Defaults.Serializable, JSONRepresentable where Element: Defaults.Serializable {
+    /// Stored as a JSON array.
+    public static var bridge: Defaults.NativeBridge<[Element]> { .init() }
+    var jsonValue: JSONValue? { .array(map { ValueCoding.encode($0) ?? .null }) }
+    static func make(from json: JSONValue) -> [Element]? {
+        guard case .array(let elements) = json else { return nil }
+        var result: [Element] = []
+        result.reserveCapacity(elements.count)
+        for element in elements {
+            guard let value = ValueCoding.decode(element, as: Element.self) else { return nil }
+            result.append(value)
+        }
+        return result
+    }
+}
+
+extension Set: Defaults.Serializable, JSONRepresentable where Element: Defaults.Serializable {
+    /// Stored as a JSON array in a stable order, so writing an equal set is not a change.
+    public static var bridge: Defaults.NativeBridge<Set<Element>> { .init() }
+    var jsonValue: JSONValue? { .array(stableOrder(map { ValueCoding.encode($0) ?? .null })) }
+    static func make(from json: JSONValue) -> Set<Element>? {
+        [Element].make(from: json).map(Set.init)
+    }
+}
+
+/// Sorts stored elements by their compact JSON text: the same set always writes the same array.
+func stableOrder(_ values: [JSONValue]) -> [JSONValue] {
+    values.map { (JSONWriter.compactBytes($0), $0) }
+        .sorted { $0.0.lexicographicallyPrecedes($1.0) }
+        .map(\.1)
+}
+
+extension Dictionary: Defaults.Serializable, JSONRepresentable
+where Key: LosslessStringConvertible, Value: Defaults.Serializable {
+    /// Stored as a JSON object whose member names are the keys' `description`.
+    public static var bridge: Defaults.NativeBridge<[Key: Value]> { .init() }
+    var jsonValue: JSONValue? {
+        var members: [String: JSONValue] = [:]
+        members.reserveCapacity(count)
+        for (key, value) in self {
+            members[key.description] = ValueCoding.encode(value) ?? .null
+        }
+        return .object(members)
+    }
+    static func make(from json: JSONValue) -> [Key: Value]? {
+        guard case .object(let members) = json else { return nil }
+        var result: [Key: Value] = [:]
+        result.reserveCapacity(members.count)
+        for (name, stored) in members {
+            guard let key = Key(name), let value = ValueCoding.decode(stored, as: Value.self) else { return nil }
+            result[key] = value
+        }
+        return result
+    }
+}
+
+extension Range: Defaults.Serializable, JSONRepresentable where Bound: Defaults.Serializable {
+    /// Stored as a two-element array `[lowerBound, upperBound]`.
+    public static var bridge: Defaults.NativeBridge<Range<Bound>> { .init() }
+    var jsonValue: JSONValue? { boundsJSON(lowerBound, upperBound) }
+    static func make(from json: JSONValue) -> Range<Bound>? {
+        guard let (lower, upper) = bounds(from: json, as: Bound.self), lower <= upper else { return nil }
+        return lower..<upper
+    }
+}
+
+extension ClosedRange: Defaults.Serializable, JSONRepresentable where Bound: Defaults.Serializable {
+    /// Stored as a two-element array `[lowerBound, upperBound]`.
+    public static var bridge: Defaults.NativeBridge<ClosedRange<Bound>> { .init() }
+    var jsonValue: JSONValue? { boundsJSON(lowerBound, upperBound) }
+    static func make(from json: JSONValue) -> ClosedRange<Bound>? {
+        guard let (lower, upper) = bounds(from: json, as: Bound.self), lower <= upper else { return nil }
+        return lower...upper
+    }
+}
+
+private func boundsJSON<Bound: Defaults.Serializable>(_ lower: Bound, _ upper: Bound) -> JSONValue? {
+    guard let lower = ValueCoding.encode(lower), let upper = ValueCoding.encode(upper) else { return nil }
+    return .array([lower, upper])
+}
+
+private func bounds<Bound: Defaults.Serializable>(from json: JSONValue, as type: Bound.Type) -> (Bound, Bound)? {
+    guard case .array(let pair) = json, pair.count == 2,
+        let lower = ValueCoding.decode(pair[0], as: Bound.self),
+        let upper = ValueCoding.decode(pair[1], as: Bound.self)
+    else { return nil }
+    return (lower, upper)
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+
+extension Defaults {
+    /// A problem the store met while reading or writing its file, reported through the suite's
+    /// error handler.
+    ///
+    /// None of these stop the program or lose data: values stay in memory, a corrupt file is moved
+    /// aside rather than overwritten, and a failed write is retried by the next flush.
+    public enum StorageError: Error, CustomStringConvertible, Sendable {
+        /// The file was not valid JSON (or not a JSON object). It was moved to `movedTo`, and the
+        /// suite started from defaults.
+        case corruptFile(url: URL, movedTo: URL, reason: String)
+        /// The file could not be read, or a corrupt file could not be moved aside. The suite keeps
+        /// working in memory and does not write the file, so its bytes stay as they are.
+        case unreadableFile(url: URL, reason: String)
+        /// The file could not be written (for example, a full disk or an unwritable directory).
+        /// The values stay in memory, the previous file is intact, and a later flush retries.
+        case writeFailed(url: URL, reason: String)
+        /// A value's bridge could not serialize it; the stored value was left as it was.
+        case serializationFailed(key: String, valueType: String)
+
+        /// One line describing the problem.
+        public var description: String {
+            switch self {
+            case .corruptFile(let url, let movedTo, let reason):
+                return "Defaults: \(url.path) is corrupt (\(reason)); moved it to \(movedTo.path) and started from defaults"
+            case .unreadableFile(let url, let reason):
+                return "Defaults: cannot read \(url.path) (\(reason)); keeping values in memory and leaving the file alone"
+            case .writeFailed(let url, let reason):
+                return "Defaults: cannot write \(url.path) (\(reason)); values stay in memory and the next flush retries"
+            case .serializationFailed(let key, let valueType):
+                return "Defaults: cannot serialize a value of type \(valueType) for key \"\(key)\"; the stored value is unchanged"
+            }
+        }
+    }
+
+    /// Why a suite name was rejected by ``Defaults/Suite/init(name:)``.
+    public struct SuiteNameError: Error, CustomStringConvertible, Sendable, Equatable {
+        /// The rejected name.
+        public let name: String
+        /// What is wrong with it.
+        public let reason: String
+
+        /// One line naming the suite and the rule it breaks.
+        public var description: String { "Invalid suite name \"\(name)\": \(reason)" }
+    }
+
+    private static let globalErrorHandler = Mutex<@Sendable (StorageError) -> Void>({ error in
+        FileHandle.standardError.write(Data((error.description + "\n").utf8))
+    })
+
+    /// The handler that suites created without one of their own report problems to.
+    ///
+    /// By default it writes one line to standard error. It is called outside every lock, on the
+    /// thread that met the problem (often the store's background flush thread).
+    public static var errorHandler: @Sendable (StorageError) -> Void {
+        get { globalErrorHandler.withLock { $0 } }
+        set { globalErrorHandler.withLock { $0 = newValue } }
+    }
+}

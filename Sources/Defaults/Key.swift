@@ -1,0 +1,109 @@
+extension Defaults {
+    /// The base class of every key; extend it to declare your keys as static members.
+    ///
+    /// ```swift
+    /// extension Defaults.Keys {
+    ///     static let quality = Key<Double>("quality", default: 0.8)
+    /// }
+    /// ```
+    public typealias Keys = _AnyKey
+
+    /// A key's name and suite, without its value type.
+    ///
+    /// Keys are equal and hash alike when they have the same name and the same suite instance.
+    public class _AnyKey: Hashable, @unchecked Sendable {  // every stored property is an immutable `let`
+        /// The typed key, reachable as `Key` inside `extension Defaults.Keys`.
+        public typealias Key = Defaults.Key
+
+        /// The name the value is stored under in the suite's file.
+        public let name: String
+        /// The suite the key reads and writes through `Defaults[key]`.
+        public let suite: Suite
+
+        init(name: String, suite: Suite) {
+            precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
+            self.name = name
+            self.suite = suite
+        }
+
+        /// Removes the stored value, so the key reads its default again.
+        public func reset() {
+            suite.removeValues(named: [name])
+        }
+
+        /// Keys are equal when their names and suites are.
+        public static func == (lhs: _AnyKey, rhs: _AnyKey) -> Bool {
+            lhs.name == rhs.name && lhs.suite === rhs.suite
+        }
+
+        /// Hashes the name and the suite's identity.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            hasher.combine(suite)
+        }
+    }
+
+    /// A typed key with a default value.
+    ///
+    /// Any non-empty string is a valid name, including dots, spaces, `@` and non-ASCII text.
+    /// Reading a key with nothing stored returns its default; a stored value that does not decode
+    /// as `Value` also reads as the default, and is left untouched in the suite and its file.
+    public final class Key<Value: Serializable>: _AnyKey, @unchecked Sendable {  // immutable `let`s only
+        private enum DefaultValue: Sendable {
+            case fixed(Value)
+            case dynamic(@Sendable () -> Value)
+        }
+
+        private let storedDefault: DefaultValue
+
+        /// The value the key reads while nothing valid is stored.
+        ///
+        /// For a key with a dynamic default, each access calls the closure.
+        public var defaultValue: Value {
+            switch storedDefault {
+            case .fixed(let value): return value
+            case .dynamic(let make): return make()
+            }
+        }
+
+        /// Creates a key with a fixed default value.
+        ///
+        /// - Parameters:
+        ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+        ///   - defaultValue: The value read while nothing is stored.
+        ///   - suite: Where the value is stored.
+        public init(_ name: String, default defaultValue: Value, suite: Suite = .standard) {
+            self.storedDefault = .fixed(defaultValue)
+            super.init(name: name, suite: suite)
+        }
+
+        /// Creates a key whose default is computed on every read while nothing is stored.
+        ///
+        /// The closure is not called when the key is created.
+        ///
+        /// - Parameters:
+        ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+        ///   - suite: Where the value is stored.
+        ///   - defaultValue: Computes the default.
+        public init(_ name: String, suite: Suite = .standard, default defaultValue: @escaping @Sendable () -> Value) {
+            self.storedDefault = .dynamic(defaultValue)
+            super.init(name: name, suite: suite)
+        }
+
+        /// Creates an optional key, whose default is `nil`.
+        ///
+        /// - Parameters:
+        ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+        ///   - suite: Where the value is stored.
+        public convenience init<Wrapped>(_ name: String, suite: Suite = .standard) where Value == Wrapped? {
+            self.init(name, default: nil, suite: suite)
+        }
+    }
+}
+
+extension Defaults.Key where Value: Equatable {
+    /// Whether the key currently reads its default value, stored or not.
+    public var isDefaultValue: Bool {
+        suite[self] == defaultValue
+    }
+}

@@ -1,0 +1,232 @@
+/// A strict RFC 8259 parser that keeps number text as written.
+///
+/// It never traps on bad input: every failure is a ``JSONParser/Failure`` naming the byte offset.
+package struct JSONParser {
+    /// Why a document could not be parsed.
+    package struct Failure: Error, CustomStringConvertible, Sendable {
+        package var offset: Int
+        package var reason: String
+        package var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    }
+
+    /// Nesting deeper than this is rejected instead of risking the stack.
+    package static let maximumDepth = 512
+
+    private let bytes: [UInt8]
+    private var index = 0
+
+    private init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// Parses one complete JSON document.
+    package static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else {
+            throw parser.failure("unexpected data after the top-level value")
+        }
+        return value
+    }
+
+    private func failure(_ reason: String) -> Failure {
+        Failure(offset: index, reason: reason)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
+        guard depth < Self.maximumDepth else { throw failure("nesting deeper than \(Self.maximumDepth)") }
+        guard index < bytes.count else { throw failure("unexpected end of data") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(Failure) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw failure("unexpected end of data") }
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
+        for offset in 0..<count where bytes[index + offset] != expected[offset] {
+            throw failure("invalid literal")
+        }
+        index += count
+    }
+
+    private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a string key")
+            }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unexpected end of data") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): index += 1; return .object(members)
+            default: throw failure("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(Failure) -> JSONValue {
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unexpected end of data") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            default: throw failure("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func parseNumber() throws(Failure) -> String {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count else { throw failure("unexpected end of number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if isDigit(bytes[index]) {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        } else {
+            throw failure("expected a digit")
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("expected a digit after '.'") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("expected an exponent") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func parseString() throws(Failure) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        var result = ""
+        func flushRun(_ parser: JSONParser, upTo end: Int) throws(Failure) -> String {
+            // NB: validate UTF-8 strictly; String(decoding:) would silently repair.
+            guard let run = String(validating: parser.bytes[runStart..<end], as: UTF8.self) else {
+                throw parser.failure("invalid UTF-8 in string")
+            }
+            return run
+        }
+        while true {
+            guard index < bytes.count else { throw failure("unterminated string") }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                result += try flushRun(self, upTo: index)
+                index += 1
+                return result
+            }
+            if byte < 0x20 { throw failure("unescaped control character in string") }
+            if byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
+            result += try flushRun(self, upTo: index)
+            index += 1
+            guard index < bytes.count else { throw failure("unterminated escape") }
+            let escape = bytes[index]
+            index += 1
+            scalars.removeAll()
+            switch escape {
+            case UInt8(ascii: "\""): result.append("\"")
+            case UInt8(ascii: "\\"): result.append("\\")
+            case UInt8(ascii: "/"): result.append("/")
+            case UInt8(ascii: "b"): result.append("\u{08}")
+            case UInt8(ascii: "f"): result.append("\u{0C}")
+            case UInt8(ascii: "n"): result.append("\n")
+            case UInt8(ascii: "r"): result.append("\r")
+            case UInt8(ascii: "t"): result.append("\t")
+            case UInt8(ascii: "u"):
+                let first = try parseHex4()
+                if (0xD800...0xDBFF).contains(first) {
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    else { throw failure("unpaired surrogate") }
+                    index += 2
+                    let second = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(second) else { throw failure("unpaired surrogate") }
+                    let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+                    result.unicodeScalars.append(Unicode.Scalar(value)!)
+                } else {
+                    guard let scalar = Unicode.Scalar(first) else { throw failure("unpaired surrogate") }
+                    result.unicodeScalars.append(scalar)
+                }
+            default:
+                throw failure("invalid escape")
+            }
+            runStart = index
+        }
+    }
+
+    private mutating func parseHex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw failure("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw failure("invalid hex digit")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+}

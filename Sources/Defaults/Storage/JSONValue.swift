@@ -1,0 +1,73 @@
+/// A JSON value exactly as it sits in a suite's file.
+///
+/// Numbers keep their text, so an `Int64.max` or a `Float` survives a round trip through the file
+/// without passing through `Double`. Strings compare by their UTF-8 bytes rather than by Unicode
+/// canonical equivalence, so writing a decomposed "é" over a precomposed one is a change.
+package indirect enum JSONValue: Sendable {
+    case null
+    case bool(Bool)
+    /// The number's text, as valid JSON number syntax.
+    case number(String)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+}
+
+extension JSONValue: Equatable {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null):
+            return true
+        case (.bool(let a), .bool(let b)):
+            return a == b
+        case (.number(let a), .number(let b)):
+            return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)):
+            return a.utf8.elementsEqual(b.utf8)
+        case (.array(let a), .array(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0 == $1 }
+        case (.object(let a), .object(let b)):
+            guard a.count == b.count else { return false }
+            for (key, value) in a {
+                guard let other = b[key], other == value else { return false }
+            }
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+extension JSONValue: Hashable {
+    package func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null:
+            hasher.combine(0)
+        case .bool(let value):
+            hasher.combine(1)
+            hasher.combine(value)
+        case .number(let text):
+            hasher.combine(2)
+            text.utf8.forEach { hasher.combine($0) }
+        case .string(let text):
+            hasher.combine(3)
+            text.utf8.forEach { hasher.combine($0) }
+        case .array(let values):
+            hasher.combine(4)
+            hasher.combine(values.count)
+            for value in values { value.hash(into: &hasher) }
+        case .object(let members):
+            hasher.combine(5)
+            hasher.combine(members.count)
+            // NB: order-independent, like Dictionary's own hash.
+            var combined = 0
+            for (key, value) in members {
+                var inner = Hasher()
+                inner.combine(key)
+                value.hash(into: &inner)
+                combined ^= inner.finalize()
+            }
+            hasher.combine(combined)
+        }
+    }
+}

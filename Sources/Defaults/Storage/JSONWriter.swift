@@ -1,0 +1,91 @@
+/// Writes a ``JSONValue`` as pretty-printed JSON with sorted keys: the layout of a suite's file.
+///
+/// Non-ASCII text is written as UTF-8, not escaped, so a person reads what the program stored;
+/// control characters, quotes and backslashes are escaped.
+package enum JSONWriter {
+    /// The document's bytes, ending with a newline.
+    package static func prettyBytes(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        write(value, indent: 0, into: &output)
+        output.append(UInt8(ascii: "\n"))
+        return output
+    }
+
+    /// The compact form, used where the text is an implementation detail (Codable round trips).
+    package static func compactBytes(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        write(value, indent: nil, into: &output)
+        return output
+    }
+
+    private static func write(_ value: JSONValue, indent: Int?, into output: inout [UInt8]) {
+        switch value {
+        case .null:
+            output.append(contentsOf: "null".utf8)
+        case .bool(let flag):
+            output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .number(let text):
+            output.append(contentsOf: text.utf8)
+        case .string(let text):
+            writeString(text, into: &output)
+        case .array(let elements):
+            guard !elements.isEmpty else {
+                output.append(contentsOf: "[]".utf8)
+                return
+            }
+            output.append(UInt8(ascii: "["))
+            for (offset, element) in elements.enumerated() {
+                if offset > 0 { output.append(UInt8(ascii: ",")) }
+                newline(indent.map { $0 + 1 }, into: &output)
+                write(element, indent: indent.map { $0 + 1 }, into: &output)
+            }
+            newline(indent, into: &output)
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            guard !members.isEmpty else {
+                output.append(contentsOf: "{}".utf8)
+                return
+            }
+            output.append(UInt8(ascii: "{"))
+            // NB: sort by UTF-8 bytes so the order is stable whatever the Unicode normalisation.
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (offset, key) in keys.enumerated() {
+                if offset > 0 { output.append(UInt8(ascii: ",")) }
+                newline(indent.map { $0 + 1 }, into: &output)
+                writeString(key, into: &output)
+                output.append(contentsOf: (indent == nil ? ":" : " : ").utf8)
+                write(members[key]!, indent: indent.map { $0 + 1 }, into: &output)
+            }
+            newline(indent, into: &output)
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func newline(_ indent: Int?, into output: inout [UInt8]) {
+        guard let indent else { return }
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
+    }
+
+    private static func writeString(_ text: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+            case UInt8(ascii: "\n"): output.append(contentsOf: "\\n".utf8)
+            case UInt8(ascii: "\r"): output.append(contentsOf: "\\r".utf8)
+            case UInt8(ascii: "\t"): output.append(contentsOf: "\\t".utf8)
+            case 0x00..<0x20, 0x7F:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: "\\u00".utf8)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0xF)])
+            default:
+                output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,223 @@
+import Dispatch
+import Foundation
+
+extension Defaults.Suite {
+    /// The value of `key` in this suite, or its default when nothing valid is stored.
+    ///
+    /// The key's own ``Defaults/Key/suite`` is ignored: its name and default are used here.
+    public subscript<Value: Defaults.Serializable>(key: Defaults.Key<Value>) -> Value {
+        get { value(named: key.name, as: Value.self) ?? key.defaultValue }
+        set { setValue(newValue, named: key.name) }
+    }
+
+    /// Removes every value in this suite, including keys no ``Defaults/Key`` names, as one change.
+    public func removeAll() {
+        if let scope = TransactionScope.find(for: self) {
+            scope.removeAll()
+            return
+        }
+        commit { tree in Dictionary(uniqueKeysWithValues: tree.keys.map { ($0, nil) }) }
+    }
+
+    /// Writes every pending change to the file now.
+    ///
+    /// Suites that are not file-backed have nothing to do. A failure is also reported to the error
+    /// handler; the values stay in memory and the next flush retries.
+    ///
+    /// - Throws: ``Defaults/StorageError`` when the file cannot be written.
+    public func synchronize() throws(Defaults.StorageError) {
+        guard case .file(let storage) = backend else { return }
+        let result: Result<Void, Defaults.StorageError> = flushQueue.sync { flushNow(storage) }
+        try result.get()
+    }
+
+    // MARK: - Reading
+
+    private enum Lookup<Value: Sendable>: Sendable {
+        case absent
+        case cached(Value?)
+        case decode(JSONValue, generation: UInt64)
+        case uncached(JSONValue)
+    }
+
+    /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
+    package func value<Value: Defaults.Serializable>(named name: String, as type: Value.Type) -> Value? {
+        if case .userDefaults(let storage) = backend { refresh(name, from: storage) }
+        let typeID = ObjectIdentifier(Value.self)
+        let lookup: Lookup<Value> = state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
+                guard let json = scope.storedValue(named: name) else { return .absent }
+                return .uncached(json)
+            }
+            if let entry = state.cache[name], entry.type == typeID {
+                return .cached(entry.box.map { unsafeDowncast($0, to: Box<Value>.self).value })
+            }
+            guard let json = state.tree[name] else { return .absent }
+            return .decode(json, generation: state.generation)
+        }
+        switch lookup {
+        case .absent:
+            return nil
+        case .cached(let value):
+            return value
+        case .uncached(let json):
+            return ValueCoding.decode(json, as: Value.self)
+        case .decode(let json, let generation):
+            // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
+            let decoded = ValueCoding.decode(json, as: Value.self)
+            state.withLock { state in
+                guard state.generation == generation else { return }
+                state.cache[name] = CacheEntry(type: typeID, box: decoded.map { Box($0) })
+            }
+            return decoded
+        }
+    }
+
+    /// The stored JSON under `name`, as a transaction in this task sees it.
+    package func storedValue(named name: String) -> JSONValue? {
+        if case .userDefaults(let storage) = backend { refresh(name, from: storage) }
+        return state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
+                return scope.storedValue(named: name)
+            }
+            return state.tree[name]
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` under `name`; an empty optional removes it.
+    package func setValue<Value: Defaults.Serializable>(_ value: Value, named name: String) {
+        let json = ValueCoding.encode(value)
+        if json == nil, !isEmptyOptional(value) {
+            report(.serializationFailed(key: name, valueType: String(reflecting: Value.self)))
+            return
+        }
+        write([name: json])
+    }
+
+    /// Removes the values stored under `names`, as one change.
+    package func removeValues(named names: some Sequence<String>) {
+        write(Dictionary(names.map { ($0, nil) }, uniquingKeysWith: { $1 }))
+    }
+
+    /// Applies `writes` (`nil` removes) inside the current transaction, or as one commit.
+    func write(_ writes: [String: JSONValue?]) {
+        if let scope = TransactionScope.find(for: self) {
+            scope.record(writes)
+            return
+        }
+        commit { _ in writes }
+    }
+
+    /// Commits the changes `makeWrites` computes from the current tree, atomically, then reports
+    /// them as one event and schedules a flush.
+    func commit(_ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]) {
+        let suppressed = Defaults.Propagation.isSuppressed
+        let outcome = state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, new) in makeWrites(state.tree) {
+                let old = state.tree[name]
+                guard old != new else { continue }
+                state.tree[name] = new
+                state.cache[name] = nil
+                changes[name] = Defaults.StoredChange(old: old, new: new)
+            }
+            guard !changes.isEmpty else { return nil }
+            state.generation &+= 1
+            switch backend {
+            case .memory:
+                state.persistedGeneration = state.generation
+                return (changes, false)
+            case .userDefaults(let storage):
+                // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                // its order the same as ours.
+                for (name, change) in changes { storage.set(change.new, forKey: name) }
+                state.persistedGeneration = state.generation
+                return (changes, false)
+            case .file:
+                let schedule = !state.flushScheduled
+                state.flushScheduled = true
+                return (changes, schedule)
+            }
+        }
+        guard let outcome else { return }
+        if outcome.flush { scheduleFlush(after: Self.coalescingDelay) }
+        let event = Defaults.SuiteChange(
+            suite: self,
+            changes: outcome.changes,
+            origin: .local,
+            isPropagationSuppressed: suppressed
+        )
+        if let sink = Defaults.changeSink.withLock({ $0 }) { sink(event) }
+    }
+
+    private func isEmptyOptional<Value>(_ value: Value) -> Bool {
+        guard let optional = value as? any OptionalValue else { return false }
+        return optional.isNone
+    }
+
+    // MARK: - Flushing
+
+    private func scheduleFlush(after delay: DispatchTimeInterval) {
+        flushQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, case .file(let storage) = self.backend else { return }
+            _ = self.flushNow(storage)
+        }
+    }
+
+    /// Writes the tree if it changed since the last write. Runs on `flushQueue` only.
+    private func flushNow(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
+        let pending = state.withLock { state -> (tree: [String: JSONValue], generation: UInt64)? in
+            state.flushScheduled = false
+            guard state.isDirty, !state.writesBlocked else { return nil }
+            return (state.tree, state.generation)
+        }
+        guard let pending else {
+            let blocked = state.withLock { $0.writesBlocked && $0.isDirty }
+            guard blocked else { return .success(()) }
+            return .failure(.unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten"))
+        }
+        do {
+            try storage.write(pending.tree)
+        } catch {
+            report(error)
+            // NB: retry with a growing delay, so a full disk is retried without a busy loop.
+            let delay = state.withLock { state -> Double? in
+                guard !state.flushScheduled else { return nil }
+                state.flushScheduled = true
+                state.retryDelay = min(max(state.retryDelay * 2, 0.5), 30)
+                return state.retryDelay
+            }
+            if let delay { scheduleFlush(after: .milliseconds(Int(delay * 1000))) }
+            return .failure(error)
+        }
+        state.withLock { state in
+            state.persistedGeneration = max(state.persistedGeneration, pending.generation)
+            state.retryDelay = 0
+        }
+        return .success(())
+    }
+
+    // MARK: - UserDefaults
+
+    private func refresh(_ name: String, from storage: UserDefaultsStorage) {
+        let current = storage.value(forKey: name)
+        state.withLock { state in
+            guard state.tree[name] != current else { return }
+            state.tree[name] = current
+            state.cache[name] = nil
+            state.generation &+= 1
+            state.persistedGeneration = state.generation
+        }
+    }
+}
+
+/// Lets the store tell an empty optional (remove the value) from a value that failed to serialize.
+private protocol OptionalValue {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var isNone: Bool { self == nil }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+
+extension Defaults.Suite {
+    private static let applicationIdentifierStorage = Mutex<String?>(nil)
+
+    /// The name of the directory that holds ``standard``'s file under the XDG configuration directory.
+    ///
+    /// It defaults to the process name. Set it before the first use of ``standard`` (for example at
+    /// the top of `main`); once the standard suite exists, it stays where it is.
+    ///
+    /// Setting a name that ``init(name:errorHandler:)`` would reject stops the program with a message
+    /// naming the rule it breaks.
+    public static var applicationIdentifier: String {
+        get {
+            applicationIdentifierStorage.withLock { $0 } ?? defaultApplicationIdentifier
+        }
+        set {
+            do {
+                try validate(name: newValue)
+            } catch {
+                preconditionFailure(error.description)
+            }
+            applicationIdentifierStorage.withLock { $0 = newValue }
+        }
+    }
+
+    private static var defaultApplicationIdentifier: String {
+        let name = ProcessInfo.processInfo.processName
+        return (try? validate(name: name)) != nil ? name : "defaults"
+    }
+
+    /// The suite keys use unless they name another: `$XDG_CONFIG_HOME/<application id>/settings.json`.
+    ///
+    /// `~/.config` stands in for `$XDG_CONFIG_HOME` when that variable is unset or not absolute.
+    /// See ``applicationIdentifier``.
+    public static let standard: Defaults.Suite = {
+        let directory = configurationDirectory(environment: ProcessInfo.processInfo.environment)
+        return Defaults.Suite(fileURL: fileURL(forSuiteNamed: applicationIdentifier, in: directory))
+    }()
+
+    /// The XDG configuration directory for `environment`.
+    package static func configurationDirectory(environment: [String: String]) -> URL {
+        if let configured = environment["XDG_CONFIG_HOME"], configured.hasPrefix("/") {
+            return URL(fileURLWithPath: configured, isDirectory: true)
+        }
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config", isDirectory: true)
+    }
+
+    /// Where the suite named `name` keeps its file inside `configurationDirectory`.
+    package static func fileURL(forSuiteNamed name: String, in configurationDirectory: URL) -> URL {
+        configurationDirectory.appendingPathComponent(name, isDirectory: true)
+            .appendingPathComponent("settings.json", isDirectory: false)
+    }
+
+    /// Checks that `name` is a single, ordinary path component.
+    package static func validate(name: String) throws(Defaults.SuiteNameError) {
+        if name.isEmpty {
+            throw Defaults.SuiteNameError(name: name, reason: "a suite name cannot be empty")
+        }
+        if name == "." || name == ".." {
+            throw Defaults.SuiteNameError(name: name, reason: "a suite name cannot be \".\" or \"..\"")
+        }
+        if name.contains("/") {
+            throw Defaults.SuiteNameError(name: name, reason: "a suite name is one path component and cannot contain \"/\"")
+        }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Defaults.SuiteNameError(name: name, reason: "a suite name cannot contain control characters")
+        }
+    }
+}
