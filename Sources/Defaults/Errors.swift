@@ -24,18 +24,22 @@ extension Defaults {
         public var description: String {
             switch self {
             case .corruptFile(let url, let movedTo, let reason):
-                return "Defaults: \(url.path) is corrupt (\(reason)); moved it to \(movedTo.path) and started from defaults"
+                return
+                    "Defaults: \(url.path) is corrupt (\(reason)); moved it to \(movedTo.path) and started from defaults"
             case .unreadableFile(let url, let reason):
-                return "Defaults: cannot read \(url.path) (\(reason)); keeping values in memory and leaving the file alone"
+                return
+                    "Defaults: cannot read \(url.path) (\(reason)); keeping values in memory and leaving the file alone"
             case .writeFailed(let url, let reason):
-                return "Defaults: cannot write \(url.path) (\(reason)); values stay in memory and the next flush retries"
+                return
+                    "Defaults: cannot write \(url.path) (\(reason)); values stay in memory and the next flush retries"
             case .serializationFailed(let key, let valueType):
-                return "Defaults: cannot serialize a value of type \(valueType) for key \"\(key)\"; the stored value is unchanged"
+                return
+                    "Defaults: cannot serialize a value of type \(valueType) for key \"\(key)\"; the stored value is unchanged"
             }
         }
     }
 
-    /// Why a suite name was rejected by ``Defaults/Suite/init(name:)``.
+    /// Why a suite name was rejected by ``Defaults/Suite/init(name:errorHandler:)``.
     public struct SuiteNameError: Error, CustomStringConvertible, Sendable, Equatable {
         /// The rejected name.
         public let name: String

@@ -4,7 +4,7 @@ import Foundation
 extension Defaults.Suite {
     /// The value of `key` in this suite, or its default when nothing valid is stored.
     ///
-    /// The key's own ``Defaults/Key/suite`` is ignored: its name and default are used here.
+    /// The key's own `suite` is ignored: its name and default are used here.
     public subscript<Value: Defaults.Serializable>(key: Defaults.Key<Value>) -> Value {
         get { value(named: key.name, as: Value.self) ?? key.defaultValue }
         set { setValue(newValue, named: key.name) }
@@ -166,7 +166,9 @@ extension Defaults.Suite {
         }
     }
 
-    /// Writes the tree if it changed since the last write. Runs on `flushQueue` only.
+    /// Writes the tree if it changed since the last write.
+    ///
+    /// Runs on `flushQueue` only.
     private func flushNow(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
         let pending = state.withLock { state -> (tree: [String: JSONValue], generation: UInt64)? in
             state.flushScheduled = false
@@ -176,7 +178,9 @@ extension Defaults.Suite {
         guard let pending else {
             let blocked = state.withLock { $0.writesBlocked && $0.isDirty }
             guard blocked else { return .success(()) }
-            return .failure(.unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten"))
+            return .failure(
+                .unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten")
+            )
         }
         do {
             try storage.write(pending.tree)

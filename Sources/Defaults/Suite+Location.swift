@@ -63,7 +63,10 @@ extension Defaults.Suite {
             throw Defaults.SuiteNameError(name: name, reason: "a suite name cannot be \".\" or \"..\"")
         }
         if name.contains("/") {
-            throw Defaults.SuiteNameError(name: name, reason: "a suite name is one path component and cannot contain \"/\"")
+            throw Defaults.SuiteNameError(
+                name: name,
+                reason: "a suite name is one path component and cannot contain \"/\""
+            )
         }
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw Defaults.SuiteNameError(name: name, reason: "a suite name cannot contain control characters")

@@ -7,8 +7,6 @@ extension Defaults {
         /// A native type is stored as itself.
         public typealias Serializable = Value
 
-        init() {}
-
         /// Returns `value` unchanged.
         public func serialize(_ value: Value?) -> Value? { value }
 

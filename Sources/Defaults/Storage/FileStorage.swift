@@ -107,7 +107,8 @@ package final class FileStorage: Sendable {
     private func writeAtomically(_ bytes: [UInt8]) throws(SystemError) {
         let directory = url.deletingLastPathComponent().path
         try createDirectory(directory)
-        let temporary = directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let temporary =
+            directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemError.current("creating a temporary file") }
         var succeeded = false

@@ -51,9 +51,15 @@ package struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
         case UInt8(ascii: "["): return try parseArray(depth: depth)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw failure("unexpected character")
         }
@@ -92,7 +98,9 @@ package struct JSONParser {
             guard index < bytes.count else { throw failure("unexpected end of data") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(members)
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(members)
             default: throw failure("expected ',' or '}'")
             }
         }
@@ -113,7 +121,9 @@ package struct JSONParser {
             guard index < bytes.count else { throw failure("unexpected end of data") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(elements)
             default: throw failure("expected ',' or ']'")
             }
         }
@@ -152,7 +162,6 @@ package struct JSONParser {
 
     private mutating func parseString() throws(Failure) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
         var runStart = index
         var result = ""
         func flushRun(_ parser: JSONParser, upTo end: Int) throws(Failure) -> String {
@@ -180,7 +189,6 @@ package struct JSONParser {
             guard index < bytes.count else { throw failure("unterminated escape") }
             let escape = bytes[index]
             index += 1
-            scalars.removeAll()
             switch escape {
             case UInt8(ascii: "\""): result.append("\"")
             case UInt8(ascii: "\\"): result.append("\\")

@@ -48,10 +48,10 @@ extension JSONValue: Hashable {
             hasher.combine(value)
         case .number(let text):
             hasher.combine(2)
-            text.utf8.forEach { hasher.combine($0) }
+            for byte in text.utf8 { hasher.combine(byte) }
         case .string(let text):
             hasher.combine(3)
-            text.utf8.forEach { hasher.combine($0) }
+            for byte in text.utf8 { hasher.combine(byte) }
         case .array(let values):
             hasher.combine(4)
             hasher.combine(values.count)
