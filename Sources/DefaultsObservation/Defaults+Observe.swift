@@ -1,0 +1,77 @@
+import Defaults
+
+extension Defaults {
+    /// Calls `handler` with the old and new value each time `key` changes.
+    ///
+    /// The handler runs synchronously on the thread that wrote, after the write is committed and
+    /// outside every lock, before the write returns; it may read and write the store. A change made
+    /// by another process or by editing the file arrives on the store's own thread. A write that
+    /// leaves the stored value as it was is not a change, and writes made inside
+    /// ``Defaults/withoutPropagation(_:)-(()->Result)`` are not delivered.
+    ///
+    /// ```swift
+    /// let observation = Defaults.observe(.quality) { change in
+    ///     print(change.oldValue, "→", change.newValue)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key to watch.
+    ///   - options: `[.initial]` (the default) calls `handler` once with the current value before
+    ///     this method returns; `[]` waits for the first change.
+    ///   - handler: Called with each change.
+    /// - Returns: The observation; delivery stops when it is invalidated or released.
+    public static func observe<Value: Serializable>(
+        _ key: Key<Value>,
+        options: ObservationOptions = [.initial],
+        handler: @escaping @Sendable (KeyChange<Value>) -> Void
+    ) -> Observation {
+        let name = key.name
+        let subscriber = Subscriber(addresses: [KeyAddress(key)]) { change in
+            guard let stored = change.changes[name] else { return }
+            handler(KeyChange(oldValue: key.value(from: stored.old), newValue: key.value(from: stored.new)))
+        }
+        let observation = Observation(subscriber: subscriber)
+        if options.contains(.initial) {
+            let current = key.suite[key]
+            handler(KeyChange(oldValue: current, newValue: current))
+        }
+        return observation
+    }
+
+    /// Calls `handler` once for each committed write or transaction that changes any of `keys`.
+    ///
+    /// A transaction that changes three of the keys is one call. Delivery follows the same rules as
+    /// ``observe(_:options:handler:)``.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to watch; they may belong to different suites.
+    ///   - options: `[.initial]` (the default) calls `handler` once before this method returns.
+    ///   - handler: Called after each change.
+    /// - Returns: The observation; delivery stops when it is invalidated or released.
+    public static func observe(
+        keys: _AnyKey...,
+        options: ObservationOptions = [.initial],
+        handler: @escaping @Sendable () -> Void
+    ) -> Observation {
+        observe(keys: keys, options: options, handler: handler)
+    }
+
+    /// Calls `handler` once for each committed write or transaction that changes any of `keys`.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to watch; they may belong to different suites.
+    ///   - options: `[.initial]` (the default) calls `handler` once before this method returns.
+    ///   - handler: Called after each change.
+    /// - Returns: The observation; delivery stops when it is invalidated or released.
+    public static func observe(
+        keys: [_AnyKey],
+        options: ObservationOptions = [.initial],
+        handler: @escaping @Sendable () -> Void
+    ) -> Observation {
+        let addresses = Array(Set(keys.map(KeyAddress.init)))
+        let observation = Observation(subscriber: Subscriber(addresses: addresses) { _ in handler() })
+        if options.contains(.initial) { handler() }
+        return observation
+    }
+}

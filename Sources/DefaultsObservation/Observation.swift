@@ -1,0 +1,67 @@
+import Defaults
+
+extension Defaults {
+    /// A live subscription made by `Defaults.observe`; it stops when invalidated or released.
+    ///
+    /// Keep a reference for as long as you want callbacks, or tie it to an owner's lifetime:
+    ///
+    /// ```swift
+    /// Defaults.observe(.quality, options: []) { [weak self] change in
+    ///     self?.quality = change.newValue
+    /// }.tieToLifetime(of: self)
+    /// ```
+    public final class Observation: Sendable {
+        let subscriber: Subscriber
+
+        init(subscriber: Subscriber) {
+            self.subscriber = subscriber
+            ObserverRegistry.shared.add(subscriber)
+        }
+
+        deinit {
+            invalidate()
+        }
+
+        /// Stops delivery at once; calling it again, from any thread, does nothing.
+        ///
+        /// A callback already running on another thread finishes; no new one starts.
+        public func invalidate() {
+            guard subscriber.deactivate() else { return }
+            ObserverRegistry.shared.remove(subscriber)
+            // NB: held in a local so the tie's reference to `self` is dropped after the lock.
+            let tie = subscriber.setTie(nil)
+            _ = tie
+        }
+
+        /// Keeps this observation alive exactly as long as `owner` lives.
+        ///
+        /// `owner` is held weakly. Once it is gone, the observation stops, and its registry entries
+        /// are removed the next time one of its keys is written.
+        ///
+        /// - Parameter owner: The object whose lifetime bounds the observation.
+        /// - Returns: This observation.
+        @discardableResult
+        public func tieToLifetime(of owner: AnyObject) -> Self {
+            let old = subscriber.setTie(Subscriber.LifetimeTie(owner: owner, observation: self))
+            _ = old
+            return self
+        }
+
+        /// Removes the tie made by ``tieToLifetime(of:)`` without stopping the observation.
+        ///
+        /// From then on the observation lives as long as someone holds a reference to it.
+        public func removeLifetimeTie() {
+            let old = subscriber.setTie(nil)
+            _ = old
+        }
+    }
+
+    /// What an observation can be asked to do besides reporting changes.
+    public enum ObservationOption: Hashable, Sendable {
+        /// Call the handler once with the current value before `observe` returns.
+        case initial
+    }
+
+    /// A set of ``ObservationOption`` values; `[.initial]` is the default of `observe`.
+    public typealias ObservationOptions = Set<ObservationOption>
+}

@@ -1,0 +1,173 @@
+import Defaults
+import Synchronization
+
+/// Where a subscriber listens: one key name in one suite.
+struct KeyAddress: Hashable, Sendable {
+    let suite: ObjectIdentifier
+    let name: String
+
+    init(suite: ObjectIdentifier, name: String) {
+        self.suite = suite
+        self.name = name
+    }
+
+    init(_ key: Defaults._AnyKey) {
+        self.init(suite: ObjectIdentifier(key.suite), name: key.name)
+    }
+}
+
+/// Every live subscription of this library, by the keys it listens to.
+///
+/// The core store hands each committed change to ``deliver(_:)`` on the writing thread. Lookup is
+/// per changed key, so observers of other keys cost nothing. Subscribers tied to an owner that is
+/// gone are dropped when their key is next written.
+final class ObserverRegistry: Sendable {
+    /// The one registry; creating it installs it as the core store's change sink.
+    static let shared: ObserverRegistry = {
+        let registry = ObserverRegistry()
+        Defaults.changeSink.withLock { sink in
+            sink = { change in registry.deliver(change) }
+        }
+        return registry
+    }()
+
+    private struct State {
+        var buckets: [KeyAddress: [ObjectIdentifier: Subscriber]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func add(_ subscriber: Subscriber) {
+        state.withLock { state in
+            for address in subscriber.addresses {
+                state.buckets[address, default: [:]][ObjectIdentifier(subscriber)] = subscriber
+            }
+        }
+    }
+
+    func remove(_ subscriber: Subscriber) {
+        state.withLock { state in
+            for address in subscriber.addresses {
+                guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
+                bucket[ObjectIdentifier(subscriber)] = nil
+                if !bucket.isEmpty { state.buckets[address] = bucket }
+            }
+        }
+    }
+
+    /// Calls every subscriber of the changed keys once, outside the lock.
+    func deliver(_ change: Defaults.SuiteChange) {
+        let suite = ObjectIdentifier(change.suite)
+        var released: [Defaults.Observation] = []
+        let targets = state.withLock { state -> [Subscriber] in
+            var targets: [Subscriber] = []
+            var seen: Set<ObjectIdentifier> = []
+            for name in change.changes.keys {
+                let address = KeyAddress(suite: suite, name: name)
+                guard var bucket = state.buckets[address] else { continue }
+                var pruned = false
+                for (identifier, subscriber) in bucket {
+                    if let tie = subscriber.releaseIfOwnerGone() {
+                        // NB: dropped after unlocking: releasing it runs `invalidate`, which locks.
+                        released.append(tie)
+                        bucket[identifier] = nil
+                        pruned = true
+                        continue
+                    }
+                    if change.changes.count == 1 || seen.insert(identifier).inserted {
+                        targets.append(subscriber)
+                    }
+                }
+                if pruned {
+                    state.buckets[address] = bucket.isEmpty ? nil : bucket
+                    for subscriber in released.map(\.subscriber) {
+                        removeElsewhere(subscriber, except: address, in: &state)
+                    }
+                }
+            }
+            return targets
+        }
+        released.removeAll()
+        guard !change.isPropagationSuppressed else { return }
+        for subscriber in targets where subscriber.isActive {
+            subscriber.handler(change)
+        }
+    }
+
+    private func removeElsewhere(_ subscriber: Subscriber, except skipped: KeyAddress, in state: inout State) {
+        for address in subscriber.addresses where address != skipped {
+            guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
+            bucket[ObjectIdentifier(subscriber)] = nil
+            if !bucket.isEmpty { state.buckets[address] = bucket }
+        }
+    }
+
+    /// The number of (key, subscriber) entries for keys of `suite`; for tests of cleanup.
+    func entryCount(for suite: Defaults.Suite) -> Int {
+        let identifier = ObjectIdentifier(suite)
+        return state.withLock { state in
+            state.buckets.reduce(0) { $0 + ($1.key.suite == identifier ? $1.value.count : 0) }
+        }
+    }
+}
+
+/// One subscription: the keys, what to call, and an optional tie to an owner's lifetime.
+final class Subscriber: Sendable {
+    let addresses: [KeyAddress]
+    let handler: @Sendable (Defaults.SuiteChange) -> Void
+    /// Called once when the subscriber stops, for subscribers that hold work of their own (timers).
+    let onStop: (@Sendable () -> Void)?
+    private let active = Atomic<Bool>(true)
+    private let tie = Mutex<LifetimeTie?>(nil)
+
+    /// Keeps the observation alive while `owner` lives.
+    struct LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used
+        weak var owner: AnyObject?
+        let observation: Defaults.Observation
+    }
+
+    init(
+        addresses: [KeyAddress],
+        onStop: (@Sendable () -> Void)? = nil,
+        handler: @escaping @Sendable (Defaults.SuiteChange) -> Void
+    ) {
+        self.addresses = addresses
+        self.onStop = onStop
+        self.handler = handler
+    }
+
+    var isActive: Bool { active.load(ordering: .acquiring) }
+
+    /// Marks the subscriber stopped; true the first time only.
+    func deactivate() -> Bool {
+        let wasActive = active.exchange(false, ordering: .acquiringAndReleasing)
+        if wasActive { onStop?() }
+        return wasActive
+    }
+
+    func setTie(_ newTie: LifetimeTie?) -> LifetimeTie? {
+        tie.withLock { tie in
+            let old = tie
+            tie = newTie
+            return old
+        }
+    }
+
+    /// When tied to an owner that is gone: stops, unties, and returns the observation to release.
+    func releaseIfOwnerGone() -> Defaults.Observation? {
+        let observation = tie.withLock { tie -> Defaults.Observation? in
+            guard let current = tie, current.owner == nil else { return nil }
+            tie = nil
+            return current.observation
+        }
+        if observation != nil { _ = deactivate() }
+        return observation
+    }
+}
+
+extension Defaults {
+    /// The number of registry entries for keys of `suite`: one per key per live subscription.
+    package static func observerEntryCount(for suite: Suite) -> Int {
+        ObserverRegistry.shared.entryCount(for: suite)
+    }
+}

@@ -1,0 +1,104 @@
+import DefaultsObservation
+import Dispatch
+import Synchronization
+import Testing
+
+@Suite struct WithoutPropagationTests {
+    let suite = Defaults.Suite.inMemory()
+    var key: Defaults.Key<Int> { .init("a", default: 0, suite: suite) }
+
+    @Test func writesInsideAreStoredButNotDelivered() {
+        let calls = Atomic<Int>(0)
+        let observation = Defaults.observe(key, options: []) { _ in calls.add(1, ordering: .relaxed) }
+        let result = Defaults.withoutPropagation {
+            Defaults[key] = 5
+            return "done"
+        }
+        #expect(result == "done")
+        #expect(Defaults[key] == 5)
+        #expect(calls.load(ordering: .relaxed) == 0)
+        observation.invalidate()
+    }
+
+    @Test func anObserverWritingItsOwnKeyInsideIsCalledOncePerOutsideWrite() {
+        let calls = Atomic<Int>(0)
+        let key = key
+        let observation = Defaults.observe(key, options: []) { change in
+            calls.add(1, ordering: .relaxed)
+            Defaults.withoutPropagation { Defaults[key] = change.newValue * 10 }
+        }
+        Defaults[key] = 1
+        #expect(Defaults[key] == 10)
+        Defaults[key] = 2
+        #expect(Defaults[key] == 20)
+        #expect(calls.load(ordering: .relaxed) == 2)
+        observation.invalidate()
+    }
+
+    @Test func itRethrowsAndNests() throws {
+        struct Failure: Error {}
+        let calls = Atomic<Int>(0)
+        let observation = Defaults.observe(key, options: []) { _ in calls.add(1, ordering: .relaxed) }
+        #expect(throws: Failure.self) {
+            try Defaults.withoutPropagation {
+                Defaults[key] = 1
+                throw Failure()
+            }
+        }
+        Defaults.withoutPropagation {
+            Defaults.withoutPropagation { Defaults[key] = 2 }
+            Defaults[key] = 3
+        }
+        #expect(calls.load(ordering: .relaxed) == 0)
+        Defaults[key] = 4
+        #expect(calls.load(ordering: .relaxed) == 1)
+        observation.invalidate()
+    }
+
+    @Test func aWriteFromAnotherThreadAtTheSameTimeStillPropagates() {
+        let calls = Recorder<Int>()
+        let observation = Defaults.observe(key, options: []) { calls.append($0.newValue) }
+        let other = Defaults.Key<Int>("b", default: 0, suite: suite)
+        let otherObservation = Defaults.observe(other, options: []) { calls.append($0.newValue) }
+        let inside = DispatchSemaphore(value: 0)
+        let written = DispatchSemaphore(value: 0)
+        DispatchQueue.global()
+            .async {
+                inside.wait()
+                Defaults[other] = 99
+                written.signal()
+            }
+        Defaults.withoutPropagation {
+            Defaults[key] = 1
+            inside.signal()
+            written.wait()
+        }
+        #expect(calls.elements == [99])
+        observation.invalidate()
+        otherObservation.invalidate()
+    }
+
+    @Test func theAsyncOverloadHoldsAcrossASuspension() async {
+        let calls = Atomic<Int>(0)
+        let observation = Defaults.observe(key, options: []) { _ in calls.add(1, ordering: .relaxed) }
+        let value = await Defaults.withoutPropagation {
+            Defaults[key] = 1
+            await Task.yield()
+            let fromChild = await Task { Defaults[key] }.value
+            Defaults[key] = 2
+            return fromChild
+        }
+        #expect(value == 1)
+        #expect(calls.load(ordering: .relaxed) == 0)
+        Defaults[key] = 3
+        #expect(calls.load(ordering: .relaxed) == 1)
+        observation.invalidate()
+    }
+
+    @Test func itSilencesUpdatesStreamsToo() async {
+        var iterator = Defaults.updates(key, initial: false).makeAsyncIterator()
+        Defaults.withoutPropagation { Defaults[key] = 1 }
+        Defaults[key] = 2
+        #expect(await iterator.next() == 2)
+    }
+}
