@@ -41,7 +41,7 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
         key.reset()
     }
 
-    /// The key's values as they change; see ``Defaults/updates(_:initial:)-(Defaults.Key<Value>,_)``.
+    /// The key's values as they change; see ``Defaults/updates(_:initial:)->AsyncStream<Value>``.
     ///
     /// - Parameter initial: Whether the stream starts with the current value.
     /// - Returns: A stream of the key's values.
