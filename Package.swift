@@ -15,6 +15,21 @@ let package = Package(
             dependencies: ["Defaults"],
             path: "Examples/settings-basics"
         ),
+        .executableTarget(
+            name: "model-classes",
+            dependencies: ["DefaultsObservation"],
+            path: "Examples/model-classes"
+        ),
+        .executableTarget(
+            name: "observable-viewmodel",
+            dependencies: ["DefaultsObservation"],
+            path: "Examples/observable-viewmodel"
+        ),
+        .executableTarget(
+            name: "service-reload",
+            dependencies: ["DefaultsObservation"],
+            path: "Examples/service-reload"
+        ),
         // A second process for the tests: exit-time flushing and writes under a file-size limit.
         .executableTarget(
             name: "defaults-test-helper",
@@ -28,6 +43,11 @@ let package = Package(
         .testTarget(
             name: "DefaultsObservationTests",
             dependencies: ["DefaultsObservation"]
+        ),
+        // Runs every example's binary and checks the lines that matter, so examples cannot rot.
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["settings-basics", "model-classes", "observable-viewmodel", "service-reload"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,68 @@
+// service-reload: a service that reloads once per burst of setting changes, not once per write.
+//
+//     swift run service-reload
+import DefaultsObservation
+
+enum Example {
+    static let suite = try! Defaults.Suite(name: "service-reload")
+}
+
+extension Defaults.Keys {
+    static let host = Key<String>("host", default: "127.0.0.1", suite: Example.suite)
+    static let port = Key<Int>("port", default: 8080, suite: Example.suite)
+    static let workers = Key<Int>("workers", default: 2, suite: Example.suite)
+    static let timeout = Key<Double>("timeout", default: 30, suite: Example.suite)
+    static let logLevel = Key<String>("logLevel", default: "info", suite: Example.suite)
+}
+
+/// A service that rebuilds its configuration when settings change.
+final class Service: Sendable {
+    private let reloads: AsyncStream<Set<String>>.Continuation
+    private let observation: Defaults.Observation
+
+    init(reloads: AsyncStream<Set<String>>.Continuation) {
+        self.reloads = reloads
+        // One callback once the keys have been quiet for 100 ms, carrying every key that changed.
+        observation = Defaults.observe(
+            keys: .host,
+            .port,
+            .workers,
+            .timeout,
+            .logLevel,
+            debounce: .milliseconds(100)
+        ) { changed in
+            let names = changed.map(\.name).sorted()
+            print(
+                "reload: \(names.joined(separator: ", ")) -> \(Defaults[.host]):\(Defaults[.port]), \(Defaults[.workers]) workers"
+            )
+            reloads.yield(Set(names))
+        }
+    }
+}
+
+func run() async {
+    Defaults.removeAll(suite: Example.suite)
+    let (reloads, continuation) = AsyncStream.makeStream(of: Set<String>.self)
+    let service = Service(reloads: continuation)
+    var reloaded = reloads.makeAsyncIterator()
+
+    print("1. A transaction changing five keys")
+    Example.suite.transaction {
+        Defaults[.host] = "0.0.0.0"
+        Defaults[.port] = 9090
+        Defaults[.workers] = 8
+        Defaults[.timeout] = 10
+        Defaults[.logLevel] = "debug"
+    }
+    _ = await reloaded.next()
+
+    print("\n2. A burst of 1,000 writes to two keys")
+    for value in 1...1000 {
+        Defaults[.workers] = value
+        Defaults[.port] = 10_000 + value
+    }
+    _ = await reloaded.next()
+    withExtendedLifetime(service) {}
+}
+
+await run()

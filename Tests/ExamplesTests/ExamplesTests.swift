@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// Runs each example's binary, as a user would, in a fresh XDG_CONFIG_HOME.
+@Suite struct ExamplesTests {
+    struct Run {
+        let output: String
+        let configHome: URL
+        var lines: [String] { output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    /// The built example next to the test binary (SwiftPM puts every product in one folder).
+    private func run(_ example: String) throws -> Run {
+        let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let configHome = FileManager.default.temporaryDirectory.appendingPathComponent("examples-\(UUID())")
+        try FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = binaries.appendingPathComponent(example)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = configHome.path
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(example) exited with \(process.terminationStatus)")
+        return Run(output: String(decoding: data, as: UTF8.self), configHome: configHome)
+    }
+
+    @Test func settingsBasicsWritesTheFileItPrints() throws {
+        let run = try run("settings-basics")
+        defer { try? FileManager.default.removeItem(at: run.configHome) }
+        #expect(run.lines.contains("launchCount starts at its default: 0"))
+        #expect(run.lines.contains("after reset: volume 0.8, nickname nil"))
+        #expect(run.lines.contains("after the transaction: window Window(width: 1280, height: 800), launchCount 2"))
+        let file = run.configHome.appendingPathComponent("settings-basics/settings.json")
+        #expect(run.lines.contains("wrote \(file.path):"))
+        let onDisk = try String(contentsOf: file, encoding: .utf8)
+        #expect(run.output.hasSuffix(onDisk))
+        #expect(onDisk.contains("\"theme\" : \"light\""))
+        #expect(onDisk.contains("\"width\" : 1280"))
+    }
+
+    @Test func modelClassesReactToEachOtherAndReleaseSubscriptions() throws {
+        let run = try run("model-classes")
+        defer { try? FileManager.default.removeItem(at: run.configHome) }
+        let lines = run.lines
+        let leftWrite = try #require(lines.firstIndex(of: "left writes fontSize = 14"))
+        #expect(
+            lines[leftWrite + 1...leftWrite + 2].sorted() == [
+                "  left sees fontSize 12 -> 14", "  right sees fontSize 12 -> 14",
+            ]
+        )
+        #expect(lines.contains("left reads 16, right reads 16"))
+        #expect(lines.contains("without withoutPropagation: 6 calls (cut off by a guard), zoom = 160"))
+        #expect(lines.contains("with withoutPropagation: 1 call, zoom = 210"))
+        #expect(lines.contains("subscriptions on ticks with 1000 live owners: 1000"))
+        #expect(lines.contains("after the owners are released and ticks is written: 0"))
+    }
+
+    @Test func observableViewModelReRendersForEveryKindOfChange() throws {
+        let run = try run("observable-viewmodel")
+        defer { try? FileManager.default.removeItem(at: run.configHome) }
+        let lines = run.lines
+        #expect(lines.contains("render [Editor — light, 12 pt]"))
+        #expect(lines.contains("after another view-model sets theme:   render [Editor — dark, 12 pt]"))
+        #expect(lines.contains("after Defaults[.fontSize] = 16:        render [Editor — dark, 16 pt]"))
+        #expect(lines.contains("after a transaction changing both:     render [Editor — solarized, 18 pt]"))
+        #expect(lines.contains("after the view-model's own write:      render [Editor — solarized, 20 pt]"))
+        #expect(lines.contains("onChange calls after Defaults[.theme] = \"light\": 1"))
+        #expect(lines.contains("onChange calls after a write inside withoutPropagation: 1 (not reported)"))
+        #expect(lines.contains("render now [Editor — light, 12 pt]"))
+    }
+
+    @Test func serviceReloadsOncePerBurst() throws {
+        let run = try run("service-reload")
+        defer { try? FileManager.default.removeItem(at: run.configHome) }
+        let reloads = run.lines.filter { $0.hasPrefix("reload: ") }
+        #expect(
+            reloads == [
+                "reload: host, logLevel, port, timeout, workers -> 0.0.0.0:9090, 8 workers",
+                "reload: port, workers -> 0.0.0.0:11000, 1000 workers",
+            ]
+        )
+    }
+}
