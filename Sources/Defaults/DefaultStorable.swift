@@ -35,7 +35,9 @@ extension DefaultStorable {
     /// Stores this value under `key`, or under ``defaultIdentifier`` when `key` is `nil`.
     public func write(withKey key: String? = nil) {
         let name = key ?? Self.defaultIdentifier
-        guard let json = Self.bridge.serialize(self)?.json else {
+        guard let json = Self.bridge.serialize(self)?.json,
+            !json.isNested(deeperThan: JSONValue.maximumStoredDepth)
+        else {
             Self.suite.report(.serializationFailed(key: name, valueType: String(reflecting: Self.self)))
             return
         }

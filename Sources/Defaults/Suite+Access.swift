@@ -89,7 +89,10 @@ extension Defaults.Suite {
     /// Stores `value` under `name`; an empty optional removes it.
     package func setValue<Value: Defaults.Serializable>(_ value: Value, named name: String) {
         let json = ValueCoding.encode(value)
-        if json == nil, !isEmptyOptional(value) {
+        // NB: a value the file could not be read back with would make the whole file corrupt.
+        if json == nil && !ValueCoding.isEmptyOptional(value)
+            || json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
+        {
             report(.serializationFailed(key: name, valueType: String(reflecting: Value.self)))
             return
         }
@@ -152,11 +155,6 @@ extension Defaults.Suite {
         if let sink = Defaults.changeSink.withLock({ $0 }) { sink(event) }
     }
 
-    private func isEmptyOptional<Value>(_ value: Value) -> Bool {
-        guard let optional = value as? any OptionalValue else { return false }
-        return optional.isNone
-    }
-
     // MARK: - Flushing
 
     private func scheduleFlush(after delay: DispatchTimeInterval) {
@@ -215,13 +213,4 @@ extension Defaults.Suite {
             state.persistedGeneration = state.generation
         }
     }
-}
-
-/// Lets the store tell an empty optional (remove the value) from a value that failed to serialize.
-private protocol OptionalValue {
-    var isNone: Bool { get }
-}
-
-extension Optional: OptionalValue {
-    fileprivate var isNone: Bool { self == nil }
 }

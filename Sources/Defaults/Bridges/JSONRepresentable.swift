@@ -17,6 +17,19 @@ package enum ValueCoding {
         return encodeBridged(serializable)
     }
 
+    /// The stored form of a container element: an empty optional is `null`; `nil` means the
+    /// element's bridge declined it, which fails the whole container rather than losing data.
+    static func encodeElement<T: Defaults.Serializable>(_ value: T) -> JSONValue? {
+        if let json = encode(value) { return json }
+        return isEmptyOptional(value) ? .null : nil
+    }
+
+    /// Whether `value` is an `Optional` holding nothing: storing it removes the value.
+    package static func isEmptyOptional<T>(_ value: T) -> Bool {
+        guard let optional = value as? any OptionalValue else { return false }
+        return optional.isNone
+    }
+
     /// Decodes `json` as `T`; `nil` when it does not fit.
     package static func decode<T: Defaults.Serializable>(_ json: JSONValue, as type: T.Type = T.self) -> T? {
         if let native = T.self as? any JSONRepresentable.Type {
@@ -46,4 +59,13 @@ package enum ValueCoding {
         }
         return nil
     }
+}
+
+/// Lets the store tell an empty optional (remove the value) from a value that failed to serialize.
+protocol OptionalValue {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    var isNone: Bool { self == nil }
 }

@@ -25,12 +25,42 @@ extension String: Defaults.Serializable, JSONRepresentable {
 /// Integers are stored as JSON numbers written in full, so every width is exact at its extremes.
 ///
 /// A hand-edited whole number written with a fraction or exponent (`3.0`, `1e3`) is accepted
-/// when it is exactly representable.
+/// when its decimal value is exactly a whole number in range; the digits are shifted exactly,
+/// never rounded through `Double`.
 private func integer<T: FixedWidthInteger>(from json: JSONValue) -> T? {
     guard case .number(let text) = json else { return nil }
     if let exact = T(text) { return exact }
-    guard let double = Double(text), double.rounded(.towardZero) == double else { return nil }
-    return T(exactly: double)
+    return wholeNumberText(text).flatMap { T($0) }
+}
+
+/// The plain integer text of a JSON number whose value is whole, or `nil`.
+private func wholeNumberText(_ text: String) -> String? {
+    var mantissa = Substring(text)
+    var exponent = 0
+    if let marker = mantissa.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+        guard let value = Int(mantissa[mantissa.index(after: marker)...].replacing("+", with: "")) else {
+            return nil
+        }
+        exponent = value
+        mantissa = mantissa[..<marker]
+    }
+    let negative = mantissa.hasPrefix("-")
+    if negative { mantissa = mantissa.dropFirst() }
+    let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+    var digits = String(parts[0]) + (parts.count > 1 ? String(parts[1]) : "")
+    let leadingZeros = digits.prefix { $0 == "0" }.count
+    let point = parts[0].count + exponent - leadingZeros
+    digits.removeFirst(leadingZeros)
+    if digits.isEmpty { return "0" }
+    // NB: no integer type has more than 39 digits; anything longer is out of range anyway.
+    guard point > 0, point <= 40 else { return nil }
+    if digits.count > point {
+        guard digits.dropFirst(point).allSatisfy({ $0 == "0" }) else { return nil }
+        digits = String(digits.prefix(point))
+    } else {
+        digits += String(repeating: "0", count: point - digits.count)
+    }
+    return (negative ? "-" : "") + digits
 }
 
 extension Int: Defaults.Serializable, JSONRepresentable {
@@ -118,7 +148,7 @@ extension Double: Defaults.Serializable, JSONRepresentable {
     var jsonValue: JSONValue? { floatingPointJSON(self) }
     static func make(from json: JSONValue) -> Double? {
         switch json {
-        case .number(let text): return Double(text)
+        case .number(let text): return Double(text).flatMap { $0.isFinite ? $0 : nil }
         case .string("NaN"): return .nan
         case .string("Infinity"): return .infinity
         case .string("-Infinity"): return -.infinity
@@ -133,7 +163,7 @@ extension Float: Defaults.Serializable, JSONRepresentable {
     var jsonValue: JSONValue? { floatingPointJSON(self) }
     static func make(from json: JSONValue) -> Float? {
         switch json {
-        case .number(let text): return Float(text)
+        case .number(let text): return Float(text).flatMap { $0.isFinite ? $0 : nil }
         case .string("NaN"): return .nan
         case .string("Infinity"): return .infinity
         case .string("-Infinity"): return -.infinity
@@ -221,7 +251,15 @@ extension Optional: Defaults.Serializable, JSONRepresentable where Wrapped: Defa
 extension Array: Defaults.Serializable, JSONRepresentable where Element: Defaults.Serializable {
     /// Stored as a JSON array.
     public static var bridge: Defaults.NativeBridge<[Element]> { .init() }
-    var jsonValue: JSONValue? { .array(map { ValueCoding.encode($0) ?? .null }) }
+    var jsonValue: JSONValue? {
+        var elements: [JSONValue] = []
+        elements.reserveCapacity(count)
+        for element in self {
+            guard let json = ValueCoding.encodeElement(element) else { return nil }
+            elements.append(json)
+        }
+        return .array(elements)
+    }
     static func make(from json: JSONValue) -> [Element]? {
         guard case .array(let elements) = json else { return nil }
         var result: [Element] = []
@@ -237,7 +275,10 @@ extension Array: Defaults.Serializable, JSONRepresentable where Element: Default
 extension Set: Defaults.Serializable, JSONRepresentable where Element: Defaults.Serializable {
     /// Stored as a JSON array in a stable order, so writing an equal set is not a change.
     public static var bridge: Defaults.NativeBridge<Set<Element>> { .init() }
-    var jsonValue: JSONValue? { .array(stableOrder(map { ValueCoding.encode($0) ?? .null })) }
+    var jsonValue: JSONValue? {
+        guard case .array(let elements)? = Array(self).jsonValue else { return nil }
+        return .array(stableOrder(elements))
+    }
     static func make(from json: JSONValue) -> Set<Element>? {
         [Element].make(from: json).map(Set.init)
     }
@@ -258,7 +299,8 @@ where Key: LosslessStringConvertible, Value: Defaults.Serializable {
         var members: [String: JSONValue] = [:]
         members.reserveCapacity(count)
         for (key, value) in self {
-            members[key.description] = ValueCoding.encode(value) ?? .null
+            guard let json = ValueCoding.encodeElement(value) else { return nil }
+            members[key.description] = json
         }
         return .object(members)
     }

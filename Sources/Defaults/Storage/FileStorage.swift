@@ -43,9 +43,12 @@ package final class FileStorage: Sendable {
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
         }
+        var document = bytes[...]
+        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one.
+        if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
         let reason: String
         do {
-            if case .object(let members) = try JSONParser.parse(bytes) {
+            if case .object(let members) = try JSONParser.parse(Array(document)) {
                 return .loaded(members)
             }
             reason = "the top level is not a JSON object"

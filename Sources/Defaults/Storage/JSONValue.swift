@@ -71,3 +71,22 @@ extension JSONValue: Hashable {
         }
     }
 }
+
+extension JSONValue {
+    /// The deepest value a key may hold, counting a scalar as one level: the file's top-level
+    /// object adds one more, and the parser accepts ``JSONParser/maximumDepth`` levels in all.
+    package static let maximumStoredDepth = JSONParser.maximumDepth - 1
+
+    /// Whether this value has more than `limit` levels of nesting; stops as soon as it knows.
+    package func isNested(deeperThan limit: Int) -> Bool {
+        guard limit > 0 else { return true }
+        switch self {
+        case .array(let elements):
+            return elements.contains { $0.isNested(deeperThan: limit - 1) }
+        case .object(let members):
+            return members.values.contains { $0.isNested(deeperThan: limit - 1) }
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Defaults
+import Foundation
+import Synchronization
+import Testing
+
+/// Collects what suites report to their error handler, so a test can check that nothing went wrong.
+final class SerializationErrorLog: Sendable {
+    private let reported = Mutex<[Defaults.StorageError]>([])
+
+    /// Everything reported so far, oldest first.
+    var errors: [Defaults.StorageError] { reported.withLock { $0 } }
+
+    /// A handler to give a suite.
+    var handler: @Sendable (Defaults.StorageError) -> Void {
+        { [self] error in reported.withLock { $0.append(error) } }
+    }
+
+    /// The keys named by `.serializationFailed` reports.
+    var keysThatFailedToSerialize: [String] {
+        errors.compactMap { error in
+            guard case .serializationFailed(let key, _) = error else { return nil }
+            return key
+        }
+    }
+}
+
+/// A settings file in a temporary directory of its own, and the suites opened on it.
+final class SerializationFile: Sendable {
+    /// The file's location; it does not exist until a suite writes it.
+    let url: URL
+    /// Where every suite made by ``makeSuite()`` reports problems.
+    let errors: SerializationErrorLog
+    private let suites = Mutex<[Defaults.Suite]>([])
+
+    init(url: URL) {
+        self.url = url
+        self.errors = SerializationErrorLog()
+    }
+
+    /// Opens a new suite on the file, reading whatever is in it now.
+    func makeSuite() -> Defaults.Suite {
+        let suite = Defaults.Suite(fileURL: url, errorHandler: errors.handler)
+        suites.withLock { $0.append(suite) }
+        return suite
+    }
+
+    /// The file's bytes.
+    func bytes() throws -> [UInt8] {
+        Array(try Data(contentsOf: url))
+    }
+
+    /// The file's text.
+    func text() throws -> String {
+        String(decoding: try bytes(), as: UTF8.self)
+    }
+
+    /// The file's top-level members, parsed.
+    func members() throws -> [String: JSONValue] {
+        guard case .object(let members) = try JSONParser.parse(try bytes()) else {
+            Issue.record("the settings file is not a JSON object")
+            return [:]
+        }
+        return members
+    }
+
+    /// Flushes every suite made on the file, so none writes after the directory is gone.
+    fileprivate func synchronizeAll() {
+        for suite in suites.withLock({ $0 }) {
+            try? suite.synchronize()
+        }
+    }
+}
+
+/// Runs `body` with a settings file in a new temporary directory, removed when `body` returns.
+func withSerializationFile<Result>(_ body: (SerializationFile) throws -> Result) throws -> Result {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("defaults-serialization-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let file = SerializationFile(url: directory.appendingPathComponent("settings.json", isDirectory: false))
+    defer {
+        file.synchronizeAll()
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try body(file)
+}
+
+/// A value after a trip through a real file.
+struct SerializationRoundTrip<Value> {
+    /// The value read back by the suite that wrote it.
+    var writerValue: Value
+    /// The value read by a new suite opened on the file afterwards.
+    var value: Value
+    /// What the file holds under the key, parsed; `nil` when the key is absent.
+    var stored: JSONValue?
+    /// The whole file.
+    var text: String
+    /// What the suites reported.
+    var errors: [Defaults.StorageError]
+}
+
+/// Writes `value` under `name` with one suite, synchronizes, and reads it with a new suite on the same file.
+func serializationRoundTrip<Value: Defaults.Serializable>(
+    _ value: Value,
+    default defaultValue: Value,
+    name: String = "value"
+) throws -> SerializationRoundTrip<Value> {
+    try withSerializationFile { file in
+        let writer = file.makeSuite()
+        writer[Defaults.Key<Value>(name, default: defaultValue, suite: writer)] = value
+        let writerValue = writer[Defaults.Key<Value>(name, default: defaultValue, suite: writer)]
+        try writer.synchronize()
+        let reader = file.makeSuite()
+        return SerializationRoundTrip(
+            writerValue: writerValue,
+            value: reader[Defaults.Key<Value>(name, default: defaultValue, suite: reader)],
+            stored: try file.members()[name],
+            text: try file.text(),
+            errors: file.errors.errors
+        )
+    }
+}
+
+/// Many values written to one file under keys of their own, then read back by a new suite.
+///
+/// Each check runs against the value the new suite reads and what the file holds under its key,
+/// and reports failures at the line that added it.
+struct SerializationBatch {
+    private struct Entry {
+        var write: (Defaults.Suite) -> Void
+        var verify: (Defaults.Suite, JSONValue?) -> Void
+    }
+
+    private var entries: [Entry] = []
+
+    /// Adds `value`, to be checked with `check(readBack, storedJSON)`.
+    mutating func add<Value: Defaults.Serializable>(
+        _ value: Value,
+        default defaultValue: Value,
+        check: @escaping (Value, JSONValue?) -> Void
+    ) {
+        let name = "value-\(entries.count)"
+        entries.append(
+            Entry(
+                write: { suite in suite[Defaults.Key<Value>(name, default: defaultValue, suite: suite)] = value },
+                verify: { suite, stored in
+                    check(suite[Defaults.Key<Value>(name, default: defaultValue, suite: suite)], stored)
+                }
+            )
+        )
+    }
+
+    /// Adds `value`, expected to read back equal, and stored as `json` when that is given.
+    mutating func expectLossless<Value: Defaults.Serializable & Equatable>(
+        _ value: Value,
+        default defaultValue: Value,
+        storedAs json: JSONValue? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        add(value, default: defaultValue) { readBack, stored in
+            #expect(readBack == value, sourceLocation: sourceLocation)
+            if let json {
+                #expect(stored == json, sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// Writes every value with one suite, synchronizes, and runs the checks against a new suite.
+    func run(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try withSerializationFile { file in
+            let writer = file.makeSuite()
+            for entry in entries { entry.write(writer) }
+            try writer.synchronize()
+            let reader = file.makeSuite()
+            let members = try file.members()
+            #expect(members.count == entries.count, sourceLocation: sourceLocation)
+            for (index, entry) in entries.enumerated() {
+                entry.verify(reader, members["value-\(index)"])
+            }
+            #expect(file.errors.errors.isEmpty, "\(file.errors.errors)", sourceLocation: sourceLocation)
+        }
+    }
+}
