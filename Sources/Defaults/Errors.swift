@@ -50,16 +50,27 @@ extension Defaults {
         public var description: String { "Invalid suite name \"\(name)\": \(reason)" }
     }
 
-    private static let globalErrorHandler = Mutex<@Sendable (StorageError) -> Void>({ error in
-        FileHandle.standardError.write(Data((error.description + "\n").utf8))
-    })
+    /// Holds the handler; a bare closure in a Mutex would be re-wrapped on every read.
+    private final class ErrorHandlerBox: Sendable {
+        let handler: @Sendable (StorageError) -> Void
+        init(_ handler: @escaping @Sendable (StorageError) -> Void) { self.handler = handler }
+    }
+
+    private static let globalErrorHandler = Mutex(
+        ErrorHandlerBox { error in
+            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+        }
+    )
 
     /// The handler that suites created without one of their own report problems to.
     ///
     /// By default it writes one line to standard error. It is called outside every lock, on the
     /// thread that met the problem (often the store's background flush thread).
     public static var errorHandler: @Sendable (StorageError) -> Void {
-        get { globalErrorHandler.withLock { $0 } }
-        set { globalErrorHandler.withLock { $0 = newValue } }
+        get { globalErrorHandler.withLock { $0 }.handler }
+        set {
+            let box = ErrorHandlerBox(newValue)
+            globalErrorHandler.withLock { $0 = box }
+        }
     }
 }

@@ -12,8 +12,9 @@ extension Defaults.Suite {
 
     /// Removes every value in this suite, including keys no ``Defaults/Key`` names, as one change.
     public func removeAll() {
-        if let scope = TransactionScope.find(for: self) {
-            scope.removeAll()
+        if let scope = TransactionScope.find(for: self),
+            scope.removeAll(suppressed: Defaults.Propagation.isSuppressed)
+        {
             return
         }
         commit { tree in Dictionary(uniqueKeysWithValues: tree.keys.map { ($0, nil) }) }
@@ -21,11 +22,16 @@ extension Defaults.Suite {
 
     /// Writes every pending change to the file now.
     ///
-    /// Suites that are not file-backed have nothing to do. A failure is also reported to the error
-    /// handler; the values stay in memory and the next flush retries.
+    /// An in-memory suite has nothing to do; a suite over `UserDefaults` asks it to synchronize. A
+    /// failure is also reported to the error handler; the values stay in memory and the next flush
+    /// retries.
     ///
     /// - Throws: ``Defaults/StorageError`` when the file cannot be written.
     public func synchronize() throws(Defaults.StorageError) {
+        if case .userDefaults(let storage) = backend {
+            storage.userDefaults.synchronize()
+            return
+        }
         guard case .file(let storage) = backend else { return }
         let result: Result<Void, Defaults.StorageError> = flushQueue.sync { flushNow(storage) }
         try result.get()
@@ -106,8 +112,9 @@ extension Defaults.Suite {
 
     /// Applies `writes` (`nil` removes) inside the current transaction, or as one commit.
     func write(_ writes: [String: JSONValue?]) {
-        if let scope = TransactionScope.find(for: self) {
-            scope.record(writes)
+        if let scope = TransactionScope.find(for: self),
+            scope.record(writes, suppressed: Defaults.Propagation.isSuppressed)
+        {
             return
         }
         commit { _ in writes }
@@ -115,7 +122,14 @@ extension Defaults.Suite {
 
     /// Commits the changes `makeWrites` computes from the current tree, atomically, then reports
     /// them as one event and schedules a flush.
-    func commit(_ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]) {
+    ///
+    /// Changes to `suppressedKeys` (written inside `withoutPropagation` during a transaction) are
+    /// reported in an event of their own marked as suppressed; everything is suppressed when the
+    /// commit itself runs inside `withoutPropagation`.
+    func commit(
+        suppressedKeys: Set<String> = [],
+        _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
+    ) {
         let suppressed = Defaults.Propagation.isSuppressed
         let outcome = state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
             var changes: [String: Defaults.StoredChange] = [:]
@@ -146,13 +160,24 @@ extension Defaults.Suite {
         }
         guard let outcome else { return }
         if outcome.flush { scheduleFlush(after: Self.coalescingDelay) }
-        let event = Defaults.SuiteChange(
-            suite: self,
-            changes: outcome.changes,
-            origin: .local,
-            isPropagationSuppressed: suppressed
-        )
-        if let sink = Defaults.changeSink.withLock({ $0 }) { sink(event) }
+        let sinks = Defaults.currentChangeSinks
+        guard !sinks.isEmpty else { return }
+        var propagated = outcome.changes
+        var silenced: [String: Defaults.StoredChange] = [:]
+        if suppressed {
+            swap(&propagated, &silenced)
+        } else {
+            for name in suppressedKeys { silenced[name] = propagated.removeValue(forKey: name) }
+        }
+        for (changes, isSuppressed) in [(propagated, false), (silenced, true)] where !changes.isEmpty {
+            let event = Defaults.SuiteChange(
+                suite: self,
+                changes: changes,
+                origin: .local,
+                isPropagationSuppressed: isSuppressed
+            )
+            for sink in sinks { sink.deliver(event) }
+        }
     }
 
     // MARK: - Flushing

@@ -23,6 +23,7 @@ extension Defaults.Suite {
     /// - Parameter body: The work to do; it runs on the calling thread.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
+    @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) rethrows -> Result {
         if let outer = TransactionScope.find(for: self) {
             let saved = outer.savePoint()
@@ -38,9 +39,16 @@ extension Defaults.Suite {
             return TransactionScope(suite: self, snapshot: state.tree, parent: TransactionScope.current)
         }
         defer { state.withLock { $0.openTransactions -= 1 } }
-        let result = try TransactionScope.$current.withValue(scope) { try body() }
-        let writes = scope.pendingWrites
-        if !writes.isEmpty { commit { _ in writes } }
+        let result: Result
+        do {
+            result = try TransactionScope.$current.withValue(scope) { try body() }
+        } catch {
+            _ = scope.close()
+            throw error
+        }
+        // NB: closed first, so a task the body started writes directly from now on.
+        let (writes, suppressedKeys) = scope.close()
+        if !writes.isEmpty { commit(suppressedKeys: suppressedKeys) { _ in writes } }
         return result
     }
 }
@@ -54,6 +62,16 @@ final class TransactionScope: Sendable {
         var snapshot: [String: JSONValue]
         /// `nil` means removed.
         var writes: [String: JSONValue?] = [:]
+        /// Keys last written inside `withoutPropagation`.
+        var suppressedKeys: Set<String> = []
+        /// Set once the transaction has ended: a task started inside it may outlive it.
+        var isClosed = false
+    }
+
+    /// The writes and suppressed keys to restore when a nested transaction throws.
+    struct SavePoint {
+        let writes: [String: JSONValue?]
+        let suppressedKeys: Set<String>
     }
 
     let suite: ObjectIdentifier
@@ -71,11 +89,13 @@ final class TransactionScope: Sendable {
         var scope = current
         let identifier = ObjectIdentifier(suite)
         while let candidate = scope {
-            if candidate.suite == identifier { return candidate }
+            if candidate.suite == identifier, candidate.isOpen { return candidate }
             scope = candidate.parent
         }
         return nil
     }
+
+    private var isOpen: Bool { buffer.withLock { !$0.isClosed } }
 
     func storedValue(named name: String) -> JSONValue? {
         buffer.withLock { buffer in
@@ -84,24 +104,55 @@ final class TransactionScope: Sendable {
         }
     }
 
-    func record(_ writes: [String: JSONValue?]) {
+    /// Adds writes to the transaction; `false` when it has already ended (write directly then).
+    func record(_ writes: [String: JSONValue?], suppressed: Bool) -> Bool {
         buffer.withLock { buffer in
-            for (name, value) in writes { buffer.writes[name] = .some(value) }
+            guard !buffer.isClosed else { return false }
+            for (name, value) in writes {
+                buffer.writes[name] = .some(value)
+                if suppressed {
+                    buffer.suppressedKeys.insert(name)
+                } else {
+                    buffer.suppressedKeys.remove(name)
+                }
+            }
+            return true
         }
     }
 
-    func removeAll() {
+    /// Ends the transaction and hands over its writes.
+    func close() -> (writes: [String: JSONValue?], suppressedKeys: Set<String>) {
         buffer.withLock { buffer in
-            for name in buffer.snapshot.keys { buffer.writes[name] = .some(nil) }
-            for name in buffer.writes.keys { buffer.writes[name] = .some(nil) }
+            buffer.isClosed = true
+            return (buffer.writes, buffer.suppressedKeys)
         }
     }
 
-    var pendingWrites: [String: JSONValue?] { buffer.withLock { $0.writes } }
+    /// Removes every value as part of the transaction; `false` when it has already ended.
+    func removeAll(suppressed: Bool) -> Bool {
+        buffer.withLock { buffer in
+            guard !buffer.isClosed else { return false }
+            let names = Set(buffer.snapshot.keys).union(buffer.writes.keys)
+            for name in names {
+                buffer.writes[name] = .some(nil)
+                if suppressed {
+                    buffer.suppressedKeys.insert(name)
+                } else {
+                    buffer.suppressedKeys.remove(name)
+                }
+            }
+            return true
+        }
+    }
 
-    func savePoint() -> [String: JSONValue?] { pendingWrites }
+    func savePoint() -> SavePoint {
+        buffer.withLock { SavePoint(writes: $0.writes, suppressedKeys: $0.suppressedKeys) }
+    }
 
-    func rollBack(to savePoint: [String: JSONValue?]) {
-        buffer.withLock { $0.writes = savePoint }
+    func rollBack(to savePoint: SavePoint) {
+        buffer.withLock { buffer in
+            buffer.writes = savePoint.writes
+            buffer.suppressedKeys = savePoint.suppressedKeys
+        }
     }
 }

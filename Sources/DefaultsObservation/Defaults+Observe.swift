@@ -4,8 +4,9 @@ extension Defaults {
     /// Calls `handler` with the old and new value each time `key` changes.
     ///
     /// The handler runs synchronously on the thread that wrote, after the write is committed and
-    /// outside every lock, before the write returns; it may read and write the store. A change made
-    /// by another process or by editing the file arrives on the store's own thread. A write that
+    /// outside every lock, before the write returns; it may read and write the store. Changes made
+    /// by another process or by editing the file are not watched yet (a later release delivers them
+    /// from the store's own thread). A write that
     /// leaves the stored value as it was is not a change, and writes made inside
     /// ``Defaults/withoutPropagation(_:)-(()->Result)`` are not delivered.
     ///

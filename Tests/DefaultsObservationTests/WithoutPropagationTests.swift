@@ -102,3 +102,65 @@ import Testing
         #expect(await iterator.next() == 2)
     }
 }
+
+@Suite struct WithoutPropagationInTransactionTests {
+    let suite = Defaults.Suite.inMemory()
+    var a: Defaults.Key<Int> { .init("a", default: 0, suite: suite) }
+    var b: Defaults.Key<Int> { .init("b", default: 0, suite: suite) }
+
+    @Test func aSuppressedWriteInsideATransactionIsNotDeliveredButTheOthersAre() {
+        let seenA = Recorder<Int>()
+        let seenB = Recorder<Int>()
+        let calls = Recorder<Void>()
+        let observeA = Defaults.observe(a, options: []) { seenA.append($0.newValue) }
+        let observeB = Defaults.observe(b, options: []) { seenB.append($0.newValue) }
+        let both = Defaults.observe(keys: a, b, options: []) { calls.append(()) }
+        suite.transaction {
+            Defaults.withoutPropagation { Defaults[a] = 1 }
+            Defaults[b] = 2
+        }
+        #expect(Defaults[a] == 1 && Defaults[b] == 2)
+        #expect(seenA.elements.isEmpty)
+        #expect(seenB.elements == [2])
+        #expect(calls.count == 1)
+        // The last write to a key decides: a suppressed write later written normally propagates.
+        suite.transaction {
+            Defaults.withoutPropagation { Defaults[a] = 3 }
+            Defaults[a] = 4
+        }
+        #expect(seenA.elements == [4])
+        for observation in [observeA, observeB, both] { observation.invalidate() }
+    }
+
+    @Test func aTransactionRunInsideWithoutPropagationIsSilent() {
+        let calls = Recorder<Void>()
+        let observation = Defaults.observe(keys: a, b, options: []) { calls.append(()) }
+        Defaults.withoutPropagation {
+            suite.transaction {
+                Defaults[a] = 1
+                Defaults[b] = 1
+            }
+        }
+        #expect(calls.count == 0)
+        #expect(Defaults[a] == 1)
+        observation.invalidate()
+    }
+
+    @Test func aTaskStartedInsideATransactionWritesAfterItEnds() async {
+        let seen = Recorder<Int>()
+        let observation = Defaults.observe(a, options: []) { seen.append($0.newValue) }
+        let (started, gate) = AsyncStream.makeStream(of: Void.self)
+        let task = suite.transaction {
+            Task { [a] in
+                for await _ in started { break }
+                Defaults[a] = 7  // after the transaction committed: must not vanish
+                return Defaults[a]
+            }
+        }
+        gate.yield()
+        #expect(await task.value == 7)
+        #expect(Defaults[a] == 7)
+        #expect(seen.elements == [7])
+        observation.invalidate()
+    }
+}

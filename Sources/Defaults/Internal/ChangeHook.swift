@@ -26,11 +26,34 @@ extension Defaults {
         package let isPropagationSuppressed: Bool
     }
 
-    /// The single narrow hook through which every committed change leaves the core.
+    /// A receiver of every committed change: the narrow hook through which changes leave the core.
     ///
-    /// The observation module installs its handler here. It is called on the writing thread, after
-    /// the change is committed and outside every lock.
-    package static let changeSink = Mutex<(@Sendable (SuiteChange) -> Void)?>(nil)
+    /// The observation module adds one. It is called on the writing thread, after the change is
+    /// committed and outside every lock.
+    package final class ChangeSink: Sendable {
+        package let deliver: @Sendable (SuiteChange) -> Void
+
+        package init(_ deliver: @escaping @Sendable (SuiteChange) -> Void) {
+            self.deliver = deliver
+        }
+    }
+
+    // NB: the sinks are kept in a class box, never as a bare closure in the Mutex: reading a closure
+    // back out of `withLock` re-wraps it in a thunk and stores that back, deeper on every read.
+    private static let changeSinks = Mutex<[ChangeSink]>([])
+
+    /// Starts delivering committed changes to `sink`.
+    package static func addChangeSink(_ sink: ChangeSink) {
+        changeSinks.withLock { $0.append(sink) }
+    }
+
+    /// Stops delivering committed changes to `sink`.
+    package static func removeChangeSink(_ sink: ChangeSink) {
+        changeSinks.withLock { $0.removeAll { $0 === sink } }
+    }
+
+    /// The sinks to deliver a change to.
+    static var currentChangeSinks: [ChangeSink] { changeSinks.withLock { $0 } }
 
     /// Whether writes made in the current task or thread are kept from observers.
     package enum Propagation {

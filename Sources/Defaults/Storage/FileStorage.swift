@@ -80,7 +80,9 @@ package final class FileStorage: Sendable {
     private func readFile() throws(SystemError) -> [UInt8]? {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
-            if errno == ENOENT { return nil }
+            // NB: ENOTDIR: a parent is a regular file, so there is no file yet either; writing
+            // reports that obstacle, and succeeds once it is gone.
+            if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError.current("opening")
         }
         defer { close(descriptor) }

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// `withObservationTracking { model.quality }` fires, and `Observations { model.quality }` yields,
 /// for every change to the key: through this model, through another model, through
-/// `Defaults[.quality]`, or from another process. A transaction is one change. Writes made inside
+/// `Defaults[.quality]`. A transaction is one change. Writes made inside
 /// ``Defaults/withoutPropagation(_:)-(()->Result)`` are not reported.
 ///
 /// `@ObservationIgnored` is required: the `@Observable` macro turns every stored property into a

@@ -22,12 +22,10 @@ struct KeyAddress: Hashable, Sendable {
 /// per changed key, so observers of other keys cost nothing. Subscribers tied to an owner that is
 /// gone are dropped when their key is next written.
 final class ObserverRegistry: Sendable {
-    /// The one registry; creating it installs it as the core store's change sink.
+    /// The one registry; creating it adds it to the core store's change sinks.
     static let shared: ObserverRegistry = {
         let registry = ObserverRegistry()
-        Defaults.changeSink.withLock { sink in
-            sink = { change in registry.deliver(change) }
-        }
+        Defaults.addChangeSink(Defaults.ChangeSink { change in registry.deliver(change) })
         return registry
     }()
 

@@ -1,0 +1,114 @@
+import Defaults
+import Foundation
+import Testing
+
+/// A corrupt file is moved aside and reported; the suite starts from defaults and never loses it.
+@Suite struct FileCorruptionTests {
+    /// Contents that are not a JSON object.
+    enum Corruption: String, CaseIterable, Sendable {
+        case garbageBytes
+        case truncatedDocument
+        case emptyFile
+        case topLevelArray
+        case topLevelString
+        case trailingGarbage
+
+        var bytes: [UInt8] {
+            switch self {
+            case .garbageBytes: return [0xFF, 0xFE, 0x00, 0x41, 0x7B, 0x80, 0x0A, 0xC3, 0x28]
+            case .truncatedDocument: return Array(#"{"count" : 4, "list" : [1, 2"#.utf8)
+            case .emptyFile: return []
+            case .topLevelArray: return Array(#"[{"count" : 4}]"#.utf8)
+            case .topLevelString: return Array(#""count""#.utf8)
+            case .trailingGarbage: return Array(#"{"count" : 4} }"#.utf8)
+            }
+        }
+    }
+
+    @Test(arguments: Corruption.allCases)
+    func corruptFileIsMovedAsideAndTheSuiteStartsFromDefaults(_ corruption: Corruption) throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let original = corruption.bytes
+            try storeWriteFile(file, original)
+            let errors = StoreErrorCollector()
+
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let count = Defaults.Key<Int>("count", default: -1, suite: suite)
+
+            #expect(Defaults[count] == -1)
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+            let report = try #require(errors.corruptFileReports.first)
+            #expect(report.url.path == file.path)
+            #expect(!report.reason.isEmpty)
+            let movedTo = report.movedTo
+            #expect(movedTo.deletingLastPathComponent().path == directory.path)
+            let prefix = "settings.json.corrupt-"
+            #expect(movedTo.lastPathComponent.hasPrefix(prefix), "\(movedTo.lastPathComponent)")
+            let stamp = movedTo.lastPathComponent.dropFirst(prefix.count)
+            #expect(stamp.count >= 8 && stamp.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "-") }, "\(stamp)")
+            #expect(try storeFileBytes(movedTo) == original, "the moved file must hold exactly the original bytes")
+            #expect(!FileManager.default.fileExists(atPath: file.path), "the corrupt file is moved, not copied")
+
+            Defaults[count] = 7
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["count"] as? Int == 7)
+            #expect(try storeFileBytes(movedTo) == original, "the moved-aside copy must stay untouched")
+            #expect(try storeDirectoryListing(directory) == ["settings.json", movedTo.lastPathComponent].sorted())
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+        }
+    }
+
+    @Test func theDescriptionOfACorruptFileReportNamesBothFiles() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array("not json".utf8))
+            let errors = StoreErrorCollector()
+            _ = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let error = try #require(errors.errors.first)
+            let report = try #require(errors.corruptFileReports.first)
+            #expect(error.description.contains(file.path))
+            #expect(error.description.contains(report.movedTo.path))
+        }
+    }
+
+    @Test func corruptLoadsInQuickSuccessionDoNotOverwriteEachOthersCopies() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let errors = StoreErrorCollector()
+            var originals: [[UInt8]] = []
+            // NB: back to back, these loads almost always fall in the same second, so they share a
+            // timestamp and must still get distinct names.
+            for round in 0..<4 {
+                let bytes = Array("corrupt document number \(round) {".utf8)
+                originals.append(bytes)
+                try storeWriteFile(file, bytes)
+                _ = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            }
+
+            let destinations = errors.corruptFileReports.map(\.movedTo)
+            #expect(destinations.count == 4)
+            #expect(Set(destinations.map(\.path)).count == 4, "\(destinations.map(\.lastPathComponent))")
+            for (destination, original) in zip(destinations, originals) {
+                #expect(try storeFileBytes(destination) == original)
+            }
+            #expect(try storeDirectoryListing(directory).count == 4)
+        }
+    }
+
+    @Test func aValidFileWithAValueOfTheWrongTypeIsNotCorrupt() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"count" : "four", "other" : 1}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let count = Defaults.Key<Int>("count", default: -1, suite: suite)
+            #expect(Defaults[count] == -1)
+            #expect(errors.errors.isEmpty)
+
+            Defaults[Defaults.Key<Int>("other", default: 0, suite: suite)] = 2
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["count"] as? String == "four", "a mistyped value stays on disk")
+        }
+    }
+}
