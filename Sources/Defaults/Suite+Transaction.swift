@@ -66,6 +66,16 @@ final class TransactionScope: Sendable {
         var suppressedKeys: Set<String> = []
         /// Set once the transaction has ended: a task started inside it may outlive it.
         var isClosed = false
+
+        /// Records a write; the last write to a key decides whether its change is propagated.
+        mutating func set(_ name: String, to value: JSONValue?, suppressed: Bool) {
+            writes[name] = .some(value)
+            if suppressed {
+                suppressedKeys.insert(name)
+            } else {
+                suppressedKeys.remove(name)
+            }
+        }
     }
 
     /// The writes and suppressed keys to restore when a nested transaction throws.
@@ -108,13 +118,17 @@ final class TransactionScope: Sendable {
     func record(_ writes: [String: JSONValue?], suppressed: Bool) -> Bool {
         buffer.withLock { buffer in
             guard !buffer.isClosed else { return false }
-            for (name, value) in writes {
-                buffer.writes[name] = .some(value)
-                if suppressed {
-                    buffer.suppressedKeys.insert(name)
-                } else {
-                    buffer.suppressedKeys.remove(name)
-                }
+            for (name, value) in writes { buffer.set(name, to: value, suppressed: suppressed) }
+            return true
+        }
+    }
+
+    /// Removes every value as part of the transaction; `false` when it has already ended.
+    func removeAll(suppressed: Bool) -> Bool {
+        buffer.withLock { buffer in
+            guard !buffer.isClosed else { return false }
+            for name in Set(buffer.snapshot.keys).union(buffer.writes.keys) {
+                buffer.set(name, to: nil, suppressed: suppressed)
             }
             return true
         }
@@ -125,23 +139,6 @@ final class TransactionScope: Sendable {
         buffer.withLock { buffer in
             buffer.isClosed = true
             return (buffer.writes, buffer.suppressedKeys)
-        }
-    }
-
-    /// Removes every value as part of the transaction; `false` when it has already ended.
-    func removeAll(suppressed: Bool) -> Bool {
-        buffer.withLock { buffer in
-            guard !buffer.isClosed else { return false }
-            let names = Set(buffer.snapshot.keys).union(buffer.writes.keys)
-            for name in names {
-                buffer.writes[name] = .some(nil)
-                if suppressed {
-                    buffer.suppressedKeys.insert(name)
-                } else {
-                    buffer.suppressedKeys.remove(name)
-                }
-            }
-            return true
         }
     }
 

@@ -41,6 +41,17 @@ final class CountedViewModel {
     deinit { counter.count.add(1, ordering: .relaxed) }
 }
 
+/// Arms one `withObservationTracking` round on `model.quality`; the counter counts `onChange` calls.
+private func trackQuality(of model: SettingsViewModel) -> Recorder<Void> {
+    let fired = Recorder<Void>()
+    withObservationTracking {
+        _ = model.quality
+    } onChange: {
+        fired.append(())
+    }
+    return fired
+}
+
 @Suite struct ObservableDefaultTests {
     let suite = Defaults.Suite.inMemory()
     var key: Defaults.Key<Double> { Defaults.Key<Double>("quality", default: 0.8, suite: suite) }
@@ -56,39 +67,24 @@ final class CountedViewModel {
 
     @Test func trackingFiresForAWriteThroughTheModel() {
         let model = SettingsViewModel(key: key)
-        let fired = Mutex(0)
-        withObservationTracking {
-            _ = model.quality
-        } onChange: {
-            fired.withLock { $0 += 1 }
-        }
+        let fired = trackQuality(of: model)
         model.quality = 0.1
-        #expect(fired.withLock { $0 } == 1)
+        #expect(fired.count == 1)
     }
 
     @Test func trackingFiresForAWriteThroughDefaults() {
         let model = SettingsViewModel(key: key)
-        let fired = Mutex(0)
-        withObservationTracking {
-            _ = model.quality
-        } onChange: {
-            fired.withLock { $0 += 1 }
-        }
+        let fired = trackQuality(of: model)
         Defaults[key] = 0.3
-        #expect(fired.withLock { $0 } == 1)
+        #expect(fired.count == 1)
     }
 
     @Test func trackingFiresForAWriteThroughAnotherModel() {
         let model = SettingsViewModel(key: key)
         let other = SettingsViewModel(key: key)
-        let fired = Mutex(0)
-        withObservationTracking {
-            _ = model.quality
-        } onChange: {
-            fired.withLock { $0 += 1 }
-        }
+        let fired = trackQuality(of: model)
         other.quality = 0.9
-        #expect(fired.withLock { $0 } == 1)
+        #expect(fired.count == 1)
         #expect(model.quality == 0.9)
     }
 
@@ -96,27 +92,17 @@ final class CountedViewModel {
         let model = SettingsViewModel(key: key)
         Defaults[key] = 0.4
         _ = model.quality
-        let fired = Mutex(0)
-        withObservationTracking {
-            _ = model.quality
-        } onChange: {
-            fired.withLock { $0 += 1 }
-        }
+        let fired = trackQuality(of: model)
         Defaults[key] = 0.4
         Defaults[Defaults.Key<Int>("other", default: 0, suite: suite)] = 1
-        #expect(fired.withLock { $0 } == 0)
+        #expect(fired.count == 0)
     }
 
     @Test func aWriteInsideWithoutPropagationIsNotReported() {
         let model = SettingsViewModel(key: key)
-        let fired = Mutex(0)
-        withObservationTracking {
-            _ = model.quality
-        } onChange: {
-            fired.withLock { $0 += 1 }
-        }
+        let fired = trackQuality(of: model)
         Defaults.withoutPropagation { model.quality = 0.2 }
-        #expect(fired.withLock { $0 } == 0)
+        #expect(fired.count == 0)
         #expect(Defaults[key] == 0.2)
     }
 
