@@ -49,22 +49,20 @@ extension Defaults {
     /// Reading a key with nothing stored returns its default; a stored value that does not decode
     /// as `Value` also reads as the default, and is left untouched in the suite and its file.
     public final class Key<Value: Serializable>: _AnyKey, @unchecked Sendable {  // immutable `let`s only
-        private enum DefaultValue: Sendable {
-            case fixed(Value)
-            case dynamic(@Sendable () -> Value)
-        }
+        // NB: a closure for both kinds of default, not a generic enum: reading a generic enum from
+        // unspecialized code fetches its runtime metadata on every read of the default.
+        private let makeDefault: @Sendable () -> Value
 
-        private let storedDefault: DefaultValue
+        /// Whether `Value`'s stored form reads back as exactly the same value.
+        ///
+        /// A written value can then be kept as the decoded one. Decided once per key: the check is
+        /// a conformance lookup.
+        let isLosslessType = Value.self is any LosslessStorable.Type
 
         /// The value the key reads while nothing valid is stored.
         ///
         /// For a key with a dynamic default, each access calls the closure.
-        public var defaultValue: Value {
-            switch storedDefault {
-            case .fixed(let value): return value
-            case .dynamic(let make): return make()
-            }
-        }
+        public var defaultValue: Value { makeDefault() }
 
         /// Creates a key with a fixed default value.
         ///
@@ -73,7 +71,7 @@ extension Defaults {
         ///   - defaultValue: The value read while nothing is stored.
         ///   - suite: Where the value is stored.
         public init(_ name: String, default defaultValue: Value, suite: Suite = .standard) {
-            self.storedDefault = .fixed(defaultValue)
+            self.makeDefault = { defaultValue }
             super.init(name: name, suite: suite)
         }
 
@@ -86,7 +84,7 @@ extension Defaults {
         ///   - suite: Where the value is stored.
         ///   - defaultValue: Computes the default.
         public init(_ name: String, suite: Suite = .standard, default defaultValue: @escaping @Sendable () -> Value) {
-            self.storedDefault = .dynamic(defaultValue)
+            self.makeDefault = defaultValue
             super.init(name: name, suite: suite)
         }
 

@@ -6,8 +6,15 @@ extension Defaults.Suite {
     ///
     /// The key's own `suite` is ignored: its name and default are used here.
     public subscript<Value: Defaults.Serializable>(key: Defaults.Key<Value>) -> Value {
-        get { value(named: key.name, as: Value.self) ?? key.defaultValue }
-        set { setValue(newValue, named: key.name) }
+        get {
+            // NB: the cached case stays free of `Optional<Value>` and generic enums, whose runtime
+            // metadata an unspecialized generic read would otherwise look up on every call.
+            if case .cached(let box?) = cachedLookup(named: key.name, typeID: ObjectIdentifier(Value.self)) {
+                return unsafeDowncast(box, to: Box<Value>.self).value
+            }
+            return uncachedValue(of: key)
+        }
+        set { setValue(newValue, named: key.name, keepsDecoded: key.isLosslessType) }
     }
 
     /// Removes every value in this suite, including keys no ``Defaults/Key`` names, as one change.
@@ -39,9 +46,13 @@ extension Defaults.Suite {
 
     // MARK: - Reading
 
-    private enum Lookup<Value: Sendable>: Sendable {
+    /// What a read found under the lock.
+    ///
+    /// Not generic: a generic enum here costs a runtime metadata lookup (and value-witness copies)
+    /// on every read of unspecialized generic code.
+    private enum Lookup: Sendable {
         case absent
-        case cached(Value?)
+        case cached((any AnyObject & Sendable)?)
         case decode(JSONValue, generation: UInt64)
         case uncached(JSONValue)
     }
@@ -50,22 +61,13 @@ extension Defaults.Suite {
     package func value<Value: Defaults.Serializable>(named name: String, as type: Value.Type) -> Value? {
         if case .userDefaults(let storage) = backend { refresh(name, from: storage) }
         let typeID = ObjectIdentifier(Value.self)
-        let lookup: Lookup<Value> = state.withLock { state in
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                guard let json = scope.storedValue(named: name) else { return .absent }
-                return .uncached(json)
-            }
-            if let entry = state.cache[name], entry.type == typeID {
-                return .cached(entry.box.map { unsafeDowncast($0, to: Box<Value>.self).value })
-            }
-            guard let json = state.tree[name] else { return .absent }
-            return .decode(json, generation: state.generation)
-        }
+        let lookup = lookup(named: name, typeID: typeID)
         switch lookup {
         case .absent:
             return nil
-        case .cached(let value):
-            return value
+        case .cached(let box):
+            guard let box else { return nil }
+            return unsafeDowncast(box, to: Box<Value>.self).value
         case .uncached(let json):
             return ValueCoding.decode(json, as: Value.self)
         case .decode(let json, let generation):
@@ -73,9 +75,35 @@ extension Defaults.Suite {
             let decoded = ValueCoding.decode(json, as: Value.self)
             state.withLock { state in
                 guard state.generation == generation else { return }
-                state.cache[name] = CacheEntry(type: typeID, box: decoded.map { Box($0) })
+                state.cache[name] = decoded.map { .holding($0) } ?? .undecodable(as: Value.self)
             }
             return decoded
+        }
+    }
+
+    /// The slow path of the subscript, kept out of line so the fast path needs no `Optional<Value>`.
+    @inline(never)
+    private func uncachedValue<Value: Defaults.Serializable>(of key: Defaults.Key<Value>) -> Value {
+        value(named: key.name, as: Value.self) ?? key.defaultValue
+    }
+
+    /// `lookup(named:typeID:)` when nothing may need refreshing from `UserDefaults` first.
+    private func cachedLookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
+        if case .userDefaults = backend { return .absent }
+        return lookup(named: name, typeID: typeID)
+    }
+
+    private func lookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
+        state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
+                guard let json = scope.storedValue(named: name) else { return .absent }
+                return .uncached(json)
+            }
+            if let entry = state.cache[name], entry.type == typeID {
+                return .cached(entry.box)
+            }
+            guard let json = state.tree[name] else { return .absent }
+            return .decode(json, generation: state.generation)
         }
     }
 
@@ -93,7 +121,14 @@ extension Defaults.Suite {
     // MARK: - Writing
 
     /// Stores `value` under `name`; an empty optional removes it.
-    package func setValue<Value: Defaults.Serializable>(_ value: Value, named name: String) {
+    ///
+    /// With `keepsDecoded`, for types whose stored form reads back as exactly the same value, the
+    /// written value is kept as the decoded one: the next read and observers skip decoding.
+    package func setValue<Value: Defaults.Serializable>(
+        _ value: Value,
+        named name: String,
+        keepsDecoded: Bool = false
+    ) {
         let json = ValueCoding.encode(value)
         // NB: a value the file could not be read back with would make the whole file corrupt.
         if json == nil && !ValueCoding.isEmptyOptional(value)
@@ -102,7 +137,12 @@ extension Defaults.Suite {
             report(.serializationFailed(key: name, valueType: String(reflecting: Value.self)))
             return
         }
-        write([name: json])
+        if let scope = TransactionScope.find(for: self),
+            scope.record([name: json], suppressed: Defaults.Propagation.isSuppressed)
+        {
+            return
+        }
+        commit(decoded: keepsDecoded ? .holding(value) : nil) { _ in [name: json] }
     }
 
     /// Removes the values stored under `names`, as one change.
@@ -125,9 +165,11 @@ extension Defaults.Suite {
     ///
     /// Changes to `suppressedKeys` (written inside `withoutPropagation` during a transaction) are
     /// reported in an event of their own marked as suppressed; everything is suppressed when the
-    /// commit itself runs inside `withoutPropagation`.
+    /// commit itself runs inside `withoutPropagation`. `decoded`, for a write of a single key, is
+    /// the written value to keep as the decoded one.
     func commit(
         suppressedKeys: Set<String> = [],
+        decoded: CacheEntry? = nil,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) {
         let suppressed = Defaults.Propagation.isSuppressed
@@ -137,8 +179,16 @@ extension Defaults.Suite {
                 let old = state.tree[name]
                 guard old != new else { continue }
                 state.tree[name] = new
-                state.cache[name] = nil
-                changes[name] = Defaults.StoredChange(old: old, new: new)
+                let oldDecoded = state.cache[name]
+                // `decoded` is only given for a write of one key.
+                let newDecoded = decoded
+                state.cache[name] = newDecoded
+                changes[name] = Defaults.StoredChange(
+                    old: old,
+                    new: new,
+                    oldDecoded: oldDecoded,
+                    newDecoded: newDecoded
+                )
             }
             guard !changes.isEmpty else { return nil }
             state.generation &+= 1
@@ -185,16 +235,19 @@ extension Defaults.Suite {
     private func scheduleFlush(after delay: DispatchTimeInterval) {
         flushQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, case .file(let storage) = self.backend else { return }
-            _ = self.flushNow(storage)
+            _ = self.flushNow(storage, fromTimer: true)
         }
     }
 
     /// Writes the tree if it changed since the last write.
     ///
     /// Runs on `flushQueue` only.
-    private func flushNow(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
+    private func flushNow(_ storage: FileStorage, fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
         let pending = state.withLock { state -> (tree: [String: JSONValue], generation: UInt64)? in
-            state.flushScheduled = false
+            // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
+            // armed, so writes right after it do not arm a second one: at most one background
+            // write per coalescing delay, however often `synchronize()` is called.
+            if fromTimer { state.flushScheduled = false }
             guard state.isDirty, !state.writesBlocked else { return nil }
             return (state.tree, state.generation)
         }

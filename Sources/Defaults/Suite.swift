@@ -156,14 +156,28 @@ extension Defaults.Suite {
     }
 
     /// A decoded value, or the fact that the stored value did not decode as `type`.
-    struct CacheEntry {
-        let type: ObjectIdentifier
-        let box: (any AnyObject & Sendable)?
+    package struct CacheEntry: Sendable {
+        package let type: ObjectIdentifier
+        /// A `Box<Value>` for the type `type` names; `nil` when the stored value did not decode.
+        package let box: (any AnyObject & Sendable)?
+
+        /// The entry for a decoded value of type `Value`.
+        package static func holding<Value: Sendable>(_ value: Value) -> CacheEntry {
+            CacheEntry(type: ObjectIdentifier(Value.self), box: Box(value))
+        }
+
+        /// The entry recording that the stored value does not decode as `Value`.
+        package static func undecodable<Value>(as type: Value.Type) -> CacheEntry {
+            CacheEntry(type: ObjectIdentifier(Value.self), box: nil)
+        }
+
+        // NB: callers check `type` and unwrap `box` themselves; returning `Value?` from here would
+        // fetch `Optional<Value>` metadata on every call of unspecialized generic code.
     }
 
-    final class Box<Value: Sendable>: Sendable {
-        let value: Value
-        init(_ value: Value) { self.value = value }
+    package final class Box<Value: Sendable>: Sendable {
+        package let value: Value
+        package init(_ value: Value) { self.value = value }
     }
 }
 

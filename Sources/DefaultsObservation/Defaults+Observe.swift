@@ -30,7 +30,7 @@ extension Defaults {
         let name = key.name
         let subscriber = Subscriber(addresses: [KeyAddress(key)]) { change in
             guard let stored = change.changes[name] else { return }
-            handler(KeyChange(oldValue: key.value(from: stored.old), newValue: key.value(from: stored.new)))
+            handler(key.change(from: stored))
         }
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) {

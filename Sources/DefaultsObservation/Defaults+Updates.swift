@@ -25,7 +25,10 @@ extension Defaults {
             watching: [key],
             initial: initial,
             current: { key.suite[key] },
-            element: { change in key.value(from: change.changes[name]?.new) }
+            element: { change in
+                let stored = change.changes[name]
+                return key.value(from: stored?.new, decoded: stored?.newDecoded)
+            }
         )
     }
 

@@ -23,7 +23,27 @@ extension Defaults.KeyChange: Equatable where Value: Equatable {}
 
 extension Defaults.Key {
     /// `stored` decoded as the key's value, or the default when it is missing or does not decode.
-    func value(from stored: JSONValue?) -> Value {
-        stored.flatMap { ValueCoding.decode($0, as: Value.self) } ?? defaultValue
+    ///
+    /// `decoded`, when the suite had it for this type, saves decoding the JSON.
+    func value(from stored: JSONValue?, decoded: Defaults.Suite.CacheEntry? = nil) -> Value {
+        guard let stored else { return defaultValue }
+        if let decoded, decoded.type == ObjectIdentifier(Value.self) {
+            guard let box = decoded.box else { return defaultValue }
+            return unsafeDowncast(box, to: Defaults.Suite.Box<Value>.self).value
+        }
+        return decodedSlowly(stored)
+    }
+
+    @inline(never)
+    private func decodedSlowly(_ stored: JSONValue) -> Value {
+        ValueCoding.decode(stored, as: Value.self) ?? defaultValue
+    }
+
+    /// The change to this key that `stored` describes.
+    func change(from stored: Defaults.StoredChange) -> Defaults.KeyChange<Value> {
+        Defaults.KeyChange(
+            oldValue: value(from: stored.old, decoded: stored.oldDecoded),
+            newValue: value(from: stored.new, decoded: stored.newDecoded)
+        )
     }
 }

@@ -1,5 +1,26 @@
 import Foundation
 
+/// The built-in types whose stored form reads back as exactly the same value: a written value
+/// can stand in for the decoded one.
+protocol LosslessStorable {}
+
+extension Bool: LosslessStorable {}
+extension String: LosslessStorable {}
+extension Int: LosslessStorable {}
+extension Int8: LosslessStorable {}
+extension Int16: LosslessStorable {}
+extension Int32: LosslessStorable {}
+extension Int64: LosslessStorable {}
+extension UInt: LosslessStorable {}
+extension UInt8: LosslessStorable {}
+extension UInt16: LosslessStorable {}
+extension UInt32: LosslessStorable {}
+extension UInt64: LosslessStorable {}
+extension Double: LosslessStorable {}
+extension Float: LosslessStorable {}
+extension Data: LosslessStorable {}
+extension Date: LosslessStorable {}
+
 // MARK: - Scalars
 
 extension Bool: Defaults.Serializable, JSONRepresentable {

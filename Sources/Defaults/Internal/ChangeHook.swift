@@ -10,9 +10,31 @@ extension Defaults {
     }
 
     /// A key's stored value before and after a change; `nil` means nothing stored.
+    ///
+    /// Where the suite already held a decoded value (the old one from its cache, the new one when a
+    /// lossless built-in type was written), it travels along so observers need not decode JSON.
     package struct StoredChange: Sendable, Equatable {
         package var old: JSONValue?
         package var new: JSONValue?
+        package var oldDecoded: Suite.CacheEntry?
+        package var newDecoded: Suite.CacheEntry?
+
+        package init(
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Suite.CacheEntry? = nil,
+            newDecoded: Suite.CacheEntry? = nil
+        ) {
+            self.old = old
+            self.new = new
+            self.oldDecoded = oldDecoded
+            self.newDecoded = newDecoded
+        }
+
+        /// Changes are equal when their stored values are; the decoded copies are a cache.
+        package static func == (lhs: StoredChange, rhs: StoredChange) -> Bool {
+            lhs.old == rhs.old && lhs.new == rhs.new
+        }
     }
 
     /// One committed change to a suite: a write, a reset, a `removeAll` or a whole transaction.
