@@ -1,0 +1,40 @@
+// swift-tools-version: 6.3
+// Benchmarks for Defaults, kept out of the root package so the library stays dependency-free.
+// Run: `Benchmarks/ratios` for the ratio table, or `swift package --disable-sandbox benchmark` here (README.md).
+import PackageDescription
+
+let package = Package(
+    name: "DefaultsBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Defaults", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "DefaultsBenchmarks",
+            dependencies: [
+                .product(name: "Defaults", package: "Defaults"),
+                .product(name: "DefaultsObservation", package: "Defaults"),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            path: "Benchmarks/DefaultsBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        ),
+        // The same scenarios as plain loops, for valgrind/callgrind (see README.md, "Profiling").
+        .executableTarget(
+            name: "defaults-profile",
+            dependencies: [
+                .product(name: "Defaults", package: "Defaults"),
+                .product(name: "DefaultsObservation", package: "Defaults"),
+            ],
+            path: "Sources/defaults-profile",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

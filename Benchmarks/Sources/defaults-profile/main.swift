@@ -1,0 +1,137 @@
+// A plain loop driver for profiling one benchmark scenario under valgrind, without the benchmark
+// harness around it:
+//
+//   swift build -c release --product defaults-profile
+//   valgrind --tool=callgrind --toggle-collect='*measured*' .build/release/defaults-profile read-int 100000
+//
+// `--toggle-collect` limits the counts to the measured loop (the `measured` function below), so
+// setup is left out. Instruction counts are repeatable whatever else the machine is doing.
+
+import Defaults
+import DefaultsObservation
+import Foundation
+import Synchronization
+
+struct Profile: Codable, Equatable, Sendable, Defaults.Serializable {
+    var name: String
+    var width: Int
+    var height: Int
+    var scale: Double
+    var isCompact: Bool
+    var tags: [String]
+}
+
+final class Counter: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+@inline(never)
+func measured(_ iterations: Int, _ body: (Int) -> Void) {
+    for index in 0..<iterations { body(index) }
+}
+
+@inline(never)
+func sink<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    print("usage: defaults-profile <scenario> [iterations]")
+    print(
+        "scenarios: read-int read-int-floor read-codable write-unused write-0 write-1 write-10k observe-pair open10k burst"
+    )
+    exit(2)
+}
+let scenario = arguments[1]
+let iterations = arguments.count > 2 ? Int(arguments[2])! : 100_000
+let directory = NSTemporaryDirectory() + "/defaults-profile-\(getpid())"
+try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: directory) }
+
+func installRegistry() {
+    Defaults.observe(Defaults.Key<Int>("warm-up", default: 0, suite: .inMemory()), options: []) { _ in }.invalidate()
+}
+
+// NB: in a function rather than top-level code, so the loops' closures are not main-actor
+// isolated (which would add an executor check to every iteration).
+func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
+    switch scenario {
+    case "read-int":
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("answer", default: 0, suite: suite)
+        suite[key] = 42
+        _ = suite[key]
+        measured(iterations) { _ in sink(suite[key]) }
+    case "read-int-floor":
+        let floor = Mutex<[String: Int]>(["answer": 42])
+        let name = String("answer")
+        measured(iterations) { _ in sink(floor.withLock { $0[name] }) }
+    case "read-codable":
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Profile>(
+            "profile",
+            default: Profile(name: "", width: 0, height: 0, scale: 1, isCompact: true, tags: []),
+            suite: suite
+        )
+        suite[key] = Profile(
+            name: "main window",
+            width: 1280,
+            height: 800,
+            scale: 2,
+            isCompact: false,
+            tags: ["sidebar", "toolbar", "status"]
+        )
+        _ = suite[key]
+        measured(iterations) { _ in sink(suite[key]) }
+    case "write-unused", "write-0", "write-1", "write-10k":
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("answer", default: 0, suite: suite)
+        if scenario != "write-unused" { installRegistry() }
+        let counter = Counter()
+        var observations: [Defaults.Observation] = []
+        if scenario == "write-1" {
+            observations.append(Defaults.observe(key, options: []) { _ in counter.count.add(1, ordering: .relaxed) })
+        }
+        if scenario == "write-10k" {
+            for index in 0..<10_000 {
+                observations.append(
+                    Defaults.observe(Defaults.Key<Int>("other-\(index)", default: 0, suite: suite), options: []) { _ in
+                    }
+                )
+            }
+        }
+        suite[key] = 5
+        measured(iterations) { index in suite[key] = index & 1 }
+        sink(observations)
+    case "observe-pair":
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("answer", default: 0, suite: suite)
+        installRegistry()
+        measured(iterations) { _ in
+            let observation = Defaults.observe(key, options: []) { _ in }
+            observation.invalidate()
+        }
+    case "open10k":
+        let url = URL(fileURLWithPath: directory + "/open.json")
+        let writer = Defaults.Suite(fileURL: url)
+        writer.transaction {
+            for index in 0..<10_000 { writer[Defaults.Key<Int>("key-\(index)", default: 0, suite: writer)] = index }
+        }
+        try writer.synchronize()
+        let key = Defaults.Key<Int>("key-5000", default: -1, suite: .inMemory())
+        measured(iterations) { _ in sink(Defaults.Suite(fileURL: url)[key]) }
+    case "burst":
+        let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/burst.json"))
+        let key = Defaults.Key<Int>("burst", default: 0, suite: suite)
+        measured(iterations) { round in
+            for index in 0..<10_000 { suite[key] = round * 10_000 + index }
+            try! suite.synchronize()
+        }
+    default:
+        print("unknown scenario \(scenario)")
+        exit(2)
+    }
+}
+
+try run(scenario, iterations, in: directory)
