@@ -496,8 +496,9 @@ func observation() {
             timeUnits: .nanoseconds,
             warmupIterations: 10,
             scalingFactor: .kilo,
-            maxDuration: .seconds(2),
-            maxIterations: 1_000_000
+            // 1,000 samples of 1,000 pairs: the median is taken over 1,000,000 pairs.
+            maxDuration: .seconds(20),
+            maxIterations: 1_000
         )
     ) { benchmark, key in
         for _ in benchmark.scaledIterations {
