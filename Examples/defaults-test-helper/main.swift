@@ -14,6 +14,22 @@ import Glibc
 #endif
 
 let arguments = CommandLine.arguments
+
+//     defaults-test-helper corrupt-standard
+//         with a corrupt standard file, installs an error handler that itself reads the standard
+//         suite, then reads a key: the report must not deadlock the standard suite's creation.
+if arguments.count == 2, arguments[1] == "corrupt-standard" {
+    let reported = DispatchSemaphore(value: 0)
+    Defaults.errorHandler = { error in
+        let verbose = Defaults[Defaults.Key<Bool>("verboseErrors", default: true)]
+        print("reported (verbose: \(verbose)): \(error)")
+        reported.signal()
+    }
+    print("port: \(Defaults[Defaults.Key<Int>("port", default: 8080)])")
+    reported.wait()
+    exit(0)
+}
+
 guard arguments.count == 5 else {
     FileHandle.standardError.write(Data("usage: defaults-test-helper <command> <file> <key> <value>\n".utf8))
     exit(2)

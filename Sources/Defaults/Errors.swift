@@ -64,8 +64,10 @@ extension Defaults {
 
     /// The handler that suites created without one of their own report problems to.
     ///
-    /// By default it writes one line to standard error. It is called outside every lock, on the
-    /// thread that met the problem (often the store's background flush thread).
+    /// By default it writes one line to standard error. It is called outside every lock: on the
+    /// thread that called ``Suite/synchronize()`` or wrote the value, or on a global dispatch queue
+    /// for problems found by the background flush and for a corrupt file of the standard suite. A
+    /// handler may use the store, call `synchronize()`, or exit.
     public static var errorHandler: @Sendable (StorageError) -> Void {
         get { globalErrorHandler.withLock { $0 }.handler }
         set {

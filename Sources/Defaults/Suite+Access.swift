@@ -41,7 +41,10 @@ extension Defaults.Suite {
         }
         guard case .file(let storage) = backend else { return }
         let result: Result<Void, Defaults.StorageError> = flushQueue.sync { flushNow(storage) }
-        try result.get()
+        if case .failure(let error) = result {
+            report(error)  // On the caller's thread, not the flush queue.
+            throw error
+        }
     }
 
     // MARK: - Reading
@@ -183,6 +186,7 @@ extension Defaults.Suite {
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
                 state.cache[name] = newDecoded
+                state.changedSinceFlush.insert(name)
                 changes[name] = Defaults.StoredChange(
                     old: old,
                     new: new,
@@ -235,21 +239,29 @@ extension Defaults.Suite {
     private func scheduleFlush(after delay: DispatchTimeInterval) {
         flushQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, case .file(let storage) = self.backend else { return }
-            _ = self.flushNow(storage, fromTimer: true)
+            if case .failure(let error) = self.flushNow(storage, fromTimer: true) {
+                // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()`
+                // would wait for this very queue.
+                let handler = self.errorHandler
+                DispatchQueue.global().async { (handler ?? Defaults.errorHandler)(error) }
+            }
         }
     }
 
-    /// Writes the tree if it changed since the last write.
+    /// Writes the tree if it changed since the last write; the caller reports a failure.
     ///
-    /// Runs on `flushQueue` only.
+    /// Runs on `flushQueue` only, and never calls user code.
     private func flushNow(_ storage: FileStorage, fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
-        let pending = state.withLock { state -> (tree: [String: JSONValue], generation: UInt64)? in
+        let pending = state.withLock {
+            state -> (tree: [String: JSONValue], changed: Set<String>, generation: UInt64)? in
             // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
             // armed, so writes right after it do not arm a second one: at most one background
             // write per coalescing delay, however often `synchronize()` is called.
             if fromTimer { state.flushScheduled = false }
             guard state.isDirty, !state.writesBlocked else { return nil }
-            return (state.tree, state.generation)
+            let changed = state.changedSinceFlush
+            state.changedSinceFlush = []
+            return (state.tree, changed, state.generation)
         }
         guard let pending else {
             let blocked = state.withLock { $0.writesBlocked && $0.isDirty }
@@ -259,11 +271,11 @@ extension Defaults.Suite {
             )
         }
         do {
-            try storage.write(pending.tree)
+            try storage.write(pending.tree, changedKeys: pending.changed)
         } catch {
-            report(error)
             // NB: retry with a growing delay, so a full disk is retried without a busy loop.
             let delay = state.withLock { state -> Double? in
+                state.changedSinceFlush.formUnion(pending.changed)
                 guard !state.flushScheduled else { return nil }
                 state.flushScheduled = true
                 state.retryDelay = min(max(state.retryDelay * 2, 0.5), 30)

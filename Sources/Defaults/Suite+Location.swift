@@ -36,7 +36,11 @@ extension Defaults.Suite {
     /// See ``applicationIdentifier``.
     public static let standard: Defaults.Suite = {
         let directory = configurationDirectory(environment: ProcessInfo.processInfo.environment)
-        return Defaults.Suite(fileURL: fileURL(forSuiteNamed: applicationIdentifier, in: directory))
+        return Defaults.Suite(
+            backend: .file(FileStorage(url: fileURL(forSuiteNamed: applicationIdentifier, in: directory))),
+            errorHandler: nil,
+            reportsLoadProblemsLater: true
+        )
     }()
 
     /// The XDG configuration directory for `environment`.

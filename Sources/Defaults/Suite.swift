@@ -34,7 +34,11 @@ extension Defaults {
         /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
         package static let coalescingDelay = DispatchTimeInterval.milliseconds(50)
 
-        init(backend: Backend, errorHandler: (@Sendable (StorageError) -> Void)?) {
+        init(
+            backend: Backend,
+            errorHandler: (@Sendable (StorageError) -> Void)?,
+            reportsLoadProblemsLater: Bool = false
+        ) {
             self.backend = backend
             self.errorHandler = errorHandler
             var initial = State()
@@ -51,7 +55,16 @@ extension Defaults {
                 }
             }
             self.state = Mutex(initial)
-            if let problem { report(problem) }
+            if let problem {
+                // NB: the standard suite is built inside Swift's one-time initialisation of a
+                // static, which holds a lock: a handler that read `.standard` would wait forever.
+                if reportsLoadProblemsLater {
+                    let handler = errorHandler
+                    DispatchQueue.global().async { (handler ?? Defaults.errorHandler)(problem) }
+                } else {
+                    report(problem)
+                }
+            }
             if case .file = backend { LiveSuites.register(self) }
         }
 
@@ -59,11 +72,15 @@ extension Defaults {
             guard case .file(let storage) = backend else { return }
             LiveSuites.unregister(self)
             // NB: no flush can be running: a running flush holds a strong reference to the suite.
-            let pending = state.withLock { state -> [String: JSONValue]? in
-                state.isDirty && !state.writesBlocked ? state.tree : nil
+            let pending = state.withLock { state -> (tree: [String: JSONValue], changed: Set<String>)? in
+                state.isDirty && !state.writesBlocked ? (state.tree, state.changedSinceFlush) : nil
             }
             if let pending {
-                do { try storage.write(pending) } catch { report(error) }
+                do {
+                    try storage.write(pending.tree, changedKeys: pending.changed)
+                } catch {
+                    report(error)
+                }
             }
         }
 
@@ -145,6 +162,9 @@ extension Defaults.Suite {
         var generation: UInt64 = 0
         /// The generation last written to the file.
         var persistedGeneration: UInt64 = 0
+        /// Keys changed since the last successful write: a write applies these to the file as it
+        /// is then, so keys another suite on the same file wrote meanwhile are not lost.
+        var changedSinceFlush: Set<String> = []
         var flushScheduled = false
         var retryDelay = 0.0
         /// Set when the file exists but could not be read: it must not be overwritten.

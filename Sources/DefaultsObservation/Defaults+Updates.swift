@@ -20,16 +20,9 @@ extension Defaults {
         _ key: Key<Value>,
         initial: Bool = true
     ) -> AsyncStream<Value> {
-        let name = key.name
-        return stream(
-            watching: [key],
-            initial: initial,
-            current: { key.suite[key] },
-            element: { change in
-                let stored = change.changes[name]
-                return key.value(from: stored?.new, decoded: stored?.newDecoded)
-            }
-        )
+        // NB: each element is read when the change is delivered rather than taken from the
+        // event: events of concurrent writers may arrive out of order, the stored value may not.
+        stream(watching: [key], initial: initial, current: { key.suite[key] }, element: { _ in key.suite[key] })
     }
 
     /// Fresh values of several keys, as a tuple, each time any of them changes.

@@ -49,6 +49,8 @@ import Testing
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .milliseconds(1))
         #expect(await callbacks.next() == [keys[0].name, keys[1].name, keys[2].name])
+        // Nothing is left sleeping, so no second callback can follow for that burst.
+        #expect(clock.sleeperCount == 0)
         // The next burst starts a new collection.
         Defaults[keys[4]] = 7
         await clock.waitForSleepers()

@@ -106,7 +106,7 @@ private func trackQuality(of model: SettingsViewModel) -> Recorder<Void> {
         #expect(Defaults[key] == 0.2)
     }
 
-    @MainActor @Test func observationsYieldsOneValuePerTransaction() async {
+    @MainActor @Test func observationsYieldsTheNewValueAfterEachChangeIncludingATransaction() async {
         let model = MainActorViewModel(key: key)
         let width = Defaults.Key<Int>("width", default: 0, suite: suite)
         let values = Observations { model.quality }

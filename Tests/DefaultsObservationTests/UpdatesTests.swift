@@ -29,7 +29,7 @@ import Testing
         #expect(await iterator.next() == 0.4)
     }
 
-    @Test func severalKeysYieldATupleOfFreshValuesOncePerTransaction() async {
+    @Test func severalKeysYieldATupleOfFreshValues() async {
         var iterator = Defaults.updates(quality, name).makeAsyncIterator()
         let first = await iterator.next()
         #expect(first?.0 == 0.8 && first?.1 == nil)
@@ -44,7 +44,7 @@ import Testing
         #expect(third?.0 == 0.2 && third?.1 == "Grace")
     }
 
-    @Test func aListOfKeysYieldsOneEventPerChange() async {
+    @Test func aListOfKeysYieldsAnEventWhenOneOfThemChanges() async {
         var iterator = Defaults.updates([quality, name]).makeAsyncIterator()
         #expect(await iterator.next() != nil)
         Defaults[name] = "x"

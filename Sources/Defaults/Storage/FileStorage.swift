@@ -99,21 +99,49 @@ package final class FileStorage: Sendable {
         }
     }
 
-    /// Replaces the file with `members`, atomically.
-    package func write(_ members: [String: JSONValue]) throws(Defaults.StorageError) {
-        do {
-            try writeAtomically(JSONWriter.prettyBytes(.object(members)))
-        } catch {
-            throw .writeFailed(url: url, reason: error.description)
+    /// Serialises read-merge-write cycles of every file in this process.
+    private static let mergeLock = Mutex(())
+
+    /// Replaces the file, atomically, with `members` merged into what the file holds now.
+    ///
+    /// Only `changedKeys` are taken from `members`; every other key is taken from the file as it is
+    /// at this moment, so another suite on the same file does not lose the keys it wrote since this
+    /// one loaded. When there is no file, or it no longer parses, all of `members` is written.
+    package func write(_ members: [String: JSONValue], changedKeys: Set<String>) throws(Defaults.StorageError) {
+        try Self.mergeLock.withLock { _ throws(Defaults.StorageError) in
+            var document = members
+            if case .loaded(let current) = loadForMerge() {
+                document = current
+                for name in changedKeys { document[name] = members[name] }
+            }
+            do {
+                try writeAtomically(JSONWriter.prettyBytes(.object(document)))
+            } catch let failure as SystemError {
+                throw .writeFailed(url: url, reason: failure.description)
+            } catch {
+                throw .writeFailed(url: url, reason: "\(error)")
+            }
         }
         replacements.add(1, ordering: .relaxed)
     }
 
+    /// The file's members for a merge; nothing when it is missing, unreadable or does not parse.
+    private func loadForMerge() -> LoadResult? {
+        guard let bytes = try? readFile() else { return nil }
+        var document = bytes[...]
+        if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
+        guard case .object(let members)? = try? JSONParser.parse(Array(document)) else { return nil }
+        return .loaded(members)
+    }
+
     private func writeAtomically(_ bytes: [UInt8]) throws(SystemError) {
-        let directory = url.deletingLastPathComponent().path
+        // NB: a symlinked file (dotfile managers) is replaced where it really lives, keeping the link.
+        let target = Self.resolvingSymlink(url.path)
+        let directory = (target as NSString).deletingLastPathComponent
         try createDirectory(directory)
         let temporary =
-            directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+            directory + "/." + (target as NSString).lastPathComponent
+            + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemError.current("creating a temporary file") }
         var succeeded = false
@@ -127,7 +155,7 @@ package final class FileStorage: Sendable {
             try writeAll(bytes, to: descriptor)
             guard fsync(descriptor) == 0 else { throw SystemError.current("flushing the temporary file") }
         }
-        guard rename(temporary, url.path) == 0 else { throw SystemError.current("renaming into place") }
+        guard rename(temporary, target) == 0 else { throw SystemError.current("renaming into place") }
         succeeded = true
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryDescriptor >= 0 {
@@ -148,6 +176,24 @@ package final class FileStorage: Sendable {
             }
             offset += written
         }
+    }
+
+    /// The file a symlink at `path` points to (following chains); `path` itself otherwise.
+    private static func resolvingSymlink(_ path: String) -> String {
+        var current = path
+        for _ in 0..<32 {
+            var info = stat()
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { return current }
+            let destination = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current =
+                destination.hasPrefix("/")
+                ? destination
+                : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(destination)
+        }
+        return current
     }
 
     /// Creates `path` and its missing parents with mode 0700.

@@ -85,6 +85,9 @@ final class ObserverRegistry: Sendable {
             }
             return targets
         }
+        // NB: stopped after unlocking: stopping runs a debouncer's `onStop`, which cancels a task
+        // sleeping on a user-supplied clock.
+        for observation in released { observation.invalidate() }
         released.removeAll()
         guard !change.isPropagationSuppressed else { return }
         for subscriber in targets where subscriber.isActive {
@@ -151,15 +154,14 @@ final class Subscriber: Sendable {
         }
     }
 
-    /// When tied to an owner that is gone: stops, unties, and returns the observation to release.
+    /// When tied to an owner that is gone: unties, and returns the observation to stop and release
+    /// once the registry lock is released.
     func releaseIfOwnerGone() -> Defaults.Observation? {
-        let observation = tie.withLock { tie -> Defaults.Observation? in
+        tie.withLock { tie -> Defaults.Observation? in
             guard let current = tie, current.owner == nil else { return nil }
             tie = nil
             return current.observation
         }
-        if observation != nil { _ = deactivate() }
-        return observation
     }
 }
 

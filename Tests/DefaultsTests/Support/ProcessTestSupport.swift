@@ -21,7 +21,14 @@ enum HelperProcess {
     }
 
     /// Runs the helper with `arguments`, waits for it to exit, and returns what it printed.
-    static func run(_ arguments: [String]) throws -> HelperProcessResult {
+    ///
+    /// `environment` entries are added to this process's environment. A helper still running after
+    /// `deadline` seconds is terminated (a hang then shows as a SIGTERM status, not a stuck test).
+    static func run(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        deadline: Double = 60
+    ) throws -> HelperProcessResult {
         let executable = executableURL
         try #require(
             FileManager.default.isExecutableFile(atPath: executable.path),
@@ -35,7 +42,11 @@ enum HelperProcess {
         process.standardOutput = output
         process.standardError = errorOutput
         process.standardInput = FileHandle.nullDevice
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
+        defer { watchdog.cancel() }
         // NB: the helper prints a few short lines, far less than a pipe buffer, so reading one pipe
         // to its end before the other cannot block the helper.
         let outputData = output.fileHandleForReading.readDataToEndOfFile()

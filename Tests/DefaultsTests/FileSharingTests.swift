@@ -1,0 +1,98 @@
+import Defaults
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// Two suites on one file, symlinked files, and error handlers that call back into the store.
+@Suite struct FileSharingTests {
+    @Test func twoSuitesOnOneFileDoNotEraseEachOthersKeys() throws {
+        try withStoreTemporaryDirectory { directory in
+            let url = storeSettingsURL(in: directory)
+            let first = Defaults.Suite(fileURL: url)
+            let second = Defaults.Suite(fileURL: url)
+            first[Defaults.Key<Int>("a", default: 0, suite: first)] = 1
+            second[Defaults.Key<Int>("b", default: 0, suite: second)] = 2
+            try first.synchronize()
+            try second.synchronize()
+            first[Defaults.Key<Int>("a", default: 0, suite: first)] = 3
+            try first.synchronize()
+            let reopened = Defaults.Suite(fileURL: url)
+            #expect(reopened[Defaults.Key<Int>("a", default: 0, suite: reopened)] == 3)
+            #expect(reopened[Defaults.Key<Int>("b", default: 0, suite: reopened)] == 2)
+            // A key the other suite removed stays removed when this one writes something else.
+            Defaults.reset("b", suite: second)
+            try second.synchronize()
+            first[Defaults.Key<Int>("c", default: 0, suite: first)] = 4
+            try first.synchronize()
+            #expect(try storeFileObject(url).keys.sorted() == ["a", "c"])
+        }
+    }
+
+    @Test func aSymlinkedFileIsWrittenThroughAndStaysALink() throws {
+        try withStoreTemporaryDirectory { directory in
+            let real = directory.appendingPathComponent("dotfiles/settings.json")
+            try FileManager.default.createDirectory(
+                at: real.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try storeWriteFile(real, Array("{\"x\" : 1}\n".utf8))
+            let link = storeSettingsURL(in: directory)
+            try FileManager.default.createDirectory(
+                at: link.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+            let suite = Defaults.Suite(fileURL: link)
+            #expect(suite[Defaults.Key<Int>("x", default: 0, suite: suite)] == 1)
+            suite[Defaults.Key<Int>("y", default: 0, suite: suite)] = 2
+            try suite.synchronize()
+            let attributes = try FileManager.default.attributesOfItem(atPath: link.path)
+            #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+            #expect(try storeFileObject(real).keys.sorted() == ["x", "y"])
+        }
+    }
+
+    @Test func aHandlerThatSynchronizesAfterABackgroundFailureDoesNotDeadlock() throws {
+        try withStoreTemporaryDirectory { directory in
+            // A regular file where the suite's directory should be: every write fails.
+            let obstacle = directory.appendingPathComponent("blocked")
+            try storeWriteFile(obstacle, [0x2A])
+            let handled = DispatchSemaphore(value: 0)
+            let calls = Atomic<Int>(0)
+            let suiteBox = Mutex<Defaults.Suite?>(nil)
+            let suite = Defaults.Suite(fileURL: obstacle.appendingPathComponent("settings.json")) { _ in
+                // The first report comes from the background flush; retrying from the handler
+                // used to wait on the flush queue it was running on.
+                guard calls.add(1, ordering: .relaxed).newValue == 1 else { return }
+                let retried = suiteBox.withLock { $0 }
+                _ = try? retried?.synchronize()
+                handled.signal()
+            }
+            suiteBox.withLock { $0 = suite }
+            suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = 1
+            #expect(handled.wait(timeout: .now() + 30) == .success)
+            #expect(calls.load(ordering: .relaxed) >= 2)
+            suiteBox.withLock { $0 = nil }
+        }
+    }
+
+    @Test func aHandlerThatReadsTheStandardSuiteWhileItLoadsACorruptFileDoesNotHang() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("defaults-test-helper/settings.json")
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try storeWriteFile(file, Array("{ not json".utf8))
+            let result = try HelperProcess.run(
+                ["corrupt-standard"],
+                environment: ["XDG_CONFIG_HOME": directory.path],
+                deadline: 30
+            )
+            #expect(result.status == 0, "helper ended with \(result.status): \(result.errorOutput)")
+            #expect(result.lines.contains("port: 8080"))
+            #expect(result.lines.contains { $0.hasPrefix("reported (verbose: true): Defaults: ") })
+        }
+    }
+}
