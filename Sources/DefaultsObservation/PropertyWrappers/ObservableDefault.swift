@@ -80,7 +80,7 @@ public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
 }
 
 /// Reports a mutation of the enclosing instance's property, which it holds weakly.
-private final class MutationReporter: @unchecked Sendable {
+private final class MutationReporter: @unchecked Sendable {  // see `report`: a weak instance, a thread-safe registrar
     // The closure only hands a weakly held instance to ObservationRegistrar, which is thread-safe.
     let report: () -> Void
 
