@@ -43,12 +43,9 @@ package final class FileStorage: Sendable {
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
         }
-        var document = bytes[...]
-        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one.
-        if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
         let reason: String
         do {
-            if case .object(let members) = try JSONParser.parse(Array(document)) {
+            if let members = try Self.members(of: bytes) {
                 return .loaded(members)
             }
             reason = "the top level is not a JSON object"
@@ -127,11 +124,17 @@ package final class FileStorage: Sendable {
 
     /// The file's members for a merge; nothing when it is missing, unreadable or does not parse.
     private func loadForMerge() -> LoadResult? {
-        guard let bytes = try? readFile() else { return nil }
-        var document = bytes[...]
-        if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
-        guard case .object(let members)? = try? JSONParser.parse(Array(document)) else { return nil }
+        guard let bytes = try? readFile(), let members = try? Self.members(of: bytes) else { return nil }
         return .loaded(members)
+    }
+
+    /// The top-level members of a settings document; `nil` when its top level is not an object.
+    private static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
+        var document = bytes[...]
+        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one.
+        if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
+        guard case .object(let members) = try JSONParser.parse(Array(document)) else { return nil }
+        return members
     }
 
     private func writeAtomically(_ bytes: [UInt8]) throws(SystemError) {

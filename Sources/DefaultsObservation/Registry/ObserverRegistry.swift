@@ -44,12 +44,15 @@ final class ObserverRegistry: Sendable {
     }
 
     func remove(_ subscriber: Subscriber) {
-        state.withLock { state in
-            for address in subscriber.addresses {
-                guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
-                bucket[ObjectIdentifier(subscriber)] = nil
-                if !bucket.isEmpty { state.buckets[address] = bucket }
-            }
+        state.withLock { Self.removeEntries(of: subscriber, from: &$0) }
+    }
+
+    /// Removes every entry of `subscriber`, dropping buckets that become empty.
+    private static func removeEntries(of subscriber: Subscriber, from state: inout State) {
+        for address in subscriber.addresses {
+            guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
+            bucket[ObjectIdentifier(subscriber)] = nil
+            if !bucket.isEmpty { state.buckets[address] = bucket }
         }
     }
 
@@ -63,24 +66,23 @@ final class ObserverRegistry: Sendable {
             for name in change.changes.keys {
                 let address = KeyAddress(suite: suite, name: name)
                 guard var bucket = state.buckets[address] else { continue }
-                var pruned = false
+                var pruned: [Subscriber] = []
                 for (identifier, subscriber) in bucket {
                     if let tie = subscriber.releaseIfOwnerGone() {
                         // NB: dropped after unlocking: releasing it runs `invalidate`, which locks.
                         released.append(tie)
                         bucket[identifier] = nil
-                        pruned = true
+                        pruned.append(subscriber)
                         continue
                     }
                     if change.changes.count == 1 || seen.insert(identifier).inserted {
                         targets.append(subscriber)
                     }
                 }
-                if pruned {
+                if !pruned.isEmpty {
                     state.buckets[address] = bucket.isEmpty ? nil : bucket
-                    for subscriber in released.map(\.subscriber) {
-                        removeElsewhere(subscriber, except: address, in: &state)
-                    }
+                    // NB: now, not after the loop: a later key of this change must not find them.
+                    for subscriber in pruned { Self.removeEntries(of: subscriber, from: &state) }
                 }
             }
             return targets
@@ -92,14 +94,6 @@ final class ObserverRegistry: Sendable {
         guard !change.isPropagationSuppressed else { return }
         for subscriber in targets where subscriber.isActive {
             subscriber.handler(change)
-        }
-    }
-
-    private func removeElsewhere(_ subscriber: Subscriber, except skipped: KeyAddress, in state: inout State) {
-        for address in subscriber.addresses where address != skipped {
-            guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
-            bucket[ObjectIdentifier(subscriber)] = nil
-            if !bucket.isEmpty { state.buckets[address] = bucket }
         }
     }
 
