@@ -30,19 +30,24 @@ let package = Package(
             dependencies: ["DefaultsObservation"],
             path: "Examples/service-reload"
         ),
-        // A second process for the tests: exit-time flushing and writes under a file-size limit.
+        // Other processes for the tests: writers, crashing writers, a watcher that polls.
         .executableTarget(
             name: "defaults-test-helper",
             dependencies: ["Defaults"],
-            path: "Examples/defaults-test-helper"
+            path: "Tests/Helpers/defaults-test-helper"
+        ),
+        // What the test targets share: running the helper, waiting for events, a manual clock.
+        .target(
+            name: "DefaultsTestSupport",
+            path: "Tests/Support"
         ),
         .testTarget(
             name: "DefaultsTests",
-            dependencies: ["Defaults", "defaults-test-helper"]
+            dependencies: ["Defaults", "DefaultsTestSupport", "defaults-test-helper"]
         ),
         .testTarget(
             name: "DefaultsObservationTests",
-            dependencies: ["DefaultsObservation"]
+            dependencies: ["DefaultsObservation", "DefaultsTestSupport", "defaults-test-helper"]
         ),
         // Runs every example's binary and checks the lines that matter, so examples cannot rot.
         .testTarget(

@@ -19,6 +19,13 @@ extension Defaults {
         case writeFailed(url: URL, reason: String)
         /// A value's bridge could not serialize it; the stored value was left as it was.
         case serializationFailed(key: String, valueType: String)
+        /// The file stopped parsing while the suite had it open (a bad hand edit, a truncated
+        /// write) and stayed so through a few brief retries. It was moved to `movedTo`, intact; the
+        /// values in memory were kept (not the defaults) and written back as a new file.
+        case corruptFileRewritten(url: URL, movedTo: URL, reason: String)
+        /// The file cannot be watched with inotify (`reason` says why), so it is polled about once a
+        /// second: changes made by other processes or by hand arrive that much later. Reported once.
+        case pollingForChanges(url: URL, reason: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -35,6 +42,12 @@ extension Defaults {
             case .serializationFailed(let key, let valueType):
                 return
                     "Defaults: cannot serialize a value of type \(valueType) for key \"\(key)\"; the stored value is unchanged"
+            case .corruptFileRewritten(let url, let movedTo, let reason):
+                return
+                    "Defaults: \(url.path) stopped parsing (\(reason)); moved it to \(movedTo.path) and wrote the values in memory back"
+            case .pollingForChanges(let url, let reason):
+                return
+                    "Defaults: cannot watch \(url.path) for changes (\(reason)); polling it every second, so outside changes arrive later"
             }
         }
     }

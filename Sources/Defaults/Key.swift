@@ -10,7 +10,8 @@ extension Defaults {
 
     /// A key's name and suite, without its value type.
     ///
-    /// Keys are equal and hash alike when they have the same name and the same suite instance.
+    /// Keys are equal and hash alike when they have the same name and equal suites (the same
+    /// instance, or suites on the same file).
     public class _AnyKey: Hashable, @unchecked Sendable {  // every stored property is an immutable `let`
         /// The typed key, reachable as `Key` inside `extension Defaults.Keys`.
         public typealias Key = Defaults.Key
@@ -33,10 +34,10 @@ extension Defaults {
 
         /// Keys are equal when their names and suites are.
         public static func == (lhs: _AnyKey, rhs: _AnyKey) -> Bool {
-            lhs.name == rhs.name && lhs.suite === rhs.suite
+            lhs.name == rhs.name && lhs.suite == rhs.suite
         }
 
-        /// Hashes the name and the suite's identity.
+        /// Hashes the name and the suite.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(name)
             hasher.combine(suite)

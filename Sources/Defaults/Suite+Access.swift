@@ -35,14 +35,12 @@ extension Defaults.Suite {
     ///
     /// - Throws: ``Defaults/StorageError`` when the file cannot be written.
     public func synchronize() throws(Defaults.StorageError) {
-        if case .userDefaults(let storage) = backend {
+        if case .userDefaults(let storage) = store.backend {
             storage.userDefaults.synchronize()
             return
         }
-        guard case .file(let storage) = backend else { return }
-        let result: Result<Void, Defaults.StorageError> = flushQueue.sync { flushNow(storage) }
-        if case .failure(let error) = result {
-            report(error)  // On the caller's thread, not the flush queue.
+        if case .failure(let error) = store.flushNow() {
+            report(error)  // On the caller's thread.
             throw error
         }
     }
@@ -62,7 +60,7 @@ extension Defaults.Suite {
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
     package func value<Value: Defaults.Serializable>(named name: String, as type: Value.Type) -> Value? {
-        if case .userDefaults(let storage) = backend { refresh(name, from: storage) }
+        if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
         let typeID = ObjectIdentifier(Value.self)
         let lookup = lookup(named: name, typeID: typeID)
         switch lookup {
@@ -76,7 +74,7 @@ extension Defaults.Suite {
         case .decode(let json, let generation):
             // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
             let decoded = ValueCoding.decode(json, as: Value.self)
-            state.withLock { state in
+            store.state.withLock { state in
                 guard state.generation == generation else { return }
                 state.cache[name] = decoded.map { .holding($0) } ?? .undecodable(as: Value.self)
             }
@@ -92,12 +90,12 @@ extension Defaults.Suite {
 
     /// `lookup(named:typeID:)` when nothing may need refreshing from `UserDefaults` first.
     private func cachedLookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
-        if case .userDefaults = backend { return .absent }
+        if case .userDefaults = store.backend { return .absent }
         return lookup(named: name, typeID: typeID)
     }
 
     private func lookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
-        state.withLock { state in
+        store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 guard let json = scope.storedValue(named: name) else { return .absent }
                 return .uncached(json)
@@ -112,8 +110,8 @@ extension Defaults.Suite {
 
     /// The stored JSON under `name`, as a transaction in this task sees it.
     package func storedValue(named name: String) -> JSONValue? {
-        if case .userDefaults(let storage) = backend { refresh(name, from: storage) }
-        return state.withLock { state in
+        if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
+        return store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return scope.storedValue(named: name)
             }
@@ -175,8 +173,19 @@ extension Defaults.Suite {
         decoded: CacheEntry? = nil,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) {
+        committing(suppressedKeys: suppressedKeys, decoded: decoded, makeWrites)?.deliver()
+    }
+
+    /// ``commit(suppressedKeys:decoded:_:)`` without the delivery, for a caller that must deliver
+    /// later (after releasing the file's lock).
+    func committing(
+        suppressedKeys: Set<String> = [],
+        decoded: CacheEntry? = nil,
+        _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
+    ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
-        let outcome = state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
+        let backend = store.backend
+        let outcome = store.state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in makeWrites(state.tree) {
                 let old = state.tree[name]
@@ -186,7 +195,6 @@ extension Defaults.Suite {
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
                 state.cache[name] = newDecoded
-                state.changedSinceFlush.insert(name)
                 changes[name] = Defaults.StoredChange(
                     old: old,
                     new: new,
@@ -198,24 +206,21 @@ extension Defaults.Suite {
             state.generation &+= 1
             switch backend {
             case .memory:
-                state.persistedGeneration = state.generation
                 return (changes, false)
             case .userDefaults(let storage):
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 for (name, change) in changes { storage.set(change.new, forKey: name) }
-                state.persistedGeneration = state.generation
                 return (changes, false)
             case .file:
+                state.changedSinceFlush.formUnion(changes.keys)
                 let schedule = !state.flushScheduled
                 state.flushScheduled = true
                 return (changes, schedule)
             }
         }
-        guard let outcome else { return }
-        if outcome.flush { scheduleFlush(after: Self.coalescingDelay) }
-        let sinks = Defaults.currentChangeSinks
-        guard !sinks.isEmpty else { return }
+        guard let outcome else { return nil }
+        if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
         var propagated = outcome.changes
         var silenced: [String: Defaults.StoredChange] = [:]
         if suppressed {
@@ -223,84 +228,43 @@ extension Defaults.Suite {
         } else {
             for name in suppressedKeys { silenced[name] = propagated.removeValue(forKey: name) }
         }
+        var events: [Defaults.SuiteChange] = []
         for (changes, isSuppressed) in [(propagated, false), (silenced, true)] where !changes.isEmpty {
-            let event = Defaults.SuiteChange(
-                suite: self,
-                changes: changes,
-                origin: .local,
-                isPropagationSuppressed: isSuppressed
-            )
-            for sink in sinks { sink.deliver(event) }
-        }
-    }
-
-    // MARK: - Flushing
-
-    private func scheduleFlush(after delay: DispatchTimeInterval) {
-        flushQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self, case .file(let storage) = self.backend else { return }
-            if case .failure(let error) = self.flushNow(storage, fromTimer: true) {
-                // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()`
-                // would wait for this very queue.
-                let handler = self.errorHandler
-                DispatchQueue.global().async { (handler ?? Defaults.errorHandler)(error) }
-            }
-        }
-    }
-
-    /// Writes the tree if it changed since the last write; the caller reports a failure.
-    ///
-    /// Runs on `flushQueue` only, and never calls user code.
-    private func flushNow(_ storage: FileStorage, fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
-        let pending = state.withLock {
-            state -> (tree: [String: JSONValue], changed: Set<String>, generation: UInt64)? in
-            // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
-            // armed, so writes right after it do not arm a second one: at most one background
-            // write per coalescing delay, however often `synchronize()` is called.
-            if fromTimer { state.flushScheduled = false }
-            guard state.isDirty, !state.writesBlocked else { return nil }
-            let changed = state.changedSinceFlush
-            state.changedSinceFlush = []
-            return (state.tree, changed, state.generation)
-        }
-        guard let pending else {
-            let blocked = state.withLock { $0.writesBlocked && $0.isDirty }
-            guard blocked else { return .success(()) }
-            return .failure(
-                .unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten")
+            events.append(
+                Defaults.SuiteChange(
+                    suite: self,
+                    changes: changes,
+                    origin: .local,
+                    isPropagationSuppressed: isSuppressed
+                )
             )
         }
-        do {
-            try storage.write(pending.tree, changedKeys: pending.changed)
-        } catch {
-            // NB: retry with a growing delay, so a full disk is retried without a busy loop.
-            let delay = state.withLock { state -> Double? in
-                state.changedSinceFlush.formUnion(pending.changed)
-                guard !state.flushScheduled else { return nil }
-                state.flushScheduled = true
-                state.retryDelay = min(max(state.retryDelay * 2, 0.5), 30)
-                return state.retryDelay
+        return Delivery(events: events)
+    }
+
+    /// Committed local changes on their way to the change sinks.
+    struct Delivery {
+        let events: [Defaults.SuiteChange]
+
+        /// Hands the events to every change sink, on the calling thread.
+        func deliver() {
+            let sinks = Defaults.currentChangeSinks
+            guard !sinks.isEmpty else { return }
+            for event in events {
+                for sink in sinks { sink.deliver(event) }
             }
-            if let delay { scheduleFlush(after: .milliseconds(Int(delay * 1000))) }
-            return .failure(error)
         }
-        state.withLock { state in
-            state.persistedGeneration = max(state.persistedGeneration, pending.generation)
-            state.retryDelay = 0
-        }
-        return .success(())
     }
 
     // MARK: - UserDefaults
 
     private func refresh(_ name: String, from storage: UserDefaultsStorage) {
         let current = storage.value(forKey: name)
-        state.withLock { state in
+        store.state.withLock { state in
             guard state.tree[name] != current else { return }
             state.tree[name] = current
             state.cache[name] = nil
             state.generation &+= 1
-            state.persistedGeneration = state.generation
         }
     }
 }

@@ -37,7 +37,7 @@ extension Defaults.Suite {
     public static let standard: Defaults.Suite = {
         let directory = configurationDirectory(environment: ProcessInfo.processInfo.environment)
         return Defaults.Suite(
-            backend: .file(FileStorage(url: fileURL(forSuiteNamed: applicationIdentifier, in: directory))),
+            opening: fileURL(forSuiteNamed: applicationIdentifier, in: directory),
             errorHandler: nil,
             reportsLoadProblemsLater: true
         )

@@ -25,20 +25,33 @@ extension Defaults.Suite {
     /// - Throws: What `body` throws.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) rethrows -> Result {
+        let (result, delivery) = try runTransaction(isExclusive: false, body)
+        delivery?.deliver()
+        return result
+    }
+
+    /// Runs `body` as a transaction and commits it; returns the events to deliver, so a caller
+    /// holding the file's lock can deliver them after releasing it.
+    func runTransaction<Result>(isExclusive: Bool, _ body: () throws -> Result) rethrows -> (Result, Delivery?) {
         if let outer = TransactionScope.find(for: self) {
             let saved = outer.savePoint()
             do {
-                return try body()
+                return (try body(), nil)
             } catch {
                 outer.rollBack(to: saved)
                 throw error
             }
         }
-        let scope = state.withLock { state in
+        let scope = store.state.withLock { state in
             state.openTransactions += 1
-            return TransactionScope(suite: self, snapshot: state.tree, parent: TransactionScope.current)
+            return TransactionScope(
+                suite: self,
+                snapshot: state.tree,
+                parent: TransactionScope.current,
+                isExclusive: isExclusive
+            )
         }
-        defer { state.withLock { $0.openTransactions -= 1 } }
+        defer { store.state.withLock { $0.openTransactions -= 1 } }
         let result: Result
         do {
             result = try TransactionScope.$current.withValue(scope) { try body() }
@@ -48,8 +61,71 @@ extension Defaults.Suite {
         }
         // NB: closed first, so a task the body started writes directly from now on.
         let (writes, suppressedKeys) = scope.close()
-        if !writes.isEmpty { commit(suppressedKeys: suppressedKeys) { _ in writes } }
-        return result
+        guard !writes.isEmpty else { return (result, nil) }
+        return (result, committing(suppressedKeys: suppressedKeys) { _ in writes })
+    }
+
+    /// Runs `body` as one transaction that no other process can interleave with: a
+    /// read-modify-write across processes.
+    ///
+    /// For a file-backed suite it takes the file's exclusive lock (the one every writer of the file
+    /// takes, in every process), brings this suite up to the file's current contents, runs `body`,
+    /// commits its writes, writes the file, and only then releases the lock. So four processes that
+    /// each add one to a counter this way 250 times end at exactly 1,000:
+    ///
+    /// ```swift
+    /// try suite.exclusiveTransaction {
+    ///     suite[.launchCount] += 1
+    /// }
+    /// ```
+    ///
+    /// Everything ``transaction(_:)`` promises holds too: one change event, readers in this process
+    /// never see half of it, and if `body` throws nothing it wrote is kept. Observers are called
+    /// after the lock is released. Other processes' writers wait while `body` runs, so keep it short;
+    /// their readers do not wait.
+    ///
+    /// For an in-memory suite or one over `UserDefaults` it is a plain ``transaction(_:)``. Inside
+    /// another exclusive transaction on the same file it folds into that one; inside a plain
+    /// transaction on the same suite it stops the program, since the outer one could not hold the lock.
+    ///
+    /// - Parameter body: The work to do; it runs on the calling thread.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or a ``Defaults/StorageError`` when the file could not be
+    ///   locked, read or written (also reported to the error handler). A write that failed leaves
+    ///   the values in memory, and later flushes retry it, as after ``synchronize()``.
+    @discardableResult
+    public func exclusiveTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        if let outer = TransactionScope.find(for: self) {
+            precondition(
+                outer.isExclusive,
+                "Defaults: exclusiveTransaction cannot run inside a plain transaction on the same suite"
+            )
+            return try transaction(body)
+        }
+        guard case .file(let storage) = store.backend else { return try transaction(body) }
+        let outcome: (Result, Delivery?)
+        let written: Swift.Result<Void, Defaults.StorageError>
+        do {
+            try storage.lockExclusively()
+        } catch {
+            report(error)
+            throw error
+        }
+        do {
+            defer { storage.unlockExclusively() }
+            if case .failure(let error) = store.catchUpLocked(storage) {
+                report(error)
+                throw error
+            }
+            outcome = try runTransaction(isExclusive: true, body)
+            written = store.flushLocked(storage)
+        }
+        outcome.1?.deliver()
+        if case .failure(let error) = written {
+            report(error)
+            throw error
+        }
+        return outcome.0
     }
 }
 
@@ -84,20 +160,24 @@ final class TransactionScope: Sendable {
         let suppressedKeys: Set<String>
     }
 
+    /// The state the transaction is on: every suite on one file shares it.
     let suite: ObjectIdentifier
     let parent: TransactionScope?
+    /// Whether it holds the file's exclusive lock (``Defaults/Suite/exclusiveTransaction(_:)``).
+    let isExclusive: Bool
     private let buffer: Mutex<Buffer>
 
-    init(suite: Defaults.Suite, snapshot: [String: JSONValue], parent: TransactionScope?) {
-        self.suite = ObjectIdentifier(suite)
+    init(suite: Defaults.Suite, snapshot: [String: JSONValue], parent: TransactionScope?, isExclusive: Bool) {
+        self.suite = suite.stateIdentifier
         self.parent = parent
+        self.isExclusive = isExclusive
         self.buffer = Mutex(Buffer(snapshot: snapshot))
     }
 
     /// The open transaction on `suite` in this task or thread, if any.
     static func find(for suite: Defaults.Suite) -> TransactionScope? {
         var scope = current
-        let identifier = ObjectIdentifier(suite)
+        let identifier = suite.stateIdentifier
         while let candidate = scope {
             if candidate.suite == identifier, candidate.isOpen { return candidate }
             scope = candidate.parent

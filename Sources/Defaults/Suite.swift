@@ -17,71 +17,51 @@ extension Defaults {
     /// try suite.synchronize()
     /// ```
     ///
-    /// Two suites are equal only when they are the same instance.
+    /// A file is shared: several processes may use it at once, and a change made by another process
+    /// or by editing the file reaches this one's values and observers within milliseconds (see the
+    /// article "Sharing settings between processes"). Inside one process, every suite on the same file (the
+    /// same path once symlinks are resolved) shares one state: a write through one is read at once
+    /// through the others, and such suites are equal. Other suites are equal only to themselves.
     public final class Suite: Sendable, Hashable, CustomStringConvertible {
-        enum Backend: Sendable {
-            case memory
-            case file(FileStorage)
-            case userDefaults(UserDefaultsStorage)
+        /// The values and the machinery behind them; shared by every suite on the same file.
+        let store: Store
+        let errorHandler: (@Sendable (StorageError) -> Void)?
+        /// The file as this suite was given it; the store may know it by another path (symlinks).
+        private let location: URL?
+
+        init(store: Store, location: URL?, errorHandler: (@Sendable (StorageError) -> Void)?) {
+            self.store = store
+            self.location = location
+            self.errorHandler = errorHandler
+            store.attach(self)
         }
 
-        let backend: Backend
-        let state: Mutex<State>
-        let errorHandler: (@Sendable (StorageError) -> Void)?
-        /// Serialises file writes so replacements land in commit order.
-        let flushQueue = DispatchQueue(label: "Defaults.Suite.flush")
-
-        /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
-        package static let coalescingDelay = DispatchTimeInterval.milliseconds(50)
-
-        init(
-            backend: Backend,
+        /// Opens the suite on the file at `fileURL`, sharing the state of any suite already open on it.
+        convenience init(
+            opening fileURL: URL,
             errorHandler: (@Sendable (StorageError) -> Void)?,
             reportsLoadProblemsLater: Bool = false
         ) {
-            self.backend = backend
-            self.errorHandler = errorHandler
-            var initial = State()
-            var problem: StorageError?
-            if case .file(let storage) = backend {
-                switch storage.load() {
-                case .loaded(let members):
-                    initial.tree = members
-                case .movedAside(let error):
-                    problem = error
-                case .unreadable(let error):
-                    problem = error
-                    initial.writesBlocked = true
-                }
+            let (store, problems) = FileStores.store(for: fileURL)
+            self.init(store: store, location: fileURL.standardizedFileURL, errorHandler: errorHandler)
+            guard !problems.isEmpty else { return }
+            // NB: the standard suite is built inside Swift's one-time initialisation of a static,
+            // which holds a lock: a handler that read `.standard` would wait forever.
+            if reportsLoadProblemsLater {
+                let handler = errorHandler
+                DispatchQueue.global()
+                    .async {
+                        for problem in problems { (handler ?? Defaults.errorHandler)(problem) }
+                    }
+            } else {
+                for problem in problems { report(problem) }
             }
-            self.state = Mutex(initial)
-            if let problem {
-                // NB: the standard suite is built inside Swift's one-time initialisation of a
-                // static, which holds a lock: a handler that read `.standard` would wait forever.
-                if reportsLoadProblemsLater {
-                    let handler = errorHandler
-                    DispatchQueue.global().async { (handler ?? Defaults.errorHandler)(problem) }
-                } else {
-                    report(problem)
-                }
-            }
-            if case .file = backend { LiveSuites.register(self) }
         }
 
         deinit {
-            guard case .file(let storage) = backend else { return }
-            LiveSuites.unregister(self)
-            // NB: no flush can be running: a running flush holds a strong reference to the suite.
-            let pending = state.withLock { state -> (tree: [String: JSONValue], changed: Set<String>)? in
-                state.isDirty && !state.writesBlocked ? (state.tree, state.changedSinceFlush) : nil
-            }
-            if let pending {
-                do {
-                    try storage.write(pending.tree, changedKeys: pending.changed)
-                } catch {
-                    report(error)
-                }
-            }
+            guard store.detach(ObjectIdentifier(self)), case .file = store.backend else { return }
+            // The last suite on the file: write what is pending now, and report to this suite.
+            if case .failure(let error) = store.flushNow() { report(error) }
         }
 
         /// Creates a suite stored in the file at `fileURL`, reading it now if it exists.
@@ -93,7 +73,7 @@ extension Defaults {
         ///   - fileURL: The JSON file to use.
         ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
         public convenience init(fileURL: URL, errorHandler: (@Sendable (StorageError) -> Void)? = nil) {
-            self.init(backend: .file(FileStorage(url: fileURL)), errorHandler: errorHandler)
+            self.init(opening: fileURL, errorHandler: errorHandler)
         }
 
         /// Creates a suite named `name` in the XDG configuration directory:
@@ -115,29 +95,30 @@ extension Defaults {
 
         /// Creates a suite that lives in memory only, for tests and previews.
         public static func inMemory() -> Suite {
-            Suite(backend: .memory, errorHandler: nil)
+            Suite(store: Store(backend: .memory), location: nil, errorHandler: nil)
         }
 
         /// The file this suite reads and writes, if it is file-backed.
-        public var fileURL: URL? {
-            guard case .file(let storage) = backend else { return nil }
-            return storage.url
-        }
+        public var fileURL: URL? { location }
 
         /// A short description naming the suite's storage.
         public var description: String {
-            switch backend {
+            switch store.backend {
             case .memory: return "Defaults.Suite(inMemory)"
-            case .file(let storage): return "Defaults.Suite(file: \(storage.url.path))"
+            case .file: return "Defaults.Suite(file: \(location?.path ?? ""))"
             case .userDefaults: return "Defaults.Suite(userDefaults)"
             }
         }
 
-        /// Suites are equal only when they are the same instance.
-        public static func == (lhs: Suite, rhs: Suite) -> Bool { lhs === rhs }
+        /// Suites are equal when they share one state: the same instance, or suites on the same file.
+        public static func == (lhs: Suite, rhs: Suite) -> Bool { lhs.store === rhs.store }
 
-        /// Hashes the suite's identity.
-        public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+        /// Hashes the identity of the state the suite shares.
+        public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(store)) }
+
+        /// The identity of the state this suite shares with every suite on the same file; observers
+        /// and transactions are keyed by it.
+        package var stateIdentifier: ObjectIdentifier { ObjectIdentifier(store) }
 
         func report(_ error: StorageError) {
             (errorHandler ?? Defaults.errorHandler)(error)
@@ -145,7 +126,7 @@ extension Defaults {
 
         /// The number of times this suite has replaced its file; for tests of coalescing.
         package var fileReplacementCount: Int {
-            guard case .file(let storage) = backend else { return 0 }
+            guard case .file(let storage) = store.backend else { return 0 }
             return storage.replacementCount
         }
     }
@@ -158,21 +139,27 @@ extension Defaults.Suite {
         var tree: [String: JSONValue] = [:]
         /// Decoded values by key name, for the type they were decoded as.
         var cache: [String: CacheEntry] = [:]
-        /// Bumped on every committed change.
+        /// Bumped on every committed change, local or external.
         var generation: UInt64 = 0
-        /// The generation last written to the file.
-        var persistedGeneration: UInt64 = 0
-        /// Keys changed since the last successful write: a write applies these to the file as it
-        /// is then, so keys another suite on the same file wrote meanwhile are not lost.
+        /// File stores: keys changed here since the last successful write.
+        ///
+        /// A write applies these to the file as it is then, so keys another process wrote meanwhile are not lost; the file
+        /// watcher leaves them alone, so an unflushed local change wins until its flush.
         var changedSinceFlush: Set<String> = []
+        /// Set while a flush has taken `changedSinceFlush` and not finished.
+        var flushInFlight = false
         var flushScheduled = false
         var retryDelay = 0.0
         /// Set when the file exists but could not be read: it must not be overwritten.
         var writesBlocked = false
+        /// The file's bytes as this process last read or wrote them; `nil` when there was no file.
+        ///
+        /// A watcher event that finds the same bytes (this process's own write) is no change.
+        var fileBytes: [UInt8]?
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
 
-        var isDirty: Bool { generation != persistedGeneration }
+        var isDirty: Bool { !changedSinceFlush.isEmpty }
     }
 
     /// A decoded value, or the fact that the stored value did not decode as `type`.
@@ -198,33 +185,5 @@ extension Defaults.Suite {
     package final class Box<Value: Sendable>: Sendable {
         package let value: Value
         package init(_ value: Value) { self.value = value }
-    }
-}
-
-/// File-backed suites still alive, flushed when the process exits normally.
-enum LiveSuites {
-    private struct WeakSuite: @unchecked Sendable {  // only the weak reference, read under the lock
-        weak var suite: Defaults.Suite?
-    }
-
-    private static let suites = Mutex<[ObjectIdentifier: WeakSuite]>([:])
-    private static let installExitHandler: Void = {
-        atexit { LiveSuites.flushAll() }
-    }()
-
-    static func register(_ suite: Defaults.Suite) {
-        _ = installExitHandler
-        suites.withLock { $0[ObjectIdentifier(suite)] = WeakSuite(suite: suite) }
-    }
-
-    static func unregister(_ suite: Defaults.Suite) {
-        suites.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(suite)) }
-    }
-
-    static func flushAll() {
-        let alive = suites.withLock { $0.values.compactMap(\.suite) }
-        for suite in alive {
-            try? suite.synchronize()
-        }
     }
 }

@@ -96,7 +96,7 @@ final class Debouncer<C: Clock<Duration>>: Sendable {
     }
 
     func record(_ change: Defaults.SuiteChange) {
-        let suite = ObjectIdentifier(change.suite)
+        let suite = change.suite.stateIdentifier
         let changed = change.changes.keys.compactMap { keysByAddress[KeyAddress(suite: suite, name: $0)] }
         guard !changed.isEmpty else { return }
         let deadline = clock.now.advanced(by: quietPeriod)

@@ -3,11 +3,12 @@ import Defaults
 extension Defaults {
     /// Calls `handler` with the old and new value each time `key` changes.
     ///
-    /// The handler runs synchronously on the thread that wrote, after the write is committed and
-    /// outside every lock, before the write returns; it may read and write the store. Changes made
-    /// by another process or by editing the file are not watched yet (a later release delivers them
-    /// from the store's own thread). A write that
-    /// leaves the stored value as it was is not a change, and writes made inside
+    /// For a write in this process, the handler runs synchronously on the thread that wrote, after
+    /// the write is committed and outside every lock, before the write returns; it may read and
+    /// write the store. A change made by another process or by editing the file is delivered on a
+    /// serial queue of the file's own, once it has been read and applied, in the order such changes
+    /// were read (see "Sharing settings between processes" in the `Defaults` documentation). A
+    /// write that leaves the stored value as it was is not a change, and writes made inside
     /// ``Defaults/withoutPropagation(_:)-(()->Result)`` are not delivered.
     ///
     /// ```swift

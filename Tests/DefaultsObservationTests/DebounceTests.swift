@@ -1,4 +1,5 @@
 import DefaultsObservation
+import DefaultsTestSupport
 import Testing
 
 @Suite struct DebounceTests {

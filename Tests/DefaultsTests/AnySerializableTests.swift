@@ -123,7 +123,7 @@ import Testing
                         "largest": .number("18446744073709551615"),
                     ])
             )
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             let magic = reader[Defaults.Key<[String: Defaults.AnySerializable]>("magic", default: [:], suite: reader)]
             #expect(magic.count == 8)
             #expect(magic["count"]?.get(Int.self) == 3)

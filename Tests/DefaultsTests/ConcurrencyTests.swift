@@ -49,7 +49,7 @@ import Testing
             #expect((0..<writes).contains(final))
             try suite.synchronize()
             #expect(try storeFileObject(file)["contended"] as? Int == final)
-            #expect(try storeDirectoryListing(directory) == ["settings.json"])
+            #expect(try storeDirectoryListing(directory) == ["settings.json", "settings.json.lock"])
         }
     }
 
@@ -100,7 +100,7 @@ import Testing
             #expect(final.isComplete)
             #expect(final != initial)
             try suite.synchronize()
-            let reopened = Defaults.Suite(fileURL: file)
+            let reopened = try storeSuiteOnACopy(of: file)
             #expect(Defaults[Defaults.Key<Payload>("payload", default: initial, suite: reopened)] == final)
         }
     }
@@ -129,7 +129,7 @@ import Testing
             let values = Set(object.values.compactMap { $0 as? Int })
             #expect(values.count <= 1, "a transaction writes every key with one value: \(object)")
             #expect(object.isEmpty || object.count == keys.count)
-            #expect(try storeDirectoryListing(directory) == ["settings.json"])
+            #expect(try storeDirectoryListing(directory) == ["settings.json", "settings.json.lock"])
             let memory = Set(keys.map { Defaults[$0] })
             #expect(memory.count == 1)
         }

@@ -27,7 +27,7 @@ import Testing
                         "accents": .array([.string("é"), .string("🎨")]),
                     ])
             )
-            try withStorableSuite(file.makeSuite()) { _ in
+            try withStorableSuite(try file.makeReader()) { _ in
                 #expect(VisualSettings.read() == Self.bright)
             }
             #expect(file.errors.errors.isEmpty)
@@ -44,7 +44,7 @@ import Testing
                 try suite.synchronize()
             }
             #expect(Set(try file.members().keys) == ["settings.bright", "settings.dim"])
-            try withStorableSuite(file.makeSuite()) { _ in
+            try withStorableSuite(try file.makeReader()) { _ in
                 #expect(VisualSettings.read(forKey: "settings.bright") == Self.bright)
                 #expect(VisualSettings.read(forKey: "settings.dim") == Self.dim)
                 #expect(VisualSettings.read() == nil)

@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -6,26 +7,37 @@ import Testing
 
 /// Two suites on one file, symlinked files, and error handlers that call back into the store.
 @Suite struct FileSharingTests {
-    @Test func twoSuitesOnOneFileDoNotEraseEachOthersKeys() throws {
+    @Test func twoSuitesOnOneFileShareOneState() throws {
         try withStoreTemporaryDirectory { directory in
             let url = storeSettingsURL(in: directory)
             let first = Defaults.Suite(fileURL: url)
             let second = Defaults.Suite(fileURL: url)
-            first[Defaults.Key<Int>("a", default: 0, suite: first)] = 1
-            second[Defaults.Key<Int>("b", default: 0, suite: second)] = 2
+            let a = Defaults.Key<Int>("a", default: 0, suite: first)
+            let b = Defaults.Key<Int>("b", default: 0, suite: second)
+            first[a] = 1
+            // Read at once through the other suite, before any flush.
+            #expect(second[Defaults.Key<Int>("a", default: 0, suite: second)] == 1)
+            second[b] = 2
+            #expect(first[Defaults.Key<Int>("b", default: 0, suite: first)] == 2)
+            Defaults.reset("a", suite: second)
+            #expect(first[a] == 0)
             try first.synchronize()
-            try second.synchronize()
-            first[Defaults.Key<Int>("a", default: 0, suite: first)] = 3
-            try first.synchronize()
-            let reopened = Defaults.Suite(fileURL: url)
-            #expect(reopened[Defaults.Key<Int>("a", default: 0, suite: reopened)] == 3)
-            #expect(reopened[Defaults.Key<Int>("b", default: 0, suite: reopened)] == 2)
-            // A key the other suite removed stays removed when this one writes something else.
-            Defaults.reset("b", suite: second)
-            try second.synchronize()
-            first[Defaults.Key<Int>("c", default: 0, suite: first)] = 4
-            try first.synchronize()
-            #expect(try storeFileObject(url).keys.sorted() == ["a", "c"])
+            #expect(try storeFileObject(url).keys.sorted() == ["b"])
+            #expect(first.fileReplacementCount == second.fileReplacementCount)
+        }
+    }
+
+    @Test func aSuiteOnASymlinkToTheFileSharesItsState() throws {
+        try withStoreTemporaryDirectory { directory in
+            let real = storeSettingsURL(in: directory)
+            let link = directory.appendingPathComponent("link.json")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+            let viaFile = Defaults.Suite(fileURL: real)
+            let viaLink = Defaults.Suite(fileURL: link)
+            viaLink[Defaults.Key<String>("s", default: "", suite: viaLink)] = "shared"
+            #expect(viaFile[Defaults.Key<String>("s", default: "", suite: viaFile)] == "shared")
+            #expect(viaFile == viaLink)
+            #expect(viaLink.fileURL?.path == link.path, "each suite still names the file as it was given")
         }
     }
 

@@ -41,7 +41,7 @@ import Testing
             Defaults[Defaults.Key<String?>("name", suite: writer)] = "n\u{E9}"
             try writer.synchronize()
 
-            let reader = Defaults.Suite(fileURL: file)
+            let reader = try storeSuiteOnACopy(of: file)
             #expect(Defaults[Defaults.Key<Int>("count", default: 0, suite: reader)] == 12)
             #expect(Defaults[Defaults.Key<String?>("name", suite: reader)] == "n\u{E9}")
         }
@@ -172,7 +172,7 @@ import Testing
                 try suite.synchronize()
             }
 
-            #expect(try storeDirectoryListing(directory) == ["settings.json"])
+            #expect(try storeDirectoryListing(directory) == ["settings.json", "settings.json.lock"])
             #expect(try storeInode(file) != firstInode, "the file must be replaced by rename, not rewritten in place")
             let oldContent = [UInt8](try oldReader.readToEnd() ?? Data())
             #expect(oldContent == firstBytes, "a reader of the old file must still see the complete old document")

@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsTestSupport
 import Foundation
 import Testing
 
@@ -17,7 +18,9 @@ import Testing
             let object = try storeFileObject(file)
             #expect(object["greeting"] as? String == "saved at exit")
             #expect(try storePermissions(file) == 0o600)
-            #expect(try storeDirectoryListing(file.deletingLastPathComponent()) == ["settings.json"])
+            #expect(
+                try storeDirectoryListing(file.deletingLastPathComponent()) == ["settings.json", "settings.json.lock"]
+            )
         }
     }
 
@@ -53,7 +56,8 @@ import Testing
             #expect(lines.dropFirst(4).first == "after lifting the limit: true")
             #expect(lines.count == 5, "\(result.output)")
             #expect(try storeFileObject(file)["setting"] as? String == value)
-            let leftovers = try storeDirectoryListing(directory).filter { $0 != "settings.json" }
+            let leftovers = try storeDirectoryListing(directory)
+                .filter { $0 != "settings.json" && $0 != "settings.json.lock" }
             #expect(leftovers.isEmpty, "no temporary file may be left: \(leftovers)")
         }
     }

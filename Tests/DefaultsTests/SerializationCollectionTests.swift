@@ -110,7 +110,7 @@ import Testing
             try suite.synchronize()
             #expect(suite.fileReplacementCount == 1)
             #expect(try file.bytes() == before)
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             #expect(reader[Defaults.Key<Set<Int>>("numbers", default: [], suite: reader)] == small)
         }
     }

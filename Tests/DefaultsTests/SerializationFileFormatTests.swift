@@ -63,7 +63,7 @@ import Testing
             writer[Defaults.Key<Defaults.AnySerializable>("deep", default: nil, suite: writer)] = deep
             try? writer.synchronize()
 
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             #expect(reader[Defaults.Key<String>("keep", default: "", suite: reader)] == "precious")
             let corrupt = file.errors.errors.filter { error in
                 if case .corruptFile = error { return true }

@@ -28,7 +28,7 @@ import Testing
 
             let members = try file.members()
             #expect(Set(members.keys) == Set(Self.names))
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             for (index, name) in Self.names.enumerated() {
                 #expect(
                     reader[Defaults.Key<Int>(name, default: -1, suite: reader)] == index,

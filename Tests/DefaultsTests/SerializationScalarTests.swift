@@ -88,7 +88,7 @@ import Testing
             let writer = file.makeSuite()
             writer[Defaults.Key<Float>("ratio", default: 0, suite: writer)] = 0.1
             try writer.synchronize()
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             // NB: widened first, it would read as 0.10000000149011612.
             #expect(reader[Defaults.Key<Double>("ratio", default: 0, suite: reader)] == 0.1)
             #expect(reader[Defaults.Key<Float>("ratio", default: 0, suite: reader)] == Float(0.1))
@@ -187,7 +187,7 @@ import Testing
             writer[Defaults.Key<String>("other", default: "", suite: writer)] = "kept"
             try writer.synchronize()
             #expect(try file.members()["count"] == .number("7"))
-            let firstReader = file.makeSuite()
+            let firstReader = try file.makeReader()
             #expect(firstReader[Defaults.Key<Int?>("count", suite: firstReader)] == 7)
 
             writer[key] = nil
@@ -196,7 +196,7 @@ import Testing
             let members = try file.members()
             #expect(members["count"] == nil)
             #expect(members["other"] == .string("kept"))
-            let secondReader = file.makeSuite()
+            let secondReader = try file.makeReader()
             #expect(secondReader[Defaults.Key<Int?>("count", suite: secondReader)] == nil)
             #expect(file.errors.errors.isEmpty)
         }

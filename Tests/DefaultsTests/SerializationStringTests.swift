@@ -102,7 +102,7 @@ import Testing
             try writer.synchronize()
             #expect(writer.fileReplacementCount == 2)
 
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             #expect(
                 Array(reader[Defaults.Key<String>("word", default: "", suite: reader)].utf8).suffix(3) == [
                     0x65, 0xCC, 0x81,

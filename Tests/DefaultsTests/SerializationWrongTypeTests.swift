@@ -9,7 +9,8 @@ import Testing
             writer[Defaults.Key<String>("count", default: "", suite: writer)] = "twelve"
             try writer.synchronize()
 
-            let reader = file.makeSuite()
+            let copy = try file.copy()
+            let reader = copy.makeSuite()
             let asInt = Defaults.Key<Int>("count", default: 5, suite: reader)
             #expect(reader[asInt] == 5)
             #expect(asInt.isDefaultValue)
@@ -19,7 +20,7 @@ import Testing
             reader[Defaults.Key<Bool>("unrelated", default: false, suite: reader)] = true
             try reader.synchronize()
             #expect(reader.fileReplacementCount == 1)
-            let members = try file.members()
+            let members = try copy.members()
             #expect(members["count"] == .string("twelve"))
             #expect(members["unrelated"] == .bool(true))
             #expect(file.errors.errors.isEmpty)
@@ -95,12 +96,13 @@ import Testing
             writer[Defaults.Key<[String: Int]>("point", default: [:], suite: writer)] = ["x": 1]
             try writer.synchronize()
 
-            let reader = file.makeSuite()
+            let copy = try file.copy()
+            let reader = copy.makeSuite()
             let fallback = Point(x: 0, y: 0)
             #expect(reader[Defaults.Key<Point>("point", default: fallback, suite: reader)] == fallback)
             reader[Defaults.Key<Int>("other", default: 0, suite: reader)] = 1
             try reader.synchronize()
-            #expect(try file.members()["point"] == .object(["x": .number("1")]))
+            #expect(try copy.members()["point"] == .object(["x": .number("1")]))
         }
     }
 }

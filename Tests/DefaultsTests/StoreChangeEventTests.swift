@@ -24,7 +24,7 @@ import Testing
         #expect(events[1].valueChanges == ["count": StoreValueChange(.number("1"), .number("2"))])
         #expect(events[2].valueChanges == ["name": StoreValueChange(nil, .string("n"))])
         #expect(events[3].valueChanges == ["count": StoreValueChange(.number("2"), nil)])
-        #expect(events.allSatisfy { $0.origin == .local && !$0.isPropagationSuppressed && $0.suite === suite })
+        #expect(events.allSatisfy { $0.origin == .local && !$0.isPropagationSuppressed && $0.suite == suite })
     }
 
     @Test func aWriteOfTheStoredValueMakesNoEventAndNoFileReplacement() throws {
@@ -157,7 +157,7 @@ import Testing
         Defaults[Defaults.Key<Int>("m", default: 0, suite: other)] = 3
         #expect(recorder.events.count == 1)
         #expect(otherRecorder.events.count == 2)
-        #expect(otherRecorder.events.allSatisfy { $0.suite === other })
+        #expect(otherRecorder.events.allSatisfy { $0.suite == other })
     }
 
     /// Each write must reach the sink through the same few frames, however many writes came before.

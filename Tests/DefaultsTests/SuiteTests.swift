@@ -124,7 +124,7 @@ import Testing
         #expect(Defaults[Defaults.Key<Int>("n", default: 0, suite: second)] == 0)
     }
 
-    @Test func suitesAreHashableByIdentity() throws {
+    @Test func suitesAreEqualWhenTheyShareOneState() throws {
         let first = Defaults.Suite.inMemory()
         let second = Defaults.Suite.inMemory()
         #expect(first == first)
@@ -134,9 +134,14 @@ import Testing
             let file = storeSettingsURL(in: directory)
             let byFile = Defaults.Suite(fileURL: file)
             let sameFile = Defaults.Suite(fileURL: file)
-            #expect(byFile != sameFile, "two suites on one file are still two suites")
-            #expect(byFile == byFile)
-            #expect(Set([byFile, sameFile]).count == 2)
+            let otherFile = Defaults.Suite(fileURL: directory.appendingPathComponent("other.json"))
+            #expect(byFile == sameFile, "two suites on one file share its state")
+            #expect(byFile !== sameFile)
+            #expect(byFile != otherFile)
+            #expect(Set([byFile, sameFile, otherFile]).count == 2)
+            #expect(
+                Defaults.Key<Int>("n", default: 0, suite: byFile) == Defaults.Key<Int>("n", default: 0, suite: sameFile)
+            )
         }
     }
 }

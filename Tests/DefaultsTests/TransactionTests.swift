@@ -91,7 +91,7 @@ import Testing
             #expect(event.valueChanges["width"] == StoreValueChange(nil, .number("1024")))
             #expect(event.valueChanges["title"] == StoreValueChange(.string("old"), nil))
             #expect(event.origin == .local)
-            #expect(event.suite === suite)
+            #expect(event.suite == suite)
 
             try suite.synchronize()
             #expect(suite.fileReplacementCount - replacementsBefore == 1)

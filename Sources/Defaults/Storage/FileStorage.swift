@@ -11,10 +11,18 @@ import Musl
 ///
 /// Every replacement is atomic: the new content goes to a temporary file created with mode 0600 in
 /// the same directory, is flushed with `fsync`, renamed over the old file, and the directory is
-/// flushed too. Directories it creates get mode 0700.
+/// flushed too. Directories it creates get mode 0700. Writers hold ``lock``; readers take no lock.
 package final class FileStorage: Sendable {
-    /// The file this storage owns.
+    /// The file as the suite was given it.
     package let url: URL
+    /// The file's path with every symlink resolved: where it is read, written, locked and watched.
+    let path: String
+    /// The directory that holds ``path``.
+    let directory: String
+    /// The last component of ``path``.
+    let fileName: String
+    /// Serialises read-merge-replace cycles, in this process and across processes.
+    let lock: FileLock
     private let replacements = Atomic<Int>(0)
 
     /// The number of times the file has been replaced; tests use it to check coalescing.
@@ -22,60 +30,144 @@ package final class FileStorage: Sendable {
 
     package init(url: URL) {
         self.url = url.standardizedFileURL
+        self.path = Self.canonicalPath(self.url.path)
+        self.directory = (path as NSString).deletingLastPathComponent
+        self.fileName = (path as NSString).lastPathComponent
+        self.lock = FileLock(path: path + ".lock")
     }
 
-    /// What loading the file found.
-    package enum LoadResult {
-        /// The file's top-level members (empty when there is no file yet).
-        case loaded([String: JSONValue])
+    // MARK: - Locking
+
+    /// Takes the file's exclusive lock (see ``FileLock``); balance it with ``unlockExclusively()``.
+    ///
+    /// - Throws: `writeFailed` naming this file, when the lock file cannot be created or locked.
+    func lockExclusively() throws(Defaults.StorageError) {
+        do {
+            try lock.lockExclusively()
+        } catch {
+            throw .writeFailed(url: url, reason: "locking \(lock.path): \(error.description)")
+        }
+    }
+
+    /// Releases what ``lockExclusively()`` took.
+    func unlockExclusively() {
+        lock.unlockExclusively()
+    }
+
+    /// Runs `body` holding the file's exclusive lock; the lock is released on every path.
+    func withExclusiveLock<Result>(
+        _ body: () throws(Defaults.StorageError) -> Result
+    ) throws(Defaults.StorageError) -> Result {
+        try lockExclusively()
+        defer { unlockExclusively() }
+        return try body()
+    }
+
+    // MARK: - Reading
+
+    /// What reading the file found.
+    enum ReadResult {
+        /// There is no file (or a parent of it is not a directory).
+        case missing
+        /// The file's top-level members, and its bytes.
+        case parsed([String: JSONValue], bytes: [UInt8])
+        /// The file is there but is not a JSON object: why, and its bytes.
+        case broken(reason: String, bytes: [UInt8])
+        /// The file could not be read.
+        case unreadable(Defaults.StorageError)
+
+        /// The bytes read, when the file was there and readable.
+        var bytes: [UInt8]? {
+            switch self {
+            case .parsed(_, let bytes), .broken(_, let bytes): return bytes
+            case .missing, .unreadable: return nil
+            }
+        }
+    }
+
+    /// Reads and parses the file, without taking any lock: writers replace it by rename, so this
+    /// sees one whole version of it.
+    func read() -> ReadResult {
+        let bytes: [UInt8]
+        do {
+            guard let read = try readFile() else { return .missing }
+            bytes = read
+        } catch {
+            return .unreadable(.unreadableFile(url: url, reason: error.description))
+        }
+        do {
+            if let members = try Self.members(of: bytes) {
+                return .parsed(members, bytes: bytes)
+            }
+            return .broken(reason: "the top level is not a JSON object", bytes: bytes)
+        } catch {
+            return .broken(reason: bytes.isEmpty ? "the file is empty" : error.description, bytes: bytes)
+        }
+    }
+
+    /// What opening the file found.
+    enum LoadResult {
+        /// The file's top-level members and bytes (none when there is no file yet).
+        case loaded([String: JSONValue], bytes: [UInt8]?)
         /// The file was corrupt and moved aside; start from defaults.
         case movedAside(Defaults.StorageError)
         /// The file is there but could not be read or moved: never write over it.
         case unreadable(Defaults.StorageError)
     }
 
-    /// Reads and parses the file.
-    package func load() -> LoadResult {
-        let bytes: [UInt8]
-        do {
-            guard let read = try readFile() else { return .loaded([:]) }
-            bytes = read
-        } catch {
-            return .unreadable(.unreadableFile(url: url, reason: error.description))
-        }
-        let reason: String
-        do {
-            if let members = try Self.members(of: bytes) {
-                return .loaded(members)
+    /// Reads the file for a suite being opened; a corrupt file is moved aside under the lock.
+    func load() -> LoadResult {
+        switch read() {
+        case .missing:
+            return .loaded([:], bytes: nil)
+        case .parsed(let members, let bytes):
+            return .loaded(members, bytes: bytes)
+        case .unreadable(let error):
+            return .unreadable(error)
+        case .broken(let reason, _):
+            // NB: under the lock, and read again: another process may have just replaced it.
+            let locked = (try? lock.lockExclusively()) != nil
+            defer { if locked { lock.unlockExclusively() } }
+            switch locked ? read() : .broken(reason: reason, bytes: []) {
+            case .missing:
+                return .loaded([:], bytes: nil)
+            case .parsed(let members, let bytes):
+                return .loaded(members, bytes: bytes)
+            case .unreadable(let error):
+                return .unreadable(error)
+            case .broken(let reason, _):
+                switch moveAside(reason: reason) {
+                case .success(let report): return .movedAside(report)
+                case .failure(let report): return .unreadable(report)
+                }
             }
-            reason = "the top level is not a JSON object"
-        } catch {
-            reason = bytes.isEmpty ? "the file is empty" : error.description
         }
-        return moveAside(reason: reason)
     }
 
-    private func moveAside(reason: String) -> LoadResult {
+    /// Renames a corrupt file to `<file>.corrupt-<timestamp>`, keeping its bytes as they are.
+    ///
+    /// - Returns: The `corruptFile` report on success; an `unreadableFile` one when it could not be moved.
+    func moveAside(reason: String) -> Result<Defaults.StorageError, Defaults.StorageError> {
         var stamp = Date.now.formatted(
             Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted).year().month().day()
                 .time(includingFractionalSeconds: false)
         )
         stamp.removeAll { $0 == "T" }
-        var destination = URL(fileURLWithPath: url.path + ".corrupt-" + stamp)
+        var destination = URL(fileURLWithPath: path + ".corrupt-" + stamp)
         var attempt = 1
         while access(destination.path, F_OK) == 0 {
             attempt += 1
-            destination = URL(fileURLWithPath: url.path + ".corrupt-" + stamp + "-\(attempt)")
+            destination = URL(fileURLWithPath: path + ".corrupt-" + stamp + "-\(attempt)")
         }
-        guard rename(url.path, destination.path) == 0 else {
+        guard rename(path, destination.path) == 0 else {
             let failure = SystemError.current("moving the corrupt file aside")
-            return .unreadable(.unreadableFile(url: url, reason: "\(reason); \(failure)"))
+            return .failure(.unreadableFile(url: url, reason: "\(reason); \(failure)"))
         }
-        return .movedAside(.corruptFile(url: url, movedTo: destination, reason: reason))
+        return .success(.corruptFile(url: url, movedTo: destination, reason: reason))
     }
 
     private func readFile() throws(SystemError) -> [UInt8]? {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
             // NB: ENOTDIR: a parent is a regular file, so there is no file yet either; writing
             // reports that obstacle, and succeeds once it is gone.
@@ -83,53 +175,32 @@ package final class FileStorage: Sendable {
             throw SystemError.current("opening")
         }
         defer { close(descriptor) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var info = stat()
+        let expected = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        // NB: a directory in the file's place holds no settings; writing reports that obstacle
+        // (a rename cannot replace a directory, so nothing in it is at risk).
+        if (info.st_mode & S_IFMT) == S_IFDIR { return nil }
+        var result = [UInt8](repeating: 0, count: max(expected, 0) + 1)
+        var count = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
+            if count == result.count { result.append(contentsOf: repeatElement(0, count: max(result.count, 4096))) }
+            let read = result.withUnsafeMutableBytes { buffer in
+                Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+            }
+            if read < 0 {
                 if errno == EINTR { continue }
                 throw SystemError.current("reading")
             }
-            if count == 0 { return result }
-            result.append(contentsOf: chunk[0..<count])
-        }
-    }
-
-    /// Serialises read-merge-write cycles of every file in this process.
-    private static let mergeLock = Mutex(())
-
-    /// Replaces the file, atomically, with `members` merged into what the file holds now.
-    ///
-    /// Only `changedKeys` are taken from `members`; every other key is taken from the file as it is
-    /// at this moment, so another suite on the same file does not lose the keys it wrote since this
-    /// one loaded. When there is no file, or it no longer parses, all of `members` is written.
-    package func write(_ members: [String: JSONValue], changedKeys: Set<String>) throws(Defaults.StorageError) {
-        try Self.mergeLock.withLock { _ throws(Defaults.StorageError) in
-            var document = members
-            if case .loaded(let current) = loadForMerge() {
-                document = current
-                for name in changedKeys { document[name] = members[name] }
+            if read == 0 {
+                result.removeSubrange(count...)
+                return result
             }
-            do {
-                try writeAtomically(JSONWriter.prettyBytes(.object(document)))
-            } catch let failure as SystemError {
-                throw .writeFailed(url: url, reason: failure.description)
-            } catch {
-                throw .writeFailed(url: url, reason: "\(error)")
-            }
+            count += read
         }
-        replacements.add(1, ordering: .relaxed)
-    }
-
-    /// The file's members for a merge; nothing when it is missing, unreadable or does not parse.
-    private func loadForMerge() -> LoadResult? {
-        guard let bytes = try? readFile(), let members = try? Self.members(of: bytes) else { return nil }
-        return .loaded(members)
     }
 
     /// The top-level members of a settings document; `nil` when its top level is not an object.
-    private static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
+    static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
         var document = bytes[...]
         // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one.
         if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
@@ -137,14 +208,31 @@ package final class FileStorage: Sendable {
         return members
     }
 
+    // MARK: - Writing
+
+    /// Replaces the file, atomically, with `document`; the caller holds ``lock`` exclusively.
+    ///
+    /// Temporary files left by writers of this file that died are removed first.
+    ///
+    /// - Returns: The bytes written.
+    func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> [UInt8] {
+        let bytes = JSONWriter.prettyBytes(.object(document))
+        do {
+            try createDirectory(directory)
+            removeTemporaryFilesOfDeadWriters()
+            try writeAtomically(bytes)
+        } catch {
+            throw .writeFailed(url: url, reason: error.description)
+        }
+        replacements.add(1, ordering: .relaxed)
+        return bytes
+    }
+
+    /// The prefix of this file's temporary files; the writer's pid follows it.
+    private var temporaryPrefix: String { "." + fileName + ".tmp-" }
+
     private func writeAtomically(_ bytes: [UInt8]) throws(SystemError) {
-        // NB: a symlinked file (dotfile managers) is replaced where it really lives, keeping the link.
-        let target = Self.resolvingSymlink(url.path)
-        let directory = (target as NSString).deletingLastPathComponent
-        try createDirectory(directory)
-        let temporary =
-            directory + "/." + (target as NSString).lastPathComponent
-            + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let temporary = directory + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemError.current("creating a temporary file") }
         var succeeded = false
@@ -158,7 +246,7 @@ package final class FileStorage: Sendable {
             try writeAll(bytes, to: descriptor)
             guard fsync(descriptor) == 0 else { throw SystemError.current("flushing the temporary file") }
         }
-        guard rename(temporary, target) == 0 else { throw SystemError.current("renaming into place") }
+        guard rename(temporary, path) == 0 else { throw SystemError.current("renaming into place") }
         succeeded = true
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryDescriptor >= 0 {
@@ -181,6 +269,58 @@ package final class FileStorage: Sendable {
         }
     }
 
+    /// Removes this file's temporary files whose writer is no longer running.
+    ///
+    /// Called with the lock held, so no live writer of this file in this process has one open
+    /// either: this process's own leftovers (a failed `unlink`) go too.
+    private func removeTemporaryFilesOfDeadWriters() {
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        let prefix = temporaryPrefix
+        let own = getpid()
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix) else { continue }
+            let rest = name.dropFirst(prefix.count)
+            guard let pid = rest.split(separator: "-", maxSplits: 1).first.flatMap({ pid_t($0) }), pid > 0 else {
+                continue
+            }
+            // NB: ESRCH only: EPERM means a live process of another user.
+            if pid == own || (kill(pid, 0) != 0 && errno == ESRCH) {
+                unlink(directory + "/" + name)
+            }
+        }
+    }
+
+    // MARK: - Paths
+
+    /// `path` with symlinks resolved: its own, and those of its deepest existing ancestor.
+    ///
+    /// A file that does not exist yet resolves through its parent, so two suites on one new file
+    /// agree before either has written it.
+    private static func canonicalPath(_ path: String) -> String {
+        var missing: [String] = []
+        // NB: a dangling symlink (a dotfile manager's link to a file not written yet) is followed
+        // too, so the first write creates the file where the link points and keeps the link.
+        var existing = resolvingSymlink(path)
+        while true {
+            if let resolved = realpath(existing, nil) {
+                defer { free(resolved) }
+                var result = String(cString: resolved)
+                for component in missing.reversed() {
+                    result = (result as NSString).appendingPathComponent(component)
+                }
+                return result
+            }
+            let parent = (existing as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != existing else { return path }
+            missing.append((existing as NSString).lastPathComponent)
+            existing = parent
+        }
+    }
+
     /// The file a symlink at `path` points to (following chains); `path` itself otherwise.
     private static func resolvingSymlink(_ path: String) -> String {
         var current = path
@@ -197,24 +337,6 @@ package final class FileStorage: Sendable {
                 : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(destination)
         }
         return current
-    }
-
-    /// Creates `path` and its missing parents with mode 0700.
-    private func createDirectory(_ path: String) throws(SystemError) {
-        var isDirectory = stat()
-        if stat(path, &isDirectory) == 0 {
-            guard (isDirectory.st_mode & S_IFMT) == S_IFDIR else {
-                throw SystemError(operation: "creating the directory", code: ENOTDIR)
-            }
-            return
-        }
-        let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty, parent != path { try createDirectory(parent) }
-        if mkdir(path, 0o700) != 0 {
-            if errno == EEXIST { return }
-            throw SystemError.current("creating the directory")
-        }
-        chmod(path, 0o700)
     }
 }
 

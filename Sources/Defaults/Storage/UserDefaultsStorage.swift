@@ -103,6 +103,10 @@ extension Defaults.Suite {
     ///
     /// - Parameter userDefaults: The store to read and write.
     public convenience init(userDefaults: UserDefaults) {
-        self.init(backend: .userDefaults(UserDefaultsStorage(userDefaults)), errorHandler: nil)
+        self.init(
+            store: Store(backend: .userDefaults(UserDefaultsStorage(userDefaults))),
+            location: nil,
+            errorHandler: nil
+        )
     }
 }

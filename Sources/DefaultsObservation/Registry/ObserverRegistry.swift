@@ -1,7 +1,7 @@
 import Defaults
 import Synchronization
 
-/// Where a subscriber listens: one key name in one suite.
+/// Where a subscriber listens: one key name in one suite's state (shared by every suite on a file).
 struct KeyAddress: Hashable, Sendable {
     let suite: ObjectIdentifier
     let name: String
@@ -12,7 +12,7 @@ struct KeyAddress: Hashable, Sendable {
     }
 
     init(_ key: Defaults._AnyKey) {
-        self.init(suite: ObjectIdentifier(key.suite), name: key.name)
+        self.init(suite: key.suite.stateIdentifier, name: key.name)
     }
 }
 
@@ -58,7 +58,7 @@ final class ObserverRegistry: Sendable {
 
     /// Calls every subscriber of the changed keys once, outside the lock.
     func deliver(_ change: Defaults.SuiteChange) {
-        let suite = ObjectIdentifier(change.suite)
+        let suite = change.suite.stateIdentifier
         var released: [Defaults.Observation] = []
         let targets = state.withLock { state -> [Subscriber] in
             var targets: [Subscriber] = []
@@ -99,7 +99,7 @@ final class ObserverRegistry: Sendable {
 
     /// The number of (key, subscriber) entries for keys of `suite`; for tests of cleanup.
     func entryCount(for suite: Defaults.Suite) -> Int {
-        let identifier = ObjectIdentifier(suite)
+        let identifier = suite.stateIdentifier
         return state.withLock { state in
             state.buckets.reduce(0) { $0 + ($1.key.suite == identifier ? $1.value.count : 0) }
         }

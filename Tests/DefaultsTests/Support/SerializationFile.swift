@@ -30,18 +30,50 @@ final class SerializationFile: Sendable {
     let url: URL
     /// Where every suite made by ``makeSuite()`` reports problems.
     let errors: SerializationErrorLog
-    private let suites = Mutex<[Defaults.Suite]>([])
+    /// Every suite made on this file and on its copies.
+    private let suites: Mutex<[Defaults.Suite]>
 
     init(url: URL) {
         self.url = url
         self.errors = SerializationErrorLog()
+        self.suites = Mutex([])
     }
 
-    /// Opens a new suite on the file, reading whatever is in it now.
+    private init(url: URL, errors: SerializationErrorLog) {
+        self.url = url
+        self.errors = errors
+        self.suites = Mutex([])
+    }
+
+    /// Opens a suite on the file.
+    ///
+    /// Suites on one file share one state in this process: a second one
+    /// sees what the first holds in memory, whatever the file says.
     func makeSuite() -> Defaults.Suite {
         let suite = Defaults.Suite(fileURL: url, errorHandler: errors.handler)
         suites.withLock { $0.append(suite) }
         return suite
+    }
+
+    /// A copy of the file as it is now, in a new directory beside it.
+    ///
+    /// A suite opened on the copy reads what went through the file, nothing else. Its suites report to the same log.
+    func copy() throws -> SerializationFile {
+        let copy = url.deletingLastPathComponent()
+            .appendingPathComponent("copy-\(UUID().uuidString)", isDirectory: true)
+            .appendingPathComponent(url.lastPathComponent, isDirectory: false)
+        try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: url, to: copy)
+        let file = SerializationFile(url: copy, errors: errors)
+        copies.withLock { $0.append(file) }
+        return file
+    }
+
+    private let copies = Mutex<[SerializationFile]>([])
+
+    /// Opens a suite on a copy of the file as it is now (see ``copy()``).
+    func makeReader() throws -> Defaults.Suite {
+        try copy().makeSuite()
     }
 
     /// The file's bytes.
@@ -68,6 +100,7 @@ final class SerializationFile: Sendable {
         for suite in suites.withLock({ $0 }) {
             try? suite.synchronize()
         }
+        for copy in copies.withLock({ $0 }) { copy.synchronizeAll() }
     }
 }
 
@@ -88,7 +121,7 @@ func withSerializationFile<Result>(_ body: (SerializationFile) throws -> Result)
 struct SerializationRoundTrip<Value> {
     /// The value read back by the suite that wrote it.
     var writerValue: Value
-    /// The value read by a new suite opened on the file afterwards.
+    /// The value read by a suite opened afterwards on a copy of the file.
     var value: Value
     /// What the file holds under the key, parsed; `nil` when the key is absent.
     var stored: JSONValue?
@@ -98,7 +131,7 @@ struct SerializationRoundTrip<Value> {
     var errors: [Defaults.StorageError]
 }
 
-/// Writes `value` under `name` with one suite, synchronizes, and reads it with a new suite on the same file.
+/// Writes `value` under `name` with one suite, synchronizes, and reads it with a suite on a copy of the file.
 func serializationRoundTrip<Value: Defaults.Serializable>(
     _ value: Value,
     default defaultValue: Value,
@@ -109,7 +142,7 @@ func serializationRoundTrip<Value: Defaults.Serializable>(
         writer[Defaults.Key<Value>(name, default: defaultValue, suite: writer)] = value
         let writerValue = writer[Defaults.Key<Value>(name, default: defaultValue, suite: writer)]
         try writer.synchronize()
-        let reader = file.makeSuite()
+        let reader = try file.makeReader()
         return SerializationRoundTrip(
             writerValue: writerValue,
             value: reader[Defaults.Key<Value>(name, default: defaultValue, suite: reader)],
@@ -120,7 +153,7 @@ func serializationRoundTrip<Value: Defaults.Serializable>(
     }
 }
 
-/// Many values written to one file under keys of their own, then read back by a new suite.
+/// Many values written to one file under keys of their own, then read back by a suite on a copy.
 ///
 /// Each check runs against the value the new suite reads and what the file holds under its key,
 /// and reports failures at the line that added it.
@@ -164,13 +197,13 @@ struct SerializationBatch {
         }
     }
 
-    /// Writes every value with one suite, synchronizes, and runs the checks against a new suite.
+    /// Writes every value with one suite, synchronizes, and runs the checks against a suite on a copy.
     func run(sourceLocation: SourceLocation = #_sourceLocation) throws {
         try withSerializationFile { file in
             let writer = file.makeSuite()
             for entry in entries { entry.write(writer) }
             try writer.synchronize()
-            let reader = file.makeSuite()
+            let reader = try file.makeReader()
             let members = try file.members()
             #expect(members.count == entries.count, sourceLocation: sourceLocation)
             for (index, entry) in entries.enumerated() {

@@ -1,6 +1,7 @@
 // Helpers for the store-behaviour tests: temporary directories, error and change collectors,
 // file inspection and plain threads.
 import Defaults
+import DefaultsTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -17,11 +18,7 @@ import Musl
 /// Runs `body` with a fresh, empty directory under the system temporary directory, and removes the
 /// directory and everything in it afterwards.
 func withStoreTemporaryDirectory<Result>(_ body: (URL) throws -> Result) throws -> Result {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("DefaultsStoreTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try body(directory)
+    try withTemporaryDirectory(prefix: "DefaultsStoreTests", body)
 }
 
 /// The settings file a test suite uses inside `directory`.
@@ -33,14 +30,20 @@ func storeSettingsURL(in directory: URL) -> URL {
 
 /// Collects what a suite reports to its error handler.
 final class StoreErrorCollector: Sendable {
-    private let collected = Mutex<[Defaults.StorageError]>([])
+    private let collected = EventLog<Defaults.StorageError>()
 
     /// The errors reported so far, oldest first.
-    var errors: [Defaults.StorageError] { collected.withLock { $0 } }
+    var errors: [Defaults.StorageError] { collected.all }
 
     /// A handler to pass to `Defaults.Suite(fileURL:errorHandler:)`.
     var handler: @Sendable (Defaults.StorageError) -> Void {
-        { [self] error in self.collected.withLock { $0.append(error) } }
+        { [self] error in self.collected.append(error) }
+    }
+
+    /// The first report, waiting for it if none came yet; `nil` if none came for implausibly long.
+    func waitForReport() -> Defaults.StorageError? {
+        guard collected.waitBlocking(forCount: 1) else { return nil }
+        return collected.all.first
     }
 
     /// The `corruptFile` reports: the file, where it went, and why.
@@ -65,11 +68,11 @@ final class StoreErrorCollector: Sendable {
 /// Collects the change events of one suite from the core's change sinks.
 ///
 /// Tests run in parallel, so a single routing sink is added once (and never removed) and hands each
-/// event to the recorders of its suite.
+/// event to the recorders of its suite (of its file: suites on one file share their events).
 final class StoreChangeRecorder: Sendable {
     /// The suite whose events are recorded.
     let suite: Defaults.Suite
-    private let log = StoreLog<StoreDeliveredEvent>()
+    private let log = EventLog<StoreDeliveredEvent>()
 
     /// Starts recording the events of `suite`; call ``stop()`` when done.
     init(_ suite: Defaults.Suite) {
@@ -87,12 +90,18 @@ final class StoreChangeRecorder: Sendable {
     var events: [Defaults.SuiteChange] { deliveries.map(\.event) }
 
     /// The events recorded so far, with where on the stack each was delivered.
-    var deliveries: [StoreDeliveredEvent] {
-        log.all.filter { $0.event.suite === suite }
-    }
+    var deliveries: [StoreDeliveredEvent] { log.all }
+
+    /// The events that came from outside this process (another process, an edit of the file).
+    var externalEvents: [Defaults.SuiteChange] { events.filter { $0.origin == .external } }
 
     /// The names of the changed keys of each event, in order.
     var changedKeySets: [Set<String>] { events.map { Set($0.changes.keys) } }
+
+    /// Waits until `count` events in all have been recorded; false if that took implausibly long.
+    func waitForEvents(_ count: Int) -> Bool {
+        log.waitBlocking(forCount: count)
+    }
 }
 
 /// A change event and the stack address at which the change sink delivered it.
@@ -112,15 +121,15 @@ func storeStackAddress() -> UInt {
 /// The sink these tests add to the core's change sinks.
 private enum StoreChangeRouter {
     /// The event lists of the recorders, by suite identity.
-    private static let logs = Mutex<[ObjectIdentifier: [StoreLog<StoreDeliveredEvent>]]>([:])
+    private static let logs = Mutex<[ObjectIdentifier: [EventLog<StoreDeliveredEvent>]]>([:])
 
-    static func register(_ log: StoreLog<StoreDeliveredEvent>, for suite: Defaults.Suite) {
-        logs.withLock { $0[ObjectIdentifier(suite), default: []].append(log) }
+    static func register(_ log: EventLog<StoreDeliveredEvent>, for suite: Defaults.Suite) {
+        logs.withLock { $0[suite.stateIdentifier, default: []].append(log) }
     }
 
-    static func unregister(_ log: StoreLog<StoreDeliveredEvent>, for suite: Defaults.Suite) {
+    static func unregister(_ log: EventLog<StoreDeliveredEvent>, for suite: Defaults.Suite) {
         logs.withLock { logs in
-            let identifier = ObjectIdentifier(suite)
+            let identifier = suite.stateIdentifier
             logs[identifier]?.removeAll { $0 === log }
             if logs[identifier]?.isEmpty == true { logs[identifier] = nil }
         }
@@ -137,7 +146,7 @@ private enum StoreChangeRouter {
 
     private static func route(_ event: Defaults.SuiteChange) {
         let stackAddress = storeStackAddress()
-        let targets = logs.withLock { $0[ObjectIdentifier(event.suite)] ?? [] }
+        let targets = logs.withLock { $0[event.suite.stateIdentifier] ?? [] }
         for log in targets { log.append(StoreDeliveredEvent(event: event, stackAddress: stackAddress)) }
     }
 }
@@ -181,6 +190,21 @@ func storeInode(_ url: URL) throws -> UInt64 {
         throw StoreSystemError(operation: "stat \(url.path)", code: errno)
     }
     return UInt64(info.st_ino)
+}
+
+/// A suite opened on a copy of the file at `url`, made in a new directory beside it.
+///
+/// Every suite on one file shares one state in this process, so a test that checks what went
+/// through the file reads it through a copy.
+func storeSuiteOnACopy(of url: URL, errorHandler: (@Sendable (Defaults.StorageError) -> Void)? = nil) throws
+    -> Defaults.Suite
+{
+    let copy = url.deletingLastPathComponent()
+        .appendingPathComponent("copy-\(UUID().uuidString)", isDirectory: true)
+        .appendingPathComponent(url.lastPathComponent, isDirectory: false)
+    try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: url, to: copy)
+    return Defaults.Suite(fileURL: copy, errorHandler: errorHandler)
 }
 
 /// The names in the directory at `url`, sorted.

@@ -3,13 +3,13 @@ import Synchronization
 /// A clock that moves only when a test advances it, so debounce tests need no sleeps.
 ///
 /// `sleepers` lets a test wait until the code under test is actually sleeping before it advances.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
+package final class ManualClock: Clock, Sendable {
+    package struct Instant: InstantProtocol {
+        package var offset: Duration
 
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        package func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        package func duration(to other: Instant) -> Duration { other.offset - offset }
+        package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -27,10 +27,13 @@ final class ManualClock: Clock, Sendable {
 
     private let state = Mutex(State())
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    /// A clock at zero, with nobody sleeping.
+    package init() {}
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    package var now: Instant { state.withLock { $0.now } }
+    package var minimumResolution: Duration { .zero }
+
+    package func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -55,7 +58,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has passed.
-    func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let woken = state.withLock { state -> [Sleeper] in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -67,10 +70,10 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// The number of tasks sleeping on this clock now.
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    package var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// Returns once at least `count` tasks are sleeping on this clock.
-    func waitForSleepers(_ count: Int = 1) async {
+    package func waitForSleepers(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
                 if state.sleepers.count >= count { return true }

@@ -1,0 +1,441 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The values behind one or more suites, and what keeps them in step with their file.
+///
+/// One per file per process: every ``Defaults/Suite`` naming the same file (after symlinks are
+/// resolved) shares it, so a write through one is read at once through the other. An in-memory suite
+/// and a suite over `UserDefaults` each have one of their own.
+///
+/// A file store meets the file in three places, all under the file's lock (``FileLock``), so they
+/// never interleave in this process:
+/// - a **flush** (the coalescing timer, `synchronize()`, exit) takes the exclusive lock, reads the
+///   file, writes into it the keys changed here since the last flush, and takes every other key from
+///   it: keys another process wrote meanwhile join memory, reported as an external change;
+/// - a **reload** (the watcher saw the file change) reads it with the process lock only, and applies
+///   every key whose stored value differs, except keys changed here and not flushed yet;
+/// - a **cross-process transaction** holds the exclusive lock from start to commit.
+final class Store: Sendable {
+    enum Backend: Sendable {
+        case memory
+        case file(FileStorage)
+        case userDefaults(UserDefaultsStorage)
+    }
+
+    let backend: Backend
+    let state: Mutex<Defaults.Suite.State>
+    /// Runs the coalescing timer's flushes.
+    let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
+    /// File stores only: reads the file when the watcher says it changed, and retries.
+    private let watchQueue: DispatchQueue?
+    /// File stores only: delivers external changes, one at a time, in the order they were applied.
+    private let deliveryQueue: DispatchQueue?
+    private let reloads = Mutex(FileChangeMachine())
+    private let suites = Mutex<[WeakSuite]>([])
+
+    /// How long a file store waits after a change before writing, so bursts coalesce.
+    static let coalescingDelay = DispatchTimeInterval.milliseconds(50)
+
+    private struct WeakSuite: @unchecked Sendable {  // only the weak reference, read under the lock
+        let identifier: ObjectIdentifier
+        weak var suite: Defaults.Suite?
+        /// The suite's own handler, kept here so reporting needs no strong reference to the suite.
+        let errorHandler: (@Sendable (Defaults.StorageError) -> Void)?
+    }
+
+    init(backend: Backend, tree: [String: JSONValue] = [:], fileBytes: [UInt8]? = nil, writesBlocked: Bool = false) {
+        self.backend = backend
+        var initial = Defaults.Suite.State()
+        initial.tree = tree
+        initial.fileBytes = fileBytes
+        initial.writesBlocked = writesBlocked
+        self.state = Mutex(initial)
+        if case .file = backend {
+            watchQueue = DispatchQueue(label: "Defaults.Store.watch")
+            deliveryQueue = DispatchQueue(label: "Defaults.Store.delivery")
+        } else {
+            watchQueue = nil
+            deliveryQueue = nil
+        }
+    }
+
+    deinit {
+        if case .file(let storage) = backend {
+            FileWatcher.shared.unwatch(path: storage.path, store: ObjectIdentifier(self))
+        }
+    }
+
+    // MARK: - Suites
+
+    /// Records that `suite` uses this store.
+    func attach(_ suite: Defaults.Suite) {
+        let entry = WeakSuite(identifier: ObjectIdentifier(suite), suite: suite, errorHandler: suite.errorHandler)
+        suites.withLock { $0.append(entry) }
+    }
+
+    /// Records that the suite `identifier` is gone; true when no suite uses this store any more.
+    func detach(_ identifier: ObjectIdentifier) -> Bool {
+        suites.withLock { suites in
+            suites.removeAll { $0.identifier == identifier }
+            return suites.isEmpty
+        }
+    }
+
+    /// A live suite of this store, to name in an external change event.
+    private var anySuite: Defaults.Suite? {
+        // NB: the strong references leave the lock in the array, so a suite whose last other
+        // reference goes meanwhile is released (and detaches) after the lock, not inside it.
+        let alive = suites.withLock { $0.compactMap(\.suite) }
+        return alive.first
+    }
+
+    /// The handlers to tell about a problem: each suite's own, and the global one once for the
+    /// suites without one (or when no suite is left).
+    var errorHandlers: [@Sendable (Defaults.StorageError) -> Void] {
+        let entries = suites.withLock { $0.map(\.errorHandler) }
+        var handlers = entries.compactMap { $0 }
+        if handlers.count < entries.count || entries.isEmpty { handlers.append(Defaults.errorHandler) }
+        return handlers
+    }
+
+    /// Reports `error` to the error handlers of this store's suites, on a global queue.
+    ///
+    /// For problems no single caller asked about: the background flush, the watcher, a file that
+    /// broke while open.
+    func reportInBackground(_ error: Defaults.StorageError) {
+        let handlers = errorHandlers
+        DispatchQueue.global()
+            .async {
+                for handler in handlers { handler(error) }
+            }
+    }
+
+    // MARK: - Flushing
+
+    /// Arms the coalescing timer.
+    func scheduleFlush(after delay: DispatchTimeInterval) {
+        flushQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self else { return }
+            if case .failure(let error) = self.flushNow(fromTimer: true) {
+                // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()` would
+                // then wait behind itself.
+                self.reportInBackground(error)
+            }
+        }
+    }
+
+    /// Writes the changes made here since the last flush, under the exclusive lock; the caller
+    /// reports a failure.
+    ///
+    /// Never calls user code. Returns at once when nothing is pending and no flush is running.
+    func flushNow(fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
+        guard case .file(let storage) = backend else { return .success(()) }
+        let needed = state.withLock { state in
+            // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
+            // armed, so writes right after it do not arm a second one: at most one background
+            // write per coalescing delay, however often `synchronize()` is called.
+            if fromTimer { state.flushScheduled = false }
+            // NB: a flush running on another thread has taken the pending keys already; wait for it.
+            return state.isDirty || state.flushInFlight
+        }
+        guard needed else { return .success(()) }
+        do {
+            return try storage.withExclusiveLock { () throws(Defaults.StorageError) in
+                flushLocked(storage)
+            }
+        } catch {
+            scheduleRetry()
+            return .failure(error)
+        }
+    }
+
+    /// ``flushNow(fromTimer:)`` for a caller that holds the exclusive lock.
+    func flushLocked(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
+        let pending = state.withLock { state -> (tree: [String: JSONValue], changed: Set<String>)? in
+            guard state.isDirty, !state.writesBlocked else { return nil }
+            let changed = state.changedSinceFlush
+            state.changedSinceFlush = []
+            state.flushInFlight = true
+            return (state.tree, changed)
+        }
+        guard let pending else {
+            let blocked = state.withLock { $0.writesBlocked && $0.isDirty }
+            guard blocked else { return .success(()) }
+            return .failure(
+                .unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten")
+            )
+        }
+        defer { state.withLock { $0.flushInFlight = false } }
+        var changed = pending.changed
+        var document: [String: JSONValue]
+        var movedAside: Defaults.StorageError?
+        // NB: reported once the outcome is known, so a handler that looks finds the new file.
+        defer { if let movedAside { reportInBackground(movedAside.brokeWhileOpen) } }
+        switch storage.read() {
+        case .missing:
+            document = [:]
+        case .parsed(let members, _):
+            document = members
+        case .broken(let reason, _):
+            switch storage.moveAside(reason: reason) {
+            case .success(let report):
+                movedAside = report
+                // Memory holds the last good state: all of it goes into the new file.
+                document = [:]
+                changed.formUnion(pending.tree.keys)
+            case .failure(let error):
+                return failed(pending.changed, error)
+            }
+        case .unreadable(let error):
+            return failed(pending.changed, error)
+        }
+        for name in changed { document[name] = pending.tree[name] }
+        let bytes: [UInt8]
+        do {
+            bytes = try storage.replace(with: document)
+        } catch {
+            return failed(pending.changed, error)
+        }
+        state.withLock { $0.retryDelay = 0 }
+        // Keys the file brought, written by another process since this one last looked, join memory.
+        absorb(document, bytes: bytes)
+        return .success(())
+    }
+
+    /// Puts back the keys a failed flush took, and arms a retry; returns the failure.
+    private func failed(_ changed: Set<String>, _ error: Defaults.StorageError) -> Result<Void, Defaults.StorageError> {
+        state.withLock { $0.changedSinceFlush.formUnion(changed) }
+        scheduleRetry()
+        return .failure(error)
+    }
+
+    /// Arms the timer for a retry, with a growing delay, so a full disk is retried without a busy loop.
+    private func scheduleRetry() {
+        let delay = state.withLock { state -> Double? in
+            guard !state.flushScheduled else { return nil }
+            state.flushScheduled = true
+            state.retryDelay = min(max(state.retryDelay * 2, 0.5), 30)
+            return state.retryDelay
+        }
+        if let delay { scheduleFlush(after: .milliseconds(Int(delay * 1000))) }
+    }
+
+    // MARK: - Reading the file again
+
+    /// Called by the watcher when the file may have changed: it is read on this store's watch queue.
+    func fileMayHaveChanged() {
+        // NB: weakly, here and in the retries: a store whose last suite is gone is released at
+        // once, so a suite opened on the file next reads it afresh.
+        watchQueue?.async { [weak self] in self?.run(.fileEvent) }
+    }
+
+    /// Feeds `event` to the state machine and runs what it decides.
+    private func run(_ event: FileChangeMachine.Event) {
+        guard case .file(let storage) = backend, let watchQueue else { return }
+        var action = reloads.withLock { $0.handle(event) }
+        if action == .read {
+            action = storage.lock.withProcessLock { readAndApply(storage) }
+        }
+        switch action {
+        case .retry(let delay, let token):
+            let (seconds, attoseconds) = delay.components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            watchQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                self?.run(.retryFired(token: token))
+            }
+        case .moveAside:
+            do {
+                try storage.withExclusiveLock { () throws(Defaults.StorageError) in
+                    guard case .broken(let reason, _) = storage.read() else {
+                        // Fixed or replaced while the lock was awaited: look again.
+                        fileMayHaveChanged()
+                        return
+                    }
+                    replaceBrokenFileLocked(storage, reason: reason)
+                }
+            } catch {
+                reportInBackground(error)
+            }
+        case .read, .apply, .applyDeletion, .reportUnreadable, .none:
+            break
+        }
+    }
+
+    /// Reads the file and acts on what was found; the caller holds the process lock.
+    ///
+    /// Returns what is left to do after the lock is released.
+    private func readAndApply(_ storage: FileStorage) -> FileChangeMachine.Action {
+        let result = storage.read()
+        let finding: FileChangeMachine.Finding
+        switch result {
+        case .unreadable:
+            finding = .unreadable
+        case .missing, .parsed, .broken:
+            let bytes = result.bytes
+            if state.withLock({ $0.fileBytes == bytes }) {
+                finding = .unchanged
+            } else if case .missing = result {
+                finding = .missing
+            } else if case .parsed = result {
+                finding = .parsed
+            } else {
+                finding = .broken
+            }
+        }
+        let action = reloads.withLock { $0.handle(.readFound(finding)) }
+        switch (action, result) {
+        case (.apply, .parsed(let members, let bytes)):
+            absorb(members, bytes: bytes)
+            return .none
+        case (.applyDeletion, _):
+            absorb([:], bytes: nil)
+            return .none
+        case (.reportUnreadable, .unreadable(let error)):
+            reportInBackground(error)
+            return .none
+        default:
+            return action
+        }
+    }
+
+    /// Brings memory up to the file as it is now; the caller holds the exclusive lock.
+    ///
+    /// Pending changes are flushed (which takes in what the file holds); otherwise the file is read
+    /// and applied, and a missing file means every key is gone.
+    func catchUpLocked(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
+        if state.withLock({ $0.isDirty }) { return flushLocked(storage) }
+        switch storage.read() {
+        case .missing:
+            absorb([:], bytes: nil)
+        case .parsed(let members, let bytes):
+            absorb(members, bytes: bytes)
+        case .broken(let reason, _):
+            replaceBrokenFileLocked(storage, reason: reason)
+        case .unreadable(let error):
+            return .failure(error)
+        }
+        return .success(())
+    }
+
+    /// Moves a file that broke while open aside, keeps memory as it is (not the defaults), and
+    /// writes memory back as the file; the caller holds the exclusive lock.
+    private func replaceBrokenFileLocked(_ storage: FileStorage, reason: String) {
+        switch storage.moveAside(reason: reason) {
+        case .success(let report):
+            state.withLock { state in
+                state.changedSinceFlush.formUnion(state.tree.keys)
+                state.fileBytes = nil
+            }
+            let written = flushLocked(storage)
+            // NB: after the flush, so a handler that looks finds the new file.
+            reportInBackground(report.brokeWhileOpen)
+            if case .failure(let error) = written { reportInBackground(error) }
+        case .failure(let report):
+            reportInBackground(report)
+        }
+    }
+
+    /// Makes memory match `members` (the file as just read or written), except for keys changed
+    /// here since the last flush, and reports the keys that changed as one external change.
+    ///
+    /// The caller holds the process lock, so events leave in the order they were applied.
+    private func absorb(_ members: [String: JSONValue], bytes: [UInt8]?) {
+        let changes = state.withLock { state -> [String: Defaults.StoredChange] in
+            state.fileBytes = bytes
+            state.writesBlocked = false
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, new) in members where !state.changedSinceFlush.contains(name) {
+                let old = state.tree[name]
+                guard old != new else { continue }
+                changes[name] = Defaults.StoredChange(old: old, new: new, oldDecoded: state.cache[name])
+            }
+            for (name, old) in state.tree where members[name] == nil && !state.changedSinceFlush.contains(name) {
+                changes[name] = Defaults.StoredChange(old: old, new: nil, oldDecoded: state.cache[name])
+            }
+            guard !changes.isEmpty else { return changes }
+            for (name, change) in changes {
+                state.tree[name] = change.new
+                state.cache[name] = nil
+            }
+            state.generation &+= 1
+            return changes
+        }
+        guard !changes.isEmpty, let deliveryQueue else { return }
+        deliveryQueue.async { [weak self] in
+            // NB: no suite left means no observer left: an observer holds a key, which holds its suite.
+            guard let suite = self?.anySuite else { return }
+            let event = Defaults.SuiteChange(
+                suite: suite,
+                changes: changes,
+                origin: .external,
+                isPropagationSuppressed: false
+            )
+            for sink in Defaults.currentChangeSinks { sink.deliver(event) }
+        }
+    }
+}
+
+extension Defaults.StorageError {
+    /// A `corruptFile` report turned into the one for a file that broke while the suite was open.
+    var brokeWhileOpen: Defaults.StorageError {
+        guard case .corruptFile(let url, let movedTo, let reason) = self else { return self }
+        return .corruptFileRewritten(url: url, movedTo: movedTo, reason: reason)
+    }
+}
+
+/// The file-backed stores of this process, by the canonical path of their file: one per file.
+enum FileStores {
+    private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the lock
+        weak var store: Store?
+        init(_ store: Store) { self.store = store }
+    }
+
+    private static let stores = Mutex<[String: WeakStore]>([:])
+    private static let installExitHandler: Void = {
+        atexit { FileStores.flushAll() }
+    }()
+
+    /// The store of the file at `url`, loading the file if no suite has it open.
+    ///
+    /// - Returns: The store, and what its opener must be told: what loading found wrong, and that
+    ///   the file can only be polled, when this call loaded it.
+    static func store(for url: URL) -> (store: Store, problems: [Defaults.StorageError]) {
+        _ = installExitHandler
+        let storage = FileStorage(url: url)
+        if let open = stores.withLock({ $0[storage.path]?.store }) { return (open, []) }
+        // NB: loaded outside the registry lock: loading a corrupt file takes the file's lock, which
+        // another thread may hold while it opens a suite.
+        let fresh: Store
+        var problem: Defaults.StorageError?
+        switch storage.load() {
+        case .loaded(let members, let bytes):
+            fresh = Store(backend: .file(storage), tree: members, fileBytes: bytes)
+        case .movedAside(let error):
+            fresh = Store(backend: .file(storage))
+            problem = error
+        case .unreadable(let error):
+            fresh = Store(backend: .file(storage), writesBlocked: true)
+            problem = error
+        }
+        let winner = stores.withLock { stores -> Store? in
+            if let open = stores[storage.path]?.store { return open }
+            stores = stores.filter { $0.value.store != nil }
+            stores[storage.path] = WeakStore(fresh)
+            return nil
+        }
+        if let winner { return (winner, []) }
+        let polling = FileWatcher.shared.watch(fresh, path: storage.path)
+        return (fresh, [problem, polling].compactMap { $0 })
+    }
+
+    /// Flushes every open file store; run at a normal exit.
+    static func flushAll() {
+        let open = stores.withLock { $0.values.compactMap(\.store) }
+        for store in open {
+            guard case .failure(let error) = store.flushNow() else { continue }
+            // NB: now, on this thread: a queue would not run again before the process ends.
+            for handler in store.errorHandlers { handler(error) }
+        }
+    }
+}

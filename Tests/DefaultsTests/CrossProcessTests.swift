@@ -1,0 +1,150 @@
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several processes on one file.
+///
+/// The lock, the merge, the cross-process transaction, and the litter of writers that died. Every other process is a real one (the test helper).
+@Suite struct CrossProcessTests {
+    @Test(arguments: [(processes: 2, keys: 2_000), (processes: 4, keys: 500)])
+    func processesWritingDistinctKeysLoseNone(processes: Int, keys: Int) throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let writers = try (0..<processes)
+                .map { index in
+                    try RunningHelper(["write-keys", file.path, "p\(index)", "\(keys)"])
+                }
+            for writer in writers {
+                let result = writer.waitForExit()
+                #expect(result.status == 0, "\(result.errorOutput)")
+            }
+            let members = try storeFileObject(file)
+            #expect(members.count == processes * keys, "\(processes * keys - members.count) keys were lost")
+            for index in 0..<processes {
+                #expect(members["p\(index)-0"] as? Int == 0)
+                #expect(members["p\(index)-\(keys - 1)"] as? Int == keys - 1)
+            }
+        }
+    }
+
+    @Test func exclusiveTransactionsInFourProcessesCountEveryIncrement() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let incrementers = try (0..<4).map { _ in try RunningHelper(["increment", file.path, "counter", "250"]) }
+            for incrementer in incrementers {
+                let result = incrementer.waitForExit()
+                #expect(result.status == 0, "\(result.errorOutput)")
+                #expect(result.lines == ["incremented 250"])
+            }
+            #expect(try storeFileObject(file)["counter"] as? Int == 1_000)
+        }
+    }
+
+    @Test func anExclusiveTransactionStartsFromTheFileAndWritesItBeforeReturning() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let suite = Defaults.Suite(fileURL: file)
+            let counter = Defaults.Key<Int>("counter", default: 0, suite: suite)
+            #expect(suite[counter] == 0)
+            // Another process moves the counter on; this one has not seen it yet when it starts.
+            let result = try HelperProcess.run(["write", file.path, "counter", "41"])
+            #expect(result.status == 0, "\(result.errorOutput)")
+            let seen = try suite.exclusiveTransaction {
+                suite[counter] += 1
+                return suite[counter]
+            }
+            #expect(seen == 42)
+            #expect(try storeFileObject(file)["counter"] as? Int == 42, "written before it returned")
+        }
+    }
+
+    @Test func theLockFileSitsBesideTheFileWithMode0600() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory.appendingPathComponent("app"))
+            let suite = Defaults.Suite(fileURL: file)
+            suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = 1
+            try suite.synchronize()
+            let lock = file.deletingLastPathComponent().appendingPathComponent("settings.json.lock")
+            #expect(try storePermissions(lock) == 0o600)
+            #expect(try storeFileObject(file)["n"] as? Int == 1, "the lock file is not the data file")
+        }
+    }
+
+    @Test func temporaryFilesOfWritersThatDiedAreRemovedByTheNextWrite() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            // A process that has exited: its pid names nobody now.
+            let finished = Process()
+            finished.executableURL = URL(fileURLWithPath: "/bin/true")
+            try finished.run()
+            finished.waitUntilExit()
+            let dead = ".settings.json.tmp-\(finished.processIdentifier)-12345"
+            // pid 1 is always running: a live writer's file must stay.
+            let live = ".settings.json.tmp-1-67890"
+            let unrelated = ".other.json.tmp-\(finished.processIdentifier)-1"
+            for name in [dead, live, unrelated] {
+                try storeWriteFile(directory.appendingPathComponent(name), Array("{ half a fi".utf8))
+            }
+            let suite = Defaults.Suite(fileURL: file)
+            suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = 1
+            try suite.synchronize()
+            #expect(
+                try storeDirectoryListing(directory)
+                    == [live, unrelated, "settings.json", "settings.json.lock"].sorted()
+            )
+        }
+    }
+
+    @Test func aHundredKilledWritersNeverBreakTheFileOrLoseASynchronizedValue() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let keys = ["big-a", "big-b"]
+            var first = [1, 1]
+            var lastSynchronized = [0, 0]
+            func start(_ index: Int) throws -> RunningHelper {
+                try RunningHelper(["write-forever", file.path, keys[index], "65536", "\(first[index])"])
+            }
+            var writers = try [start(0), start(1)]
+            var generator = SystemRandomNumberGenerator()
+            for kill in 0..<100 {
+                let index = kill % 2
+                // Killed at a random moment: after 1 to 3 values reached the disk, somewhere in the next.
+                let target = first[index] + Int.random(in: 0...2, using: &generator)
+                let reached = writers[index].line { $0 == "synced \(target)" }
+                try #require(reached != nil, "writer \(keys[index]) stopped before value \(target)")
+                writers[index].send(SIGKILL)
+                let result = writers[index].waitForExit()
+                #expect(result.status == SIGKILL)
+                let printed = result.lines.compactMap { Int($0.dropFirst("synced ".count)) }
+                lastSynchronized[index] = max(target, printed.max() ?? target)
+
+                // The file parses, and holds a value at least as new as the last one synchronized.
+                let members = try storeFileObject(file)
+                let stored = (members[keys[index]] as? [String])?.first.flatMap { Int($0) } ?? 0
+                #expect(stored >= lastSynchronized[index], "\(keys[index]): \(stored) < \(lastSynchronized[index])")
+
+                first[index] = lastSynchronized[index] + 1_000_000
+                writers[index] = try start(index)
+            }
+            for writer in writers {
+                writer.send(SIGKILL)
+                _ = writer.waitForExit()
+            }
+            // The next writer clears what the killed ones left.
+            let suite = Defaults.Suite(fileURL: file)
+            suite[Defaults.Key<Int>("after", default: 0, suite: suite)] = 1
+            try suite.synchronize()
+            #expect(try storeDirectoryListing(directory) == ["settings.json", "settings.json.lock"])
+            let members = try storeFileObject(file)
+            for (index, key) in keys.enumerated() {
+                let stored = (members[key] as? [String])?.first.flatMap { Int($0) } ?? 0
+                #expect(stored >= lastSynchronized[index])
+            }
+        }
+    }
+}

@@ -1,0 +1,291 @@
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Changes made outside this process — another process, an editor, `rm` — reach memory and the
+/// change sinks as one `.external` event each, with the old and new values.
+///
+/// Events of one suite arrive in order, so "exactly these events" is checked by a last change that
+/// must be the next event: anything spurious would have arrived before it.
+@Suite struct ExternalChangeTests {
+    /// A suite on `directory/app/settings.json`, recording its events.
+    private struct Fixture {
+        let file: URL
+        let suite: Defaults.Suite
+        let recorder: StoreChangeRecorder
+        let errors = StoreErrorCollector()
+
+        init(in directory: URL, folder: String = "app", seed: String? = nil) throws {
+            file = storeSettingsURL(in: directory.appendingPathComponent(folder, isDirectory: true))
+            if let seed {
+                try FileManager.default.createDirectory(
+                    at: file.deletingLastPathComponent(),
+                    withIntermediateDirectories: true
+                )
+                try storeWriteFile(file, Array(seed.utf8))
+            }
+            suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            recorder = StoreChangeRecorder(suite)
+        }
+
+        func key(_ name: String, default value: Int = 0) -> Defaults.Key<Int> {
+            Defaults.Key<Int>(name, default: value, suite: suite)
+        }
+
+        /// Another process writes `values` to `name`, one after the other.
+        func writeFromAnotherProcess(_ name: String, _ values: Int...) throws {
+            let result = try HelperProcess.run(["write", file.path, name] + values.map(String.init))
+            #expect(result.status == 0, "\(result.errorOutput)")
+        }
+
+        /// Saves `text` the way most editors do: a new file, renamed over the old one.
+        func saveLikeAnEditor(_ text: String) throws {
+            let temporary = file.deletingLastPathComponent().appendingPathComponent(".settings.json.swp")
+            try storeWriteFile(temporary, Array(text.utf8))
+            guard rename(temporary.path, file.path) == 0 else {
+                throw StoreSystemError(operation: "rename", code: errno)
+            }
+        }
+
+        /// Rewrites the file in place, the way `nano` or `echo >` do: same inode, new bytes.
+        func rewriteInPlace(_ text: String) throws {
+            let handle = try FileHandle(forWritingTo: file)
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(text.utf8))
+            try handle.close()
+        }
+
+        func waitForEvents(_ count: Int) {
+            #expect(recorder.waitForEvents(count), "expected \(count) events, got \(recorder.changedKeySets)")
+        }
+    }
+
+    @Test func aWriteByAnotherProcessIsOneExternalEventWithOldAndNewValues() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"port" : 80, "host" : "a"}"#)
+            defer { fixture.recorder.stop() }
+            let port = fixture.key("port")
+            #expect(fixture.suite[port] == 80)
+
+            try fixture.writeFromAnotherProcess("port", 8080)
+            fixture.waitForEvents(1)
+            #expect(fixture.suite[port] == 8080)
+            let event = try #require(fixture.recorder.events.first)
+            #expect(event.origin == .external)
+            #expect(!event.isPropagationSuppressed)
+            #expect(event.valueChanges == ["port": StoreValueChange(.number("80"), .number("8080"))])
+
+            try fixture.writeFromAnotherProcess("port", 8081)
+            fixture.waitForEvents(2)
+            #expect(fixture.recorder.events.count == 2)
+            #expect(fixture.suite[port] == 8081)
+        }
+    }
+
+    @Test func anEditorStyleSaveAndAnInPlaceRewriteAreEachOneEvent() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"a" : 1, "b" : 2, "c" : 3}"#)
+            defer { fixture.recorder.stop() }
+
+            try fixture.saveLikeAnEditor(#"{"a" : 10, "b" : 2, "c" : 3, "d" : 4}"#)
+            fixture.waitForEvents(1)
+            try fixture.rewriteInPlace(#"{"a" : 10, "c" : 30, "d" : 4}"#)
+            fixture.waitForEvents(2)
+            try fixture.writeFromAnotherProcess("last", 1)
+            fixture.waitForEvents(3)
+
+            #expect(fixture.recorder.changedKeySets == [["a", "d"], ["b", "c"], ["last"]])
+            #expect(fixture.recorder.events.allSatisfy { $0.origin == .external })
+            #expect(fixture.suite[fixture.key("c")] == 30)
+            #expect(fixture.suite[fixture.key("b", default: -1)] == -1)
+            #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
+        }
+    }
+
+    @Test func thisProcesssOwnWritesMakeNoExternalEvents() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory)
+            defer { fixture.recorder.stop() }
+            for value in 1...20 {
+                fixture.suite[fixture.key("mine")] = value
+                if value % 5 == 0 { try fixture.suite.synchronize() }
+            }
+            try fixture.suite.exclusiveTransaction { fixture.suite[fixture.key("mine")] = 21 }
+            // The marker comes from outside; it must be the first external event.
+            try fixture.writeFromAnotherProcess("marker", 1)
+            fixture.waitForEvents(22)
+            #expect(fixture.recorder.events.filter { $0.origin == .local }.count == 21)
+            #expect(fixture.recorder.externalEvents.map { Set($0.changes.keys) } == [["marker"]])
+        }
+    }
+
+    @Test func anUnflushedLocalChangeWinsUntilItsFlush() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"shared" : 1}"#)
+            defer { fixture.recorder.stop() }
+            let shared = fixture.key("shared")
+            fixture.suite.transaction {
+                fixture.suite[shared] = 2  // not flushed yet: the coalescing timer waits
+            }
+            // Meanwhile a person edits the file, changing the same key and another.
+            try fixture.saveLikeAnEditor(#"{"shared" : 99, "other" : 5}"#)
+            fixture.waitForEvents(2)
+            #expect(fixture.recorder.externalEvents.map { Set($0.changes.keys) } == [["other"]])
+            #expect(fixture.suite[shared] == 2)
+            try fixture.suite.synchronize()
+            let members = try storeFileObject(fixture.file)
+            #expect(members["shared"] as? Int == 2, "the local change is written by its flush")
+            #expect(members["other"] as? Int == 5)
+        }
+    }
+
+    @Test func keysAnotherProcessWroteJoinMemoryWhenThisOneFlushes() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory)
+            defer { fixture.recorder.stop() }
+            try fixture.writeFromAnotherProcess("theirs", 7)
+            fixture.suite[fixture.key("mine")] = 1
+            try fixture.suite.synchronize()
+            // Whether the watcher or the flush brought it in first, it arrives once.
+            fixture.waitForEvents(2)
+            try fixture.writeFromAnotherProcess("marker", 1)
+            fixture.waitForEvents(3)
+            #expect(fixture.recorder.externalEvents.map { Set($0.changes.keys) } == [["theirs"], ["marker"]])
+            #expect(fixture.suite[fixture.key("theirs")] == 7)
+            let members = try storeFileObject(fixture.file)
+            #expect(members["theirs"] as? Int == 7)
+            #expect(members["mine"] as? Int == 1)
+        }
+    }
+
+    @Test func aDeletedFileBringsTheDefaultsBackInOneEvent() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"a" : 1, "b" : "two"}"#)
+            defer { fixture.recorder.stop() }
+            let a = fixture.key("a", default: -1)
+            #expect(fixture.suite[a] == 1)
+            try FileManager.default.removeItem(at: fixture.file)
+            fixture.waitForEvents(1)
+            #expect(fixture.suite[a] == -1)
+            let event = try #require(fixture.recorder.events.first)
+            #expect(event.origin == .external)
+            #expect(
+                event.valueChanges == [
+                    "a": StoreValueChange(.number("1"), nil), "b": StoreValueChange(.string("two"), nil),
+                ]
+            )
+            try fixture.writeFromAnotherProcess("a", 5)
+            fixture.waitForEvents(2)
+            #expect(fixture.recorder.events.count == 2)
+            #expect(fixture.suite[a] == 5)
+        }
+    }
+
+    @Test func aDirectoryDeletedAndCreatedAgainIsStillWatched() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"a" : 1}"#)
+            defer { fixture.recorder.stop() }
+            try FileManager.default.removeItem(at: fixture.file.deletingLastPathComponent())
+            fixture.waitForEvents(1)
+            #expect(fixture.suite[fixture.key("a")] == 0)
+            try FileManager.default.createDirectory(
+                at: fixture.file.deletingLastPathComponent(),
+                withIntermediateDirectories: false
+            )
+            try fixture.saveLikeAnEditor(#"{"a" : 2}"#)
+            fixture.waitForEvents(2)
+            #expect(fixture.suite[fixture.key("a")] == 2)
+            #expect(fixture.recorder.changedKeySets == [["a"], ["a"]])
+        }
+    }
+
+    @Test func aFileWhoseDirectoriesAppearAfterTheSuiteOpenedIsWatched() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, folder: "not/yet/there")
+            defer { fixture.recorder.stop() }
+            try fixture.writeFromAnotherProcess("late", 3)
+            fixture.waitForEvents(1)
+            #expect(fixture.suite[fixture.key("late")] == 3)
+            #expect(fixture.recorder.externalEvents.count == 1)
+        }
+    }
+
+    @Test func aFileThatBreaksWhileOpenIsMovedAsideAndMemoryIsWrittenBack() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"kept" : 1, "also" : [1, 2]}"#)
+            defer { fixture.recorder.stop() }
+            let broken = #"{"kept" : 2, "also" : [1, "#
+            try fixture.rewriteInPlace(broken)
+            // Once moved aside, the values in memory come back as a good file.
+            let report = try #require(fixture.errors.waitForReport())
+            guard case .corruptFileRewritten(let url, let movedTo, _) = report else {
+                Issue.record("expected corruptFileRewritten, got \(report)")
+                return
+            }
+            #expect(url.path == fixture.file.path)
+            #expect(try storeFileText(movedTo) == broken, "moved aside intact")
+            #expect(fixture.suite[fixture.key("kept")] == 1, "memory is kept, not the defaults")
+            let members = try storeFileObject(fixture.file)
+            #expect(members["kept"] as? Int == 1)
+            #expect(members["also"] as? [Int] == [1, 2])
+            #expect(fixture.recorder.events.isEmpty, "nothing changed in memory")
+        }
+    }
+
+    @Test func aFileWrittenInPiecesIsNotMovedAsideWhenItEndsWhole() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"n" : 1}"#)
+            defer { fixture.recorder.stop() }
+            // An editor that closes the file half-written, then finishes it.
+            try fixture.rewriteInPlace(#"{"n" : "#)
+            try fixture.rewriteInPlace(#"{"n" : 2}"#)
+            fixture.waitForEvents(1)
+            #expect(fixture.suite[fixture.key("n")] == 2)
+            try fixture.writeFromAnotherProcess("marker", 1)
+            fixture.waitForEvents(2)
+            #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
+            #expect(
+                try storeDirectoryListing(fixture.file.deletingLastPathComponent())
+                    .allSatisfy { !$0.contains("corrupt") }
+            )
+        }
+    }
+
+    @Test func whereInotifyIsUnavailableTheFileIsPolledAndThatIsReportedOnce() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"port" : 1}"#.utf8))
+            let watcher = try RunningHelper(["watch", file.path], environment: ["DEFAULTS_WATCHER": "poll"])
+            defer {
+                watcher.send(SIGKILL)
+                _ = watcher.waitForExit()
+            }
+            var lines: [String] = []
+            /// Reads lines into `lines` until `wanted` comes; whether it did.
+            func readUntil(_ wanted: String) -> Bool {
+                while let line = watcher.nextLine() {
+                    lines.append(line)
+                    if line == wanted { return true }
+                }
+                return false
+            }
+            // NB: the report comes from a queue of its own, so it may come before "ready" or after.
+            let ready = readUntil("ready")
+            #expect(ready, "\(lines)")
+            for port in [2, 3] {
+                let result = try HelperProcess.run(["write", file.path, "port", "\(port)"])
+                #expect(result.status == 0, "\(result.errorOutput)")
+                let seen = readUntil("external port=\(port)")
+                #expect(seen, "port \(port) not seen: \(lines)")
+            }
+            let reports = lines.filter { $0.hasPrefix("error ") }
+            #expect(reports.count == 1, "\(lines)")
+            #expect(reports.first?.contains("polling it every second") == true)
+        }
+    }
+}

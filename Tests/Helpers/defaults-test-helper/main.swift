@@ -1,0 +1,161 @@
+// Other processes for the tests in Tests/; not an example to copy.
+//
+//     defaults-test-helper write-and-exit <file> <key> <value>
+//         writes one value and returns from main without synchronize(): the exit flush must save it.
+//     defaults-test-helper full-disk <file> <key> <value>
+//         writes under a file-size limit so the flush fails like a full disk, checks that the error is
+//         reported and the old file intact, lifts the limit, and checks that synchronize() then succeeds.
+//     defaults-test-helper corrupt-standard
+//         with a corrupt standard file, installs an error handler that itself reads the standard
+//         suite, then reads a key: the report must not deadlock the standard suite's creation.
+//     defaults-test-helper write <file> <key> <int>...
+//         writes each value in turn to the Int key, synchronizing after each; prints "written".
+//     defaults-test-helper write-keys <file> <prefix> <count>
+//         writes <count> distinct keys "<prefix>-<i>" = i as a burst, then synchronizes.
+//     defaults-test-helper increment <file> <key> <count>
+//         adds one to the Int key <count> times, each in an exclusive (cross-process) transaction.
+//     defaults-test-helper write-forever <file> <key> <bytes> <first>
+//         writes ever-new values of about <bytes> bytes to the key, numbered from <first> on,
+//         synchronizing after each, and prints "synced <n>" once value n is on disk; runs until killed.
+//     defaults-test-helper watch <file>
+//         opens the file, prints "ready", then one line per change event it is told of
+//         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
+//         until it is killed.
+import Defaults
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prints `line` at once, even when standard output is a pipe.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else { fail("usage: defaults-test-helper <command> …") }
+let command = arguments[1]
+
+if command == "corrupt-standard" {
+    let reported = DispatchSemaphore(value: 0)
+    Defaults.errorHandler = { error in
+        let verbose = Defaults[Defaults.Key<Bool>("verboseErrors", default: true)]
+        print("reported (verbose: \(verbose)): \(error)")
+        reported.signal()
+    }
+    print("port: \(Defaults[Defaults.Key<Int>("port", default: 8080)])")
+    reported.wait()
+    exit(0)
+}
+
+guard arguments.count >= 3 else { fail("usage: defaults-test-helper \(command) <file> …") }
+let url = URL(fileURLWithPath: arguments[2])
+let rest = Array(arguments.dropFirst(3))
+
+switch command {
+case "write-and-exit":
+    guard rest.count == 2 else { fail("usage: write-and-exit <file> <key> <value>") }
+    let key = Defaults.Key<String>(rest[0], default: "", suite: Defaults.Suite(fileURL: url))
+    Defaults[key] = rest[1]
+    print("wrote")
+
+case "full-disk":
+    guard rest.count == 2 else { fail("usage: full-disk <file> <key> <value>") }
+    let errors = Mutex<[String]>([])
+    let suite = Defaults.Suite(fileURL: url) { error in errors.withLock { $0.append(error.description) } }
+    let limited = Defaults.Key<String>(rest[0], default: "", suite: suite)
+    let before = try Data(contentsOf: url)
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+    let original = limit
+    limit.rlim_cur = rlim_t(before.count)
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+    Defaults[limited] = rest[1]
+    do {
+        try suite.synchronize()
+        print("synchronize unexpectedly succeeded under the limit")
+    } catch {
+        print("synchronize failed: \(error)")
+    }
+    print("reported: \(errors.withLock { $0.count > 0 })")
+    print("file intact: \(try Data(contentsOf: url) == before)")
+    print("value in memory: \(Defaults[limited])")
+    var restored = original
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &restored)
+    try suite.synchronize()
+    print("after lifting the limit: \(try String(contentsOf: url, encoding: .utf8).contains(rest[1]))")
+
+case "write":
+    guard rest.count >= 2 else { fail("usage: write <file> <key> <int>…") }
+    let suite = Defaults.Suite(fileURL: url)
+    let key = Defaults.Key<Int>(rest[0], default: 0, suite: suite)
+    for text in rest.dropFirst() {
+        guard let value = Int(text) else { fail("not an integer: \(text)") }
+        suite[key] = value
+        try suite.synchronize()
+    }
+    say("written")
+
+case "write-keys":
+    guard rest.count == 2, let count = Int(rest[1]) else { fail("usage: write-keys <file> <prefix> <count>") }
+    let suite = Defaults.Suite(fileURL: url)
+    for index in 0..<count {
+        suite[Defaults.Key<Int>("\(rest[0])-\(index)", default: -1, suite: suite)] = index
+    }
+    try suite.synchronize()
+    say("wrote \(count)")
+
+case "increment":
+    guard rest.count == 2, let count = Int(rest[1]) else { fail("usage: increment <file> <key> <count>") }
+    let suite = Defaults.Suite(fileURL: url)
+    let key = Defaults.Key<Int>(rest[0], default: 0, suite: suite)
+    for _ in 0..<count {
+        try suite.exclusiveTransaction { suite[key] += 1 }
+    }
+    say("incremented \(count)")
+
+case "write-forever":
+    guard rest.count == 3, let size = Int(rest[1]), let first = Int(rest[2]) else {
+        fail("usage: write-forever <file> <key> <bytes> <first>")
+    }
+    let suite = Defaults.Suite(fileURL: url)
+    let key = Defaults.Key<[String]>(rest[0], default: [], suite: suite)
+    let filler = String(repeating: "x", count: max(size / 16, 1))
+    var sequence = first - 1
+    while true {
+        sequence += 1
+        // The first element names the write, so the test can tell which one reached the file.
+        suite[key] = ["\(sequence)"] + Array(repeating: filler, count: 16)
+        try suite.synchronize()
+        say("synced \(sequence)")
+    }
+
+case "watch":
+    let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+    Defaults.addChangeSink(
+        Defaults.ChangeSink { change in
+            guard change.suite == suite else { return }
+            let origin = change.origin == .external ? "external" : "local"
+            let keys = change.changes.keys.sorted()
+                .map { name in
+                    "\(name)=\(change.changes[name]?.new.map { String(decoding: JSONWriter.compactBytes($0), as: UTF8.self) } ?? "nil")"
+                }
+            say("\(origin) \(keys.joined(separator: ","))")
+        }
+    )
+    say("ready")
+    // Runs until the test kills it; the suite stays alive meanwhile.
+    withExtendedLifetime(suite) { dispatchMain() }
+
+default:
+    fail("unknown command \(command)")
+}

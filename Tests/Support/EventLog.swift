@@ -1,0 +1,100 @@
+import Dispatch
+import Synchronization
+
+/// What observers were given, in order, with a way to wait for the next ones.
+///
+/// Waiting ends when enough elements have arrived or at a deadline, whichever comes first; the
+/// deadline only keeps a broken build from hanging, so it is generous, and no test reads it as a
+/// measure of speed.
+package final class EventLog<Element: Sendable>: Sendable {
+    private struct Waiter {
+        let count: Int
+        let resume: @Sendable (Bool) -> Void
+    }
+
+    private struct State {
+        var elements: [Element] = []
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// How long a wait lasts at most, in seconds.
+    package static var deadline: Double { 10 }
+
+    package init() {}
+
+    /// Records `element` and wakes whoever waits for this many.
+    package func append(_ element: Element) {
+        let ready = state.withLock { state -> [Waiter] in
+            state.elements.append(element)
+            let count = state.elements.count
+            let ready = state.waiters.filter { $0.value.count <= count }
+            for key in ready.keys { state.waiters[key] = nil }
+            return Array(ready.values)
+        }
+        for waiter in ready { waiter.resume(true) }
+    }
+
+    /// Everything recorded so far.
+    package var all: [Element] { state.withLock { $0.elements } }
+
+    /// The number of elements recorded so far.
+    package var count: Int { state.withLock { $0.elements.count } }
+
+    /// Waits until at least `count` elements have arrived; false if the deadline passed first.
+    package func wait(forCount count: Int) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let once = Once(continuation)
+            register(count) { once.resume($0) }
+        }
+    }
+
+    /// ``wait(forCount:)`` for synchronous tests, blocking the calling thread.
+    package func waitBlocking(forCount count: Int) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        let result = Atomic<Bool>(false)
+        register(count) { arrived in
+            result.store(arrived, ordering: .sequentiallyConsistent)
+            done.signal()
+        }
+        done.wait()
+        return result.load(ordering: .sequentiallyConsistent)
+    }
+
+    private func register(_ count: Int, resume: @escaping @Sendable (Bool) -> Void) {
+        let (ready, key) = state.withLock { state -> (Bool, Int) in
+            if state.elements.count >= count { return (true, -1) }
+            state.nextWaiter += 1
+            state.waiters[state.nextWaiter] = Waiter(count: count, resume: resume)
+            return (false, state.nextWaiter)
+        }
+        if ready {
+            resume(true)
+            return
+        }
+        DispatchQueue.global()
+            .asyncAfter(deadline: .now() + Self.deadline) { [self] in
+                let expired = state.withLock { $0.waiters.removeValue(forKey: key) }
+                expired?.resume(false)
+            }
+    }
+}
+
+/// Resumes a continuation exactly once.
+private final class Once: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+
+    init(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ value: Bool) {
+        let taken = continuation.withLock { stored -> CheckedContinuation<Bool, Never>? in
+            defer { stored = nil }
+            return stored
+        }
+        taken?.resume(returning: value)
+    }
+}

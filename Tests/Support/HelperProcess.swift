@@ -1,0 +1,198 @@
+// Runs the `defaults-test-helper` executable as a second (third, fourth…) process.
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a run of the helper printed and how it ended.
+package struct HelperProcessResult: Sendable {
+    package var status: Int32
+    package var output: String
+    package var errorOutput: String
+
+    /// The non-empty lines of standard output.
+    package var lines: [String] { output.split(separator: "\n").map(String.init) }
+}
+
+/// Why the helper could not be run.
+package struct HelperProcessError: Error, CustomStringConvertible {
+    package var description: String
+}
+
+/// The `defaults-test-helper` executable that `swift build --build-tests` puts next to the test binary.
+package enum HelperProcess {
+    /// Where the helper is expected: beside the running test binary.
+    package static var executableURL: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("defaults-test-helper", isDirectory: false)
+    }
+
+    /// Runs the helper with `arguments`, waits for it to exit, and returns what it printed.
+    ///
+    /// `environment` entries are added to this process's environment. A helper still running after
+    /// `deadline` seconds is terminated (a hang then shows as a SIGTERM status, not a stuck test).
+    package static func run(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        deadline: Double = 60
+    ) throws -> HelperProcessResult {
+        let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
+        return running.waitForExit()
+    }
+
+    /// ``run(_:environment:deadline:)`` for async tests: waits for the helper without blocking a
+    /// thread of the cooperative pool.
+    package static func run(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        deadline: Double = 60
+    ) async throws -> HelperProcessResult {
+        let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: running.waitForExit()) }
+        }
+    }
+}
+
+/// A helper process that runs while the test talks to it: its output arrives line by line.
+package final class RunningHelper: Sendable {
+    private let process: Process
+    private let output = LineQueue()
+    private let errorOutput = LineQueue()
+    /// Set once the helper has exited, so the watchdog leaves it alone.
+    private let exited = Atomic<Bool>(false)
+
+    /// Starts the helper with `arguments`; it is terminated if still running after `deadline` seconds.
+    package init(_ arguments: [String], environment: [String: String] = [:], deadline: Double = 60) throws {
+        let executable = HelperProcess.executableURL
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw HelperProcessError(
+                description:
+                    "defaults-test-helper not found at \(executable.path); build with `swift build --build-tests`"
+            )
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try process.run()
+        self.process = process
+        output.drain(stdout.fileHandleForReading)
+        errorOutput.drain(stderr.fileHandleForReading)
+        DispatchQueue.global()
+            .asyncAfter(deadline: .now() + deadline) { [self] in
+                if !exited.load(ordering: .acquiring), process.isRunning { process.terminate() }
+            }
+    }
+
+    /// The helper's process id.
+    package var processIdentifier: Int32 { process.processIdentifier }
+
+    /// The next line the helper prints; `nil` if it ends, or prints nothing for `timeout` seconds.
+    package func nextLine(timeout: Double = 30) -> String? {
+        output.next(timeout: timeout)
+    }
+
+    /// Reads lines until one satisfies `predicate`, and returns it; `nil` as for ``nextLine(timeout:)``.
+    package func line(timeout: Double = 30, where predicate: (String) -> Bool) -> String? {
+        while let line = nextLine(timeout: timeout) {
+            if predicate(line) { return line }
+        }
+        return nil
+    }
+
+    /// Sends `signal` to the helper.
+    package func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the helper to exit and returns everything it printed that was not read yet.
+    package func waitForExit() -> HelperProcessResult {
+        process.waitUntilExit()
+        exited.store(true, ordering: .releasing)
+        return HelperProcessResult(
+            status: process.terminationStatus,
+            output: output.rest().map { $0 + "\n" }.joined(),
+            errorOutput: errorOutput.rest().map { $0 + "\n" }.joined()
+        )
+    }
+}
+
+/// Lines read from a pipe on a thread of their own, waited for with a timeout.
+private final class LineQueue: Sendable {
+    private struct State {
+        var lines: [String] = []
+        var partial: [UInt8] = []
+        var ended = false
+    }
+
+    private let state = Mutex(State())
+    private let available = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Reads `handle` to its end on a new thread.
+    func drain(_ handle: FileHandle) {
+        let thread = Thread { [self] in
+            while true {
+                let data = handle.availableData
+                let complete = state.withLock { state -> Int in
+                    guard !data.isEmpty else {
+                        if !state.partial.isEmpty { state.lines.append(String(decoding: state.partial, as: UTF8.self)) }
+                        state.partial = []
+                        state.ended = true
+                        return 0
+                    }
+                    var count = 0
+                    for byte in data {
+                        if byte == UInt8(ascii: "\n") {
+                            state.lines.append(String(decoding: state.partial, as: UTF8.self))
+                            state.partial = []
+                            count += 1
+                        } else {
+                            state.partial.append(byte)
+                        }
+                    }
+                    return count
+                }
+                for _ in 0..<complete { available.signal() }
+                if data.isEmpty {
+                    available.signal()
+                    finished.signal()
+                    return
+                }
+            }
+        }
+        thread.start()
+    }
+
+    /// The next line, waiting up to `timeout` seconds; `nil` at the end or on timeout.
+    func next(timeout: Double) -> String? {
+        let deadline = DispatchTime.now() + timeout
+        while true {
+            let taken = state.withLock { state -> (line: String?, ended: Bool) in
+                if !state.lines.isEmpty { return (state.lines.removeFirst(), false) }
+                return (nil, state.ended)
+            }
+            if let line = taken.line { return line }
+            if taken.ended { return nil }
+            if available.wait(timeout: deadline) == .timedOut { return nil }
+        }
+    }
+
+    /// Every line not taken yet, once the pipe has ended.
+    func rest() -> [String] {
+        finished.wait()
+        finished.signal()
+        return state.withLock { state in
+            defer { state.lines = [] }
+            return state.lines
+        }
+    }
+}
