@@ -124,6 +124,9 @@ extension Defaults {
             (errorHandler ?? Defaults.errorHandler)(error)
         }
 
+        /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
+        package static var coalescingDelay: Duration { Store.coalescingDelay }
+
         /// The number of times this suite has replaced its file; for tests of coalescing.
         package var fileReplacementCount: Int {
             guard case .file(let storage) = store.backend else { return 0 }

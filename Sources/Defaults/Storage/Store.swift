@@ -35,7 +35,7 @@ final class Store: Sendable {
     private let suites = Mutex<[WeakSuite]>([])
 
     /// How long a file store waits after a change before writing, so bursts coalesce.
-    static let coalescingDelay = DispatchTimeInterval.milliseconds(50)
+    static let coalescingDelay = Duration.milliseconds(50)
 
     private struct WeakSuite: @unchecked Sendable {  // only the weak reference, read under the lock
         let identifier: ObjectIdentifier
@@ -114,8 +114,8 @@ final class Store: Sendable {
     // MARK: - Flushing
 
     /// Arms the coalescing timer.
-    func scheduleFlush(after delay: DispatchTimeInterval) {
-        flushQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
+    func scheduleFlush(after delay: Duration) {
+        flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
             guard let self else { return }
             if case .failure(let error) = self.flushNow(fromTimer: true) {
                 // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()` would
@@ -239,9 +239,7 @@ final class Store: Sendable {
         }
         switch action {
         case .retry(let delay, let token):
-            let (seconds, attoseconds) = delay.components
-            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-            watchQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            watchQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
                 self?.run(.retryFired(token: token))
             }
         case .moveAside:
@@ -373,6 +371,14 @@ final class Store: Sendable {
             )
             for sink in Defaults.currentChangeSinks { sink.deliver(event) }
         }
+    }
+}
+
+extension Duration {
+    /// The same span of time, for Dispatch.
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }
 

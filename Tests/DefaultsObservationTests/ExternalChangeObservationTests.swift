@@ -1,0 +1,158 @@
+import DefaultsObservation
+import DefaultsTestSupport
+import Foundation
+import Observation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Observable
+final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set once, in init; values live in the store
+    @ObservationIgnored @ObservableDefault<Int> var fontSize: Int
+
+    init(key: Defaults.Key<Int>) {
+        _fontSize = ObservableDefault(key)
+    }
+}
+
+/// Every kind of observer sees a change made outside this process, once per change, with the
+/// right values: a write by another process, an editor's save (a new file renamed over the old),
+/// and an in-place rewrite.
+@Suite struct ExternalChangeObservationTests {
+    enum Change: String, CaseIterable, CustomTestStringConvertible {
+        case anotherProcess, editorSave, inPlaceRewrite
+
+        var testDescription: String { rawValue }
+
+        /// Makes the file say `fontSize` is `value`, this way.
+        func apply(_ value: Int, to file: URL) async throws {
+            let text = #"{"fontSize" : \#(value), "theme" : "dark"}"#
+            switch self {
+            case .anotherProcess:
+                let result = try await HelperProcess.run(["write", file.path, "fontSize", "\(value)"])
+                #expect(result.status == 0, "\(result.errorOutput)")
+            case .editorSave:
+                let temporary = file.deletingLastPathComponent().appendingPathComponent("settings.json~")
+                try Data(text.utf8).write(to: temporary)
+                #expect(rename(temporary.path, file.path) == 0)
+            case .inPlaceRewrite:
+                let handle = try FileHandle(forWritingTo: file)
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: Data(text.utf8))
+                try handle.close()
+            }
+        }
+    }
+
+    /// Arms one round of `withObservationTracking` on the model; `fired` gets the value seen then.
+    private func track(_ model: EditorSettingsModel, into fired: EventLog<Int>) {
+        withObservationTracking {
+            _ = model.fontSize
+        } onChange: {
+            fired.append(model.fontSize)
+        }
+    }
+
+    @Test(arguments: Change.allCases)
+    func everyObserverSeesEachOutsideChangeOnce(_ change: Change) async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("editor/settings.json")
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(#"{"fontSize" : 12, "theme" : "dark"}"#.utf8).write(to: file)
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("fontSize", default: 10, suite: suite)
+            let theme = Defaults.Key<String>("theme", default: "light", suite: suite)
+
+            let observed = EventLog<Defaults.KeyChange<Int>>()
+            let observation = Defaults.observe(fontSize, options: []) { observed.append($0) }
+            let together = EventLog<Int>()
+            let multiKey = Defaults.observe(keys: fontSize, theme, options: []) { together.append(1) }
+            let clock = ManualClock()
+            let debounced = EventLog<Set<String>>()
+            let debounce = Defaults.observe(keys: [fontSize, theme], debounce: .seconds(1), clock: clock) {
+                debounced.append(Set($0.map(\.name)))
+            }
+            let streamed = EventLog<Int>()
+            let stream = Defaults.updates(fontSize, initial: false)
+            let consumer = Task {
+                for await value in stream { streamed.append(value) }
+            }
+            let model = EditorSettingsModel(key: fontSize)
+            #expect(model.fontSize == 12)
+            let tracked = EventLog<Int>()
+
+            for (round, value) in [14, 16].enumerated() {
+                let count = round + 1
+                track(model, into: tracked)
+                try await change.apply(value, to: file)
+                #expect(await observed.wait(forCount: count), "observe: \(observed.all)")
+                #expect(await together.wait(forCount: count), "observe(keys:): \(together.count)")
+                #expect(await streamed.wait(forCount: count), "updates: \(streamed.all)")
+                #expect(await tracked.wait(forCount: count), "withObservationTracking: \(tracked.all)")
+                await clock.waitForSleepers()
+                clock.advance(by: .seconds(1))
+                #expect(await debounced.wait(forCount: count), "debounced: \(debounced.all)")
+            }
+
+            #expect(
+                observed.all == [
+                    Defaults.KeyChange(oldValue: 12, newValue: 14), Defaults.KeyChange(oldValue: 14, newValue: 16),
+                ]
+            )
+            #expect(together.count == 2)
+            #expect(streamed.all == [14, 16])
+            #expect(tracked.all == [14, 16])
+            #expect(debounced.all == [["fontSize"], ["fontSize"]])
+            #expect(model.fontSize == 16)
+            #expect(Defaults[theme] == "dark")
+
+            consumer.cancel()
+            observation.invalidate()
+            multiKey.invalidate()
+            debounce.invalidate()
+        }
+    }
+
+    @Test func aDeletedFileTellsObserversTheDefaultIsBack() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("settings.json")
+            try Data(#"{"fontSize" : 12}"#.utf8).write(to: file)
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("fontSize", default: 10, suite: suite)
+            let model = EditorSettingsModel(key: fontSize)
+            let observed = EventLog<Defaults.KeyChange<Int>>()
+            let observation = Defaults.observe(fontSize, options: []) { observed.append($0) }
+            let tracked = EventLog<Int>()
+            track(model, into: tracked)
+
+            try FileManager.default.removeItem(at: file)
+            #expect(await observed.wait(forCount: 1))
+            #expect(await tracked.wait(forCount: 1))
+            #expect(observed.all == [Defaults.KeyChange(oldValue: 12, newValue: 10)])
+            #expect(tracked.all == [10])
+            observation.invalidate()
+        }
+    }
+
+    @Test func twoSuitesOnOneFileTellEachOthersObservers() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("settings.json")
+            let first = Defaults.Suite(fileURL: file)
+            let second = Defaults.Suite(fileURL: file)
+            let observed = EventLog<Int>()
+            let observation = Defaults.observe(Defaults.Key<Int>("n", default: 0, suite: second), options: []) {
+                observed.append($0.newValue)
+            }
+            // A write through the first suite, on this thread: the second suite's observer is
+            // called before the write returns.
+            first[Defaults.Key<Int>("n", default: 0, suite: first)] = 5
+            #expect(observed.all == [5])
+            observation.invalidate()
+        }
+    }
+}
