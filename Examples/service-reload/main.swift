@@ -1,7 +1,10 @@
-// service-reload: a service that reloads once per burst of setting changes, not once per write.
+// service-reload: a service that reloads once per burst of setting changes, not once per write,
+// whoever makes them: this process, another process, or a person editing the settings file.
 //
-//     swift run service-reload
+//     swift run service-reload           # three bursts, then exits
+//     swift run service-reload --watch   # keeps running: edit the file printed, watch it reload
 import DefaultsObservation
+import Foundation
 
 enum Example {
     static let suite = try! Defaults.Suite(name: "service-reload")
@@ -62,7 +65,40 @@ func run() async {
         Defaults[.port] = 10_000 + value
     }
     _ = await reloaded.next()
+
+    print("\n3. An operator edits the file: logLevel and workers")
+    try! Example.suite.synchronize()  // so the file holds what this process wrote
+    editLikeAnOperator()
+    _ = await reloaded.next()
     withExtendedLifetime(service) {}
 }
 
-await run()
+/// Changes two values in the settings file the way a person with a text editor does.
+///
+/// It edits the text, saves it as a new file and renames it over the old one. Nothing here goes
+/// through the library; the service sees it anyway.
+func editLikeAnOperator() {
+    let file = Example.suite.fileURL!
+    var text = try! String(contentsOf: file, encoding: .utf8)
+    text.replace(/"logLevel" : "[a-z]*"/, with: #""logLevel" : "warning""#)
+    text.replace(/"workers" : [0-9]+/, with: #""workers" : 4"#)
+    let saved = file.deletingLastPathComponent().appendingPathComponent("settings.json.saving")
+    try! text.write(to: saved, atomically: false, encoding: .utf8)
+    // NB: rename(2) itself: Foundation's replaceItemAt fails on Linux when both files exist.
+    rename(saved.path, file.path)
+}
+
+/// Runs the service until interrupted, reloading as the file is edited or written by others.
+func watch() async {
+    let (reloads, continuation) = AsyncStream.makeStream(of: Set<String>.self)
+    let service = Service(reloads: continuation)
+    print("watching \(Example.suite.fileURL!.path); edit it, or write to it from another process")
+    for await _ in reloads {}
+    withExtendedLifetime(service) {}
+}
+
+if CommandLine.arguments.contains("--watch") {
+    await watch()
+} else {
+    await run()
+}

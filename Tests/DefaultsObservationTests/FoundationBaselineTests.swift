@@ -1,12 +1,30 @@
 import DefaultsObservation
+import DefaultsTestSupport
 import Foundation
 import Synchronization
 import Testing
 
 /// What Foundation's `UserDefaults` does on Linux, for the README's comparison table.
 ///
-/// These tests pin down the baseline this library improves on; none of them writes to disk.
+/// These tests pin down the baseline this library improves on; only one writes to disk (in a
+/// temporary directory, from a process of its own).
 @Suite struct FoundationBaselineTests {
+    @Test func userDefaultsSeesAnEditOfItsFileOnlyAtSynchronizeAndTellsNoOne() async throws {
+        try await withTemporaryDirectory { directory in
+            // NB: in a process of its own: another test's synchronize() would refresh this one's cache.
+            let path = directory.appendingPathComponent("baseline").path
+            let result = try await HelperProcess.run(["userdefaults-edit", path])
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(
+                result.lines == [
+                    "read after the edit: 1",  // the running program keeps its old value
+                    "read after synchronize: 2",  // until it calls synchronize() itself
+                    "notifications: 0",  // and nothing tells it
+                ]
+            )
+        }
+    }
+
     @Test func userDefaultsPostsNoChangeNotificationOnSet() throws {
         let suiteName = "defaults-baseline-\(UUID())"
         let userDefaults = try #require(UserDefaults(suiteName: suiteName))

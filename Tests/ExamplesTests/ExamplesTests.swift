@@ -81,6 +81,7 @@ import Testing
             reloads == [
                 "reload: host, logLevel, port, timeout, workers -> 0.0.0.0:9090, 8 workers",
                 "reload: port, workers -> 0.0.0.0:11000, 1000 workers",
+                "reload: logLevel, workers -> 0.0.0.0:11000, 4 workers",
             ]
         )
     }

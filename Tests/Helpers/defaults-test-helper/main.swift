@@ -17,6 +17,10 @@
 //     defaults-test-helper write-forever <file> <key> <bytes> <first>
 //         writes ever-new values of about <bytes> bytes to the key, numbered from <first> on,
 //         synchronizing after each, and prints "synced <n>" once value n is on disk; runs until killed.
+//     defaults-test-helper userdefaults-edit <path>
+//         Foundation's UserDefaults over <path>.plist, for the README's baseline: sets "size" to 1,
+//         lets another writer change the file to 2, and prints what it reads before and after its
+//         own synchronize(), and how many change notifications it got.
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -138,6 +142,29 @@ case "write-forever":
         try suite.synchronize()
         say("synced \(sequence)")
     }
+
+case "userdefaults-edit":
+    // NB: an absolute suite name is the path of its file, minus ".plist".
+    guard let userDefaults = UserDefaults(suiteName: url.path) else { fail("no UserDefaults for \(url.path)") }
+    let notifications = Mutex(0)
+    let token = NotificationCenter.default.addObserver(
+        forName: UserDefaults.didChangeNotification,
+        object: nil,
+        queue: nil
+    ) { _ in notifications.withLock { $0 += 1 } }
+    userDefaults.set(1, forKey: "size")
+    userDefaults.synchronize()
+    let plist = url.path + ".plist"
+    let edited = try PropertyListSerialization.data(fromPropertyList: ["size": 2], format: .xml, options: 0)
+    try edited.write(to: URL(fileURLWithPath: plist))
+    // NB: dated a minute ahead, so no timestamp granularity can hide the edit.
+    var times = [timeval(tv_sec: time(nil) + 60, tv_usec: 0), timeval(tv_sec: time(nil) + 60, tv_usec: 0)]
+    utimes(plist, &times)
+    print("read after the edit: \(userDefaults.integer(forKey: "size"))")
+    userDefaults.synchronize()
+    print("read after synchronize: \(userDefaults.integer(forKey: "size"))")
+    print("notifications: \(notifications.withLock { $0 })")
+    withExtendedLifetime(token) {}
 
 case "watch":
     let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
