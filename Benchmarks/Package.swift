@@ -9,7 +9,9 @@ let package = Package(
     dependencies: [
         .package(name: "Defaults", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        // "Reloading": its polling file provider, compared with ours for outside changes.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "Reloading"]),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         .executableTarget(
@@ -19,12 +21,20 @@ let package = Package(
                 .product(name: "DefaultsObservation", package: "Defaults"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Benchmarks/DefaultsBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
+        ),
+        // The other process of the cross-process benchmarks: writes the shared file through the library.
+        .executableTarget(
+            name: "defaults-bench-peer",
+            dependencies: [.product(name: "Defaults", package: "Defaults")],
+            path: "Sources/defaults-bench-peer",
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The same scenarios as plain loops, for valgrind/callgrind (see README.md, "Profiling").
         .executableTarget(

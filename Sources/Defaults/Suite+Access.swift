@@ -184,13 +184,15 @@ extension Defaults.Suite {
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
-        let backend = store.backend
+        let store = store
+        let isFile = store.isFileBacked
         let outcome = store.state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in makeWrites(state.tree) {
                 let old = state.tree[name]
                 guard old != new else { continue }
                 state.tree[name] = new
+                if isFile { state.changedSinceFlush.insert(name) }
                 let oldDecoded = state.cache[name]
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
@@ -204,20 +206,17 @@ extension Defaults.Suite {
             }
             guard !changes.isEmpty else { return nil }
             state.generation &+= 1
-            switch backend {
-            case .memory:
-                return (changes, false)
-            case .userDefaults(let storage):
-                // NB: UserDefaults never calls back into us, so writing under our lock keeps
-                // its order the same as ours.
-                for (name, change) in changes { storage.set(change.new, forKey: name) }
-                return (changes, false)
-            case .file:
-                state.changedSinceFlush.formUnion(changes.keys)
+            if isFile {
                 let schedule = !state.flushScheduled
                 state.flushScheduled = true
                 return (changes, schedule)
             }
+            if case .userDefaults(let storage) = store.backend {
+                // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                // its order the same as ours.
+                for (name, change) in changes { storage.set(change.new, forKey: name) }
+            }
+            return (changes, false)
         }
         guard let outcome else { return nil }
         if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
@@ -228,30 +227,39 @@ extension Defaults.Suite {
         } else {
             for name in suppressedKeys { silenced[name] = propagated.removeValue(forKey: name) }
         }
-        var events: [Defaults.SuiteChange] = []
-        for (changes, isSuppressed) in [(propagated, false), (silenced, true)] where !changes.isEmpty {
-            events.append(
-                Defaults.SuiteChange(
+        // NB: two optionals, not an array: a write is one event, and an array would be an
+        // allocation on every write.
+        return Delivery(
+            propagated: propagated.isEmpty
+                ? nil
+                : Defaults.SuiteChange(
                     suite: self,
-                    changes: changes,
+                    changes: propagated,
                     origin: .local,
-                    isPropagationSuppressed: isSuppressed
-                )
-            )
-        }
-        return Delivery(events: events)
+                    isPropagationSuppressed: false
+                ),
+            silenced: silenced.isEmpty
+                ? nil
+                : Defaults.SuiteChange(suite: self, changes: silenced, origin: .local, isPropagationSuppressed: true)
+        )
     }
 
     /// Committed local changes on their way to the change sinks.
     struct Delivery {
-        let events: [Defaults.SuiteChange]
+        /// The changes observers are told about.
+        let propagated: Defaults.SuiteChange?
+        /// The changes made inside `withoutPropagation`, delivered marked as such.
+        let silenced: Defaults.SuiteChange?
 
         /// Hands the events to every change sink, on the calling thread.
         func deliver() {
             let sinks = Defaults.currentChangeSinks
             guard !sinks.isEmpty else { return }
-            for event in events {
-                for sink in sinks { sink.deliver(event) }
+            if let propagated {
+                for sink in sinks { sink.deliver(propagated) }
+            }
+            if let silenced {
+                for sink in sinks { sink.deliver(silenced) }
             }
         }
     }

@@ -155,10 +155,11 @@ extension Defaults.Suite {
         var retryDelay = 0.0
         /// Set when the file exists but could not be read: it must not be overwritten.
         var writesBlocked = false
-        /// The file's bytes as this process last read or wrote them; `nil` when there was no file.
+        /// The file as this process last read or wrote it; `nil` when there was no file.
         ///
-        /// A watcher event that finds the same bytes (this process's own write) is no change.
-        var fileBytes: [UInt8]?
+        /// A watcher event that finds the same bytes (this process's own write) is no change, and
+        /// a flush that finds them needs no parse.
+        var file: FileStorage.Snapshot?
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
 

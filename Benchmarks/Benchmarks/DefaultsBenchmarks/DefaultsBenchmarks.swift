@@ -168,6 +168,7 @@ let benchmarks: @Sendable () -> Void = {
     burst()
     openLargeSuite()
     observation()
+    crossProcess()
 }
 
 // MARK: Read an Int key
@@ -436,28 +437,34 @@ func openLargeSuite() {
     )
     let probe = "key-\(openKeyCount / 2)"
 
-    // Only opening and the first read are measured; the suite is released after the measurement,
-    // as Foundation keeps every `UserDefaults` it opened cached for good.
+    // Only opening and the first read are measured. Each sample opens a copy of the file not opened
+    // before: a suite on a file that is still open (a suite just released may be kept a moment by
+    // its watcher's first look at the file) shares its state and loads nothing.
     Benchmark("Open10k/Defaults.Suite(fileURL:)+read", configuration: configuration) { benchmark, fixture in
-        let (url, key) = fixture
+        let (round, key) = fixture
+        let url = Scratch.url("open-\(round.value).json")
+        round.value += 1
         benchmark.startMeasurement()
         let suite = Defaults.Suite(fileURL: url)
         blackHole(suite[key])
         benchmark.stopMeasurement()
-        withExtendedLifetime(suite) {}
-    } setup: { () throws -> (URL, Defaults.Key<Int>) in
-        let url = Scratch.url("open.json")
-        let writer = Defaults.Suite(fileURL: url)
-        writer.transaction {
-            for index in 0..<openKeyCount {
-                writer[Defaults.Key<Int>("key-\(index)", default: 0, suite: writer)] = index
+        precondition(suite[key] == openKeyCount / 2)
+    } setup: { () throws -> (Box<Int>, Defaults.Key<Int>) in
+        let source = Scratch.url("open-source.json")
+        do {
+            let writer = Defaults.Suite(fileURL: source)
+            writer.transaction {
+                for index in 0..<openKeyCount {
+                    writer[Defaults.Key<Int>("key-\(index)", default: 0, suite: writer)] = index
+                }
             }
+            try writer.synchronize()
         }
-        try writer.synchronize()
+        for copy in 0..<(maxIterations + warmupIterations + 5) {
+            try FileManager.default.copyItem(at: source, to: Scratch.url("open-\(copy).json"))
+        }
         // NB: a `Key`'s own suite is ignored by `suite[key]`; this one only carries name and default.
-        let key = Defaults.Key<Int>(probe, default: -1, suite: .inMemory())
-        precondition(Defaults.Suite(fileURL: url)[key] == openKeyCount / 2)
-        return (url, key)
+        return (Box(0), Defaults.Key<Int>(probe, default: -1, suite: .inMemory()))
     }
 
     // Foundation reads a suite's plist once per process and caches it, so each sample opens a copy

@@ -113,14 +113,19 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
             observation.invalidate()
         }
     case "open10k":
-        let url = URL(fileURLWithPath: directory + "/open.json")
-        let writer = Defaults.Suite(fileURL: url)
-        writer.transaction {
-            for index in 0..<10_000 { writer[Defaults.Key<Int>("key-\(index)", default: 0, suite: writer)] = index }
+        let source = URL(fileURLWithPath: directory + "/open.json")
+        do {
+            let writer = Defaults.Suite(fileURL: source)
+            writer.transaction {
+                for index in 0..<10_000 { writer[Defaults.Key<Int>("key-\(index)", default: 0, suite: writer)] = index }
+            }
+            try writer.synchronize()
         }
-        try writer.synchronize()
+        // NB: a copy per open: a file another suite still has open would not be loaded again.
+        let copies = (0..<iterations).map { URL(fileURLWithPath: directory + "/open-\($0).json") }
+        for copy in copies { try FileManager.default.copyItem(at: source, to: copy) }
         let key = Defaults.Key<Int>("key-5000", default: -1, suite: .inMemory())
-        measured(iterations) { _ in sink(Defaults.Suite(fileURL: url)[key]) }
+        measured(iterations) { index in sink(Defaults.Suite(fileURL: copies[index])[key]) }
     case "burst":
         let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/burst.json"))
         let key = Defaults.Key<Int>("burst", default: 0, suite: suite)

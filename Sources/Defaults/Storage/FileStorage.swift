@@ -24,6 +24,9 @@ package final class FileStorage: Sendable {
     /// Serialises read-merge-replace cycles, in this process and across processes.
     let lock: FileLock
     private let replacements = Atomic<Int>(0)
+    /// Set by a replacement whose directory entry is not flushed yet: that `fsync` waits until the
+    /// lock is released, since other processes' writers need only the rename, not its durability.
+    private let directoryNeedsSync = Atomic<Bool>(false)
 
     /// The number of times the file has been replaced; tests use it to check coalescing.
     package var replacementCount: Int { replacements.load(ordering: .relaxed) }
@@ -49,9 +52,15 @@ package final class FileStorage: Sendable {
         }
     }
 
-    /// Releases what ``lockExclusively()`` took.
+    /// Releases what ``lockExclusively()`` took, then makes a replacement made under it durable.
     func unlockExclusively() {
         lock.unlockExclusively()
+        guard directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            fsync(descriptor)
+            close(descriptor)
+        }
     }
 
     /// Runs `body` holding the file's exclusive lock; the lock is released on every path.
@@ -65,29 +74,32 @@ package final class FileStorage: Sendable {
 
     // MARK: - Reading
 
+    /// A version of the file: its bytes and its top-level members.
+    struct Snapshot: Sendable {
+        let bytes: [UInt8]
+        let members: [String: JSONValue]
+    }
+
     /// What reading the file found.
     enum ReadResult {
         /// There is no file (or a parent of it is not a directory).
         case missing
-        /// The file's top-level members, and its bytes.
-        case parsed([String: JSONValue], bytes: [UInt8])
-        /// The file is there but is not a JSON object: why, and its bytes.
-        case broken(reason: String, bytes: [UInt8])
+        /// The same bytes as the snapshot the caller knew, which is returned (nothing was parsed).
+        case unchanged(Snapshot)
+        /// A JSON object, other than the one the caller knew.
+        case parsed(Snapshot)
+        /// The file is there but is not a JSON object: why.
+        case broken(reason: String)
         /// The file could not be read.
         case unreadable(Defaults.StorageError)
-
-        /// The bytes read, when the file was there and readable.
-        var bytes: [UInt8]? {
-            switch self {
-            case .parsed(_, let bytes), .broken(_, let bytes): return bytes
-            case .missing, .unreadable: return nil
-            }
-        }
     }
 
     /// Reads and parses the file, without taking any lock: writers replace it by rename, so this
     /// sees one whole version of it.
-    func read() -> ReadResult {
+    ///
+    /// - Parameter known: The version the caller last saw; when the file still holds those bytes,
+    ///   it is not parsed again.
+    func read(knowing known: Snapshot? = nil) -> ReadResult {
         let bytes: [UInt8]
         do {
             guard let read = try readFile() else { return .missing }
@@ -95,20 +107,21 @@ package final class FileStorage: Sendable {
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
         }
+        if let known, known.bytes == bytes { return .unchanged(known) }
         do {
             if let members = try Self.members(of: bytes) {
-                return .parsed(members, bytes: bytes)
+                return .parsed(Snapshot(bytes: bytes, members: members))
             }
-            return .broken(reason: "the top level is not a JSON object", bytes: bytes)
+            return .broken(reason: "the top level is not a JSON object")
         } catch {
-            return .broken(reason: bytes.isEmpty ? "the file is empty" : error.description, bytes: bytes)
+            return .broken(reason: bytes.isEmpty ? "the file is empty" : error.description)
         }
     }
 
     /// What opening the file found.
     enum LoadResult {
-        /// The file's top-level members and bytes (none when there is no file yet).
-        case loaded([String: JSONValue], bytes: [UInt8]?)
+        /// The file as read (none when there is no file yet).
+        case loaded(Snapshot?)
         /// The file was corrupt and moved aside; start from defaults.
         case movedAside(Defaults.StorageError)
         /// The file is there but could not be read or moved: never write over it.
@@ -119,23 +132,23 @@ package final class FileStorage: Sendable {
     func load() -> LoadResult {
         switch read() {
         case .missing:
-            return .loaded([:], bytes: nil)
-        case .parsed(let members, let bytes):
-            return .loaded(members, bytes: bytes)
+            return .loaded(nil)
+        case .parsed(let snapshot), .unchanged(let snapshot):
+            return .loaded(snapshot)
         case .unreadable(let error):
             return .unreadable(error)
-        case .broken(let reason, _):
+        case .broken(let reason):
             // NB: under the lock, and read again: another process may have just replaced it.
             let locked = (try? lock.lockExclusively()) != nil
             defer { if locked { lock.unlockExclusively() } }
-            switch locked ? read() : .broken(reason: reason, bytes: []) {
+            switch locked ? read() : .broken(reason: reason) {
             case .missing:
-                return .loaded([:], bytes: nil)
-            case .parsed(let members, let bytes):
-                return .loaded(members, bytes: bytes)
+                return .loaded(nil)
+            case .parsed(let snapshot), .unchanged(let snapshot):
+                return .loaded(snapshot)
             case .unreadable(let error):
                 return .unreadable(error)
-            case .broken(let reason, _):
+            case .broken(let reason):
                 switch moveAside(reason: reason) {
                 case .success(let report): return .movedAside(report)
                 case .failure(let report): return .unreadable(report)
@@ -210,12 +223,13 @@ package final class FileStorage: Sendable {
 
     // MARK: - Writing
 
-    /// Replaces the file, atomically, with `document`; the caller holds ``lock`` exclusively.
+    /// Replaces the file, atomically, with `document`; the caller holds the exclusive lock.
     ///
-    /// Temporary files left by writers of this file that died are removed first.
+    /// Temporary files left by writers of this file that died are removed first. The new directory
+    /// entry is flushed to disk when the lock is released.
     ///
-    /// - Returns: The bytes written.
-    func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> [UInt8] {
+    /// - Returns: The file as written.
+    func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> Snapshot {
         let bytes = JSONWriter.prettyBytes(.object(document))
         do {
             try createDirectory(directory)
@@ -225,7 +239,7 @@ package final class FileStorage: Sendable {
             throw .writeFailed(url: url, reason: error.description)
         }
         replacements.add(1, ordering: .relaxed)
-        return bytes
+        return Snapshot(bytes: bytes, members: document)
     }
 
     /// The prefix of this file's temporary files; the writer's pid follows it.
@@ -248,11 +262,7 @@ package final class FileStorage: Sendable {
         }
         guard rename(temporary, path) == 0 else { throw SystemError.current("renaming into place") }
         succeeded = true
-        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
-        }
+        directoryNeedsSync.store(true, ordering: .releasing)
     }
 
     private func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(SystemError) {

@@ -24,6 +24,8 @@ final class Store: Sendable {
     }
 
     let backend: Backend
+    /// Whether `backend` is a file; kept apart so the write path tests it without touching the enum.
+    let isFileBacked: Bool
     let state: Mutex<Defaults.Suite.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
@@ -44,17 +46,19 @@ final class Store: Sendable {
         let errorHandler: (@Sendable (Defaults.StorageError) -> Void)?
     }
 
-    init(backend: Backend, tree: [String: JSONValue] = [:], fileBytes: [UInt8]? = nil, writesBlocked: Bool = false) {
+    init(backend: Backend, file: FileStorage.Snapshot? = nil, writesBlocked: Bool = false) {
         self.backend = backend
         var initial = Defaults.Suite.State()
-        initial.tree = tree
-        initial.fileBytes = fileBytes
+        initial.tree = file?.members ?? [:]
+        initial.file = file
         initial.writesBlocked = writesBlocked
         self.state = Mutex(initial)
         if case .file = backend {
+            isFileBacked = true
             watchQueue = DispatchQueue(label: "Defaults.Store.watch")
             deliveryQueue = DispatchQueue(label: "Defaults.Store.delivery")
         } else {
+            isFileBacked = false
             watchQueue = nil
             deliveryQueue = nil
         }
@@ -172,12 +176,12 @@ final class Store: Sendable {
         var movedAside: Defaults.StorageError?
         // NB: reported once the outcome is known, so a handler that looks finds the new file.
         defer { if let movedAside { reportInBackground(movedAside.brokeWhileOpen) } }
-        switch storage.read() {
+        switch storage.read(knowing: state.withLock { $0.file }) {
         case .missing:
             document = [:]
-        case .parsed(let members, _):
-            document = members
-        case .broken(let reason, _):
+        case .parsed(let snapshot), .unchanged(let snapshot):
+            document = snapshot.members
+        case .broken(let reason):
             switch storage.moveAside(reason: reason) {
             case .success(let report):
                 movedAside = report
@@ -191,15 +195,15 @@ final class Store: Sendable {
             return failed(pending.changed, error)
         }
         for name in changed { document[name] = pending.tree[name] }
-        let bytes: [UInt8]
+        let written: FileStorage.Snapshot
         do {
-            bytes = try storage.replace(with: document)
+            written = try storage.replace(with: document)
         } catch {
             return failed(pending.changed, error)
         }
         state.withLock { $0.retryDelay = 0 }
         // Keys the file brought, written by another process since this one last looked, join memory.
-        absorb(document, bytes: bytes)
+        absorb(written)
         return .success(())
     }
 
@@ -245,7 +249,7 @@ final class Store: Sendable {
         case .moveAside:
             do {
                 try storage.withExclusiveLock { () throws(Defaults.StorageError) in
-                    guard case .broken(let reason, _) = storage.read() else {
+                    guard case .broken(let reason) = storage.read() else {
                         // Fixed or replaced while the lock was awaited: look again.
                         fileMayHaveChanged()
                         return
@@ -264,30 +268,23 @@ final class Store: Sendable {
     ///
     /// Returns what is left to do after the lock is released.
     private func readAndApply(_ storage: FileStorage) -> FileChangeMachine.Action {
-        let result = storage.read()
+        let known = state.withLock { $0.file }
+        let result = storage.read(knowing: known)
         let finding: FileChangeMachine.Finding
         switch result {
-        case .unreadable:
-            finding = .unreadable
-        case .missing, .parsed, .broken:
-            let bytes = result.bytes
-            if state.withLock({ $0.fileBytes == bytes }) {
-                finding = .unchanged
-            } else if case .missing = result {
-                finding = .missing
-            } else if case .parsed = result {
-                finding = .parsed
-            } else {
-                finding = .broken
-            }
+        case .unreadable: finding = .unreadable
+        case .unchanged: finding = .unchanged
+        case .missing: finding = known == nil ? .unchanged : .missing
+        case .parsed: finding = .parsed
+        case .broken: finding = .broken
         }
         let action = reloads.withLock { $0.handle(.readFound(finding)) }
         switch (action, result) {
-        case (.apply, .parsed(let members, let bytes)):
-            absorb(members, bytes: bytes)
+        case (.apply, .parsed(let snapshot)):
+            absorb(snapshot)
             return .none
         case (.applyDeletion, _):
-            absorb([:], bytes: nil)
+            absorb(nil)
             return .none
         case (.reportUnreadable, .unreadable(let error)):
             reportInBackground(error)
@@ -303,12 +300,14 @@ final class Store: Sendable {
     /// and applied, and a missing file means every key is gone.
     func catchUpLocked(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
         if state.withLock({ $0.isDirty }) { return flushLocked(storage) }
-        switch storage.read() {
+        switch storage.read(knowing: state.withLock { $0.file }) {
         case .missing:
-            absorb([:], bytes: nil)
-        case .parsed(let members, let bytes):
-            absorb(members, bytes: bytes)
-        case .broken(let reason, _):
+            absorb(nil)
+        case .unchanged:
+            break
+        case .parsed(let snapshot):
+            absorb(snapshot)
+        case .broken(let reason):
             replaceBrokenFileLocked(storage, reason: reason)
         case .unreadable(let error):
             return .failure(error)
@@ -323,7 +322,7 @@ final class Store: Sendable {
         case .success(let report):
             state.withLock { state in
                 state.changedSinceFlush.formUnion(state.tree.keys)
-                state.fileBytes = nil
+                state.file = nil
             }
             let written = flushLocked(storage)
             // NB: after the flush, so a handler that looks finds the new file.
@@ -334,13 +333,15 @@ final class Store: Sendable {
         }
     }
 
-    /// Makes memory match `members` (the file as just read or written), except for keys changed
-    /// here since the last flush, and reports the keys that changed as one external change.
+    /// Makes memory match `file` (the file as just read or written; `nil`: there is none), except
+    /// for keys changed here since the last flush, and reports the keys that changed as one
+    /// external change.
     ///
     /// The caller holds the process lock, so events leave in the order they were applied.
-    private func absorb(_ members: [String: JSONValue], bytes: [UInt8]?) {
+    private func absorb(_ file: FileStorage.Snapshot?) {
+        let members = file?.members ?? [:]
         let changes = state.withLock { state -> [String: Defaults.StoredChange] in
-            state.fileBytes = bytes
+            state.file = file
             state.writesBlocked = false
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in members where !state.changedSinceFlush.contains(name) {
@@ -415,8 +416,8 @@ enum FileStores {
         let fresh: Store
         var problem: Defaults.StorageError?
         switch storage.load() {
-        case .loaded(let members, let bytes):
-            fresh = Store(backend: .file(storage), tree: members, fileBytes: bytes)
+        case .loaded(let snapshot):
+            fresh = Store(backend: .file(storage), file: snapshot)
         case .movedAside(let error):
             fresh = Store(backend: .file(storage))
             problem = error
