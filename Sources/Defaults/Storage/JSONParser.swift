@@ -163,41 +163,40 @@ package struct JSONParser {
     private mutating func parseString() throws(Failure) -> String {
         index += 1
         var runStart = index
-        var result = ""
-        func flushRun(_ parser: JSONParser, upTo end: Int) throws(Failure) -> String {
-            // NB: validate UTF-8 strictly; String(decoding:) would silently repair.
-            guard let run = String(validating: parser.bytes[runStart..<end], as: UTF8.self) else {
-                throw parser.failure("invalid UTF-8 in string")
-            }
-            return run
-        }
+        // NB: most strings have no escapes: the run between the quotes is the string, with no
+        // concatenation. `result` starts only at the first escape.
+        var result: String?
+        var runIsASCII = true
         while true {
             guard index < bytes.count else { throw failure("unterminated string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                result += try flushRun(self, upTo: index)
+                let run = try string(from: runStart, to: index, isASCII: runIsASCII)
                 index += 1
+                guard var result else { return run }
+                result += run
                 return result
             }
             if byte < 0x20 { throw failure("unescaped control character in string") }
+            if byte >= 0x80 { runIsASCII = false }
             if byte != UInt8(ascii: "\\") {
                 index += 1
                 continue
             }
-            result += try flushRun(self, upTo: index)
+            var escaped = try (result ?? "") + string(from: runStart, to: index, isASCII: runIsASCII)
             index += 1
             guard index < bytes.count else { throw failure("unterminated escape") }
             let escape = bytes[index]
             index += 1
             switch escape {
-            case UInt8(ascii: "\""): result.append("\"")
-            case UInt8(ascii: "\\"): result.append("\\")
-            case UInt8(ascii: "/"): result.append("/")
-            case UInt8(ascii: "b"): result.append("\u{08}")
-            case UInt8(ascii: "f"): result.append("\u{0C}")
-            case UInt8(ascii: "n"): result.append("\n")
-            case UInt8(ascii: "r"): result.append("\r")
-            case UInt8(ascii: "t"): result.append("\t")
+            case UInt8(ascii: "\""): escaped.append("\"")
+            case UInt8(ascii: "\\"): escaped.append("\\")
+            case UInt8(ascii: "/"): escaped.append("/")
+            case UInt8(ascii: "b"): escaped.append("\u{08}")
+            case UInt8(ascii: "f"): escaped.append("\u{0C}")
+            case UInt8(ascii: "n"): escaped.append("\n")
+            case UInt8(ascii: "r"): escaped.append("\r")
+            case UInt8(ascii: "t"): escaped.append("\t")
             case UInt8(ascii: "u"):
                 let first = try parseHex4()
                 if (0xD800...0xDBFF).contains(first) {
@@ -208,16 +207,31 @@ package struct JSONParser {
                     let second = try parseHex4()
                     guard (0xDC00...0xDFFF).contains(second) else { throw failure("unpaired surrogate") }
                     let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
-                    result.unicodeScalars.append(Unicode.Scalar(value)!)
+                    escaped.unicodeScalars.append(Unicode.Scalar(value)!)
                 } else {
                     guard let scalar = Unicode.Scalar(first) else { throw failure("unpaired surrogate") }
-                    result.unicodeScalars.append(scalar)
+                    escaped.unicodeScalars.append(scalar)
                 }
             default:
                 throw failure("invalid escape")
             }
+            result = escaped
             runStart = index
+            runIsASCII = true
         }
+    }
+
+    /// The text of `bytes[start..<end]`, which holds no quote and no escape.
+    ///
+    /// ASCII needs no validation; anything else is validated strictly (`String(decoding:)` would
+    /// silently repair invalid UTF-8, and the file would then not be what it says).
+    private func string(from start: Int, to end: Int, isASCII: Bool) throws(Failure) -> String {
+        let text = bytes.withUnsafeBufferPointer { buffer -> String? in
+            let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
+            return isASCII ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+        }
+        guard let text else { throw Failure(offset: end, reason: "invalid UTF-8 in string") }
+        return text
     }
 
     private mutating func parseHex4() throws(Failure) -> UInt32 {

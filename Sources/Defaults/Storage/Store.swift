@@ -344,13 +344,20 @@ final class Store: Sendable {
             state.file = file
             state.writesBlocked = false
             var changes: [String: Defaults.StoredChange] = [:]
-            for (name, new) in members where !state.changedSinceFlush.contains(name) {
+            let hasLocalChanges = !state.changedSinceFlush.isEmpty
+            // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
+            var shared = 0
+            for (name, new) in members {
                 let old = state.tree[name]
-                guard old != new else { continue }
+                if old != nil { shared += 1 }
+                guard old != new, !hasLocalChanges || !state.changedSinceFlush.contains(name) else { continue }
                 changes[name] = Defaults.StoredChange(old: old, new: new, oldDecoded: state.cache[name])
             }
-            for (name, old) in state.tree where members[name] == nil && !state.changedSinceFlush.contains(name) {
-                changes[name] = Defaults.StoredChange(old: old, new: nil, oldDecoded: state.cache[name])
+            if shared < state.tree.count {
+                for (name, old) in state.tree where members[name] == nil {
+                    guard !hasLocalChanges || !state.changedSinceFlush.contains(name) else { continue }
+                    changes[name] = Defaults.StoredChange(old: old, new: nil, oldDecoded: state.cache[name])
+                }
             }
             guard !changes.isEmpty else { return changes }
             for (name, change) in changes {
