@@ -178,14 +178,18 @@ extension Defaults.Suite {
 
     /// ``commit(suppressedKeys:decoded:_:)`` without the delivery, for a caller that must deliver
     /// later (after releasing the file's lock).
+    ///
+    /// With `isWritten`, the values are already in the file (an exclusive transaction wrote them):
+    /// they are not marked for the next flush.
     func committing(
         suppressedKeys: Set<String> = [],
         decoded: CacheEntry? = nil,
+        isWritten: Bool = false,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
-        let isFile = store.isFileBacked
+        let isFile = store.isFileBacked && !isWritten
         let outcome = store.state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in makeWrites(state.tree) {

@@ -25,14 +25,24 @@ extension Defaults.Suite {
     /// - Throws: What `body` throws.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) rethrows -> Result {
-        let (result, delivery) = try runTransaction(isExclusive: false, body)
+        let (result, delivery) = try runTransaction(isExclusive: false, body) { writes, suppressedKeys in
+            committing(suppressedKeys: suppressedKeys) { _ in writes }
+        }
         delivery?.deliver()
         return result
     }
 
-    /// Runs `body` as a transaction and commits it; returns the events to deliver, so a caller
-    /// holding the file's lock can deliver them after releasing it.
-    func runTransaction<Result>(isExclusive: Bool, _ body: () throws -> Result) rethrows -> (Result, Delivery?) {
+    /// Runs `body` as a transaction and hands its writes to `commit`; returns the body's value and
+    /// the events to deliver, so a caller holding the file's lock can deliver them after releasing it.
+    ///
+    /// `commit` gets the writes (`nil` removes) and the keys last written inside
+    /// `withoutPropagation`; it is not called when the body wrote nothing, or for a transaction
+    /// nested in another on the same suite (whose writes join the outer one's).
+    func runTransaction<Result>(
+        isExclusive: Bool,
+        _ body: () throws -> Result,
+        commit: ([String: JSONValue?], Set<String>) -> Delivery?
+    ) rethrows -> (Result, Delivery?) {
         if let outer = TransactionScope.find(for: self) {
             let saved = outer.savePoint()
             do {
@@ -62,7 +72,7 @@ extension Defaults.Suite {
         // NB: closed first, so a task the body started writes directly from now on.
         let (writes, suppressedKeys) = scope.close()
         guard !writes.isEmpty else { return (result, nil) }
-        return (result, committing(suppressedKeys: suppressedKeys) { _ in writes })
+        return (result, commit(writes, suppressedKeys))
     }
 
     /// Runs `body` as one transaction that no other process can interleave with: a
@@ -80,9 +90,13 @@ extension Defaults.Suite {
     /// ```
     ///
     /// Everything ``transaction(_:)`` promises holds too: one change event, readers in this process
-    /// never see half of it, and if `body` throws nothing it wrote is kept. Observers are called
-    /// after the lock is released. Other processes' writers wait while `body` runs, so keep it short;
-    /// their readers do not wait.
+    /// never see half of it, and if `body` throws nothing it wrote is kept. The writes reach memory
+    /// only once the file holds them: if the file cannot be written, nothing the body wrote is kept,
+    /// and the error is thrown. Observers are called after the lock is released, on the calling
+    /// thread, after any outside changes the transaction took in first. Other processes' writers
+    /// wait while `body` runs, so keep it short; their readers do not wait. Inside `body`, do not
+    /// synchronize or start an exclusive transaction on another file: two processes doing so in
+    /// opposite order would each wait for the other's lock.
     ///
     /// For an in-memory suite or one over `UserDefaults` it is a plain ``transaction(_:)``. Inside
     /// another exclusive transaction on the same file it folds into that one; inside a plain
@@ -91,8 +105,7 @@ extension Defaults.Suite {
     /// - Parameter body: The work to do; it runs on the calling thread.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or a ``Defaults/StorageError`` when the file could not be
-    ///   locked, read or written (also reported to the error handler). A write that failed leaves
-    ///   the values in memory, and later flushes retry it, as after ``synchronize()``.
+    ///   locked, read or written (also reported to the error handler).
     @discardableResult
     public func exclusiveTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         if let outer = TransactionScope.find(for: self) {
@@ -103,29 +116,39 @@ extension Defaults.Suite {
             return try transaction(body)
         }
         guard case .file(let storage) = store.backend else { return try transaction(body) }
-        let outcome: (Result, Delivery?)
-        let written: Swift.Result<Void, Defaults.StorageError>
         do {
             try storage.lockExclusively()
         } catch {
             report(error)
             throw error
         }
+        var failure: Defaults.StorageError?
+        var outcome: (Result, Delivery?)?
         do {
             defer { storage.unlockExclusively() }
-            if case .failure(let error) = store.catchUpLocked(storage) {
-                report(error)
-                throw error
+            switch store.catchUpLocked(storage) {
+            case .failure(let error):
+                failure = error
+            case .success:
+                outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys in
+                    var delivery: Delivery?
+                    // NB: into the file first, then into memory: a write that fails leaves nothing.
+                    let written = store.flushLocked(storage, adding: writes) {
+                        delivery = committing(suppressedKeys: suppressedKeys, isWritten: true) { _ in writes }
+                    }
+                    if case .failure(let error) = written { failure = error }
+                    return delivery
+                }
             }
-            outcome = try runTransaction(isExclusive: true, body)
-            written = store.flushLocked(storage)
         }
-        outcome.1?.deliver()
-        if case .failure(let error) = written {
-            report(error)
-            throw error
+        // NB: after the lock, and after the outside changes taken in while catching up.
+        store.waitForQueuedDeliveries()
+        outcome?.1?.deliver()
+        if let failure {
+            report(failure)
+            throw failure
         }
-        return outcome.0
+        return outcome!.0
     }
 }
 

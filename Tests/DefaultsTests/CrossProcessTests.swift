@@ -9,18 +9,20 @@ import Glibc
 
 /// Several processes on one file.
 ///
-/// The lock, the merge, the cross-process transaction, and the litter of writers that died. Every other process is a real one (the test helper).
+/// The lock, the merge, the cross-process transaction, and the litter of writers that were killed.
+/// Every other process is a real one (the test helper), waited for without holding a thread of the
+/// cooperative pool.
 @Suite struct CrossProcessTests {
     @Test(arguments: [(processes: 2, keys: 2_000), (processes: 4, keys: 500)])
-    func processesWritingDistinctKeysLoseNone(processes: Int, keys: Int) throws {
-        try withStoreTemporaryDirectory { directory in
+    func processesWritingDistinctKeysLoseNone(processes: Int, keys: Int) async throws {
+        try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             let writers = try (0..<processes)
                 .map { index in
                     try RunningHelper(["write-keys", file.path, "p\(index)", "\(keys)"])
                 }
             for writer in writers {
-                let result = writer.waitForExit()
+                let result = await writer.waitForExit()
                 #expect(result.status == 0, "\(result.errorOutput)")
             }
             let members = try storeFileObject(file)
@@ -32,12 +34,12 @@ import Glibc
         }
     }
 
-    @Test func exclusiveTransactionsInFourProcessesCountEveryIncrement() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func exclusiveTransactionsInFourProcessesCountEveryIncrement() async throws {
+        try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             let incrementers = try (0..<4).map { _ in try RunningHelper(["increment", file.path, "counter", "250"]) }
             for incrementer in incrementers {
-                let result = incrementer.waitForExit()
+                let result = await incrementer.waitForExit()
                 #expect(result.status == 0, "\(result.errorOutput)")
                 #expect(result.lines == ["incremented 250"])
             }
@@ -45,14 +47,14 @@ import Glibc
         }
     }
 
-    @Test func anExclusiveTransactionStartsFromTheFileAndWritesItBeforeReturning() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func anExclusiveTransactionStartsFromTheFileAndWritesItBeforeReturning() async throws {
+        try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             let suite = Defaults.Suite(fileURL: file)
             let counter = Defaults.Key<Int>("counter", default: 0, suite: suite)
             #expect(suite[counter] == 0)
             // Another process moves the counter on; this one has not seen it yet when it starts.
-            let result = try HelperProcess.run(["write", file.path, "counter", "41"])
+            let result = try await HelperProcess.run(["write", file.path, "counter", "41"])
             #expect(result.status == 0, "\(result.errorOutput)")
             let seen = try suite.exclusiveTransaction {
                 suite[counter] += 1
@@ -60,6 +62,19 @@ import Glibc
             }
             #expect(seen == 42)
             #expect(try storeFileObject(file)["counter"] as? Int == 42, "written before it returned")
+        }
+    }
+
+    @Test func anExclusiveTransactionWhoseWriteFailsKeepsNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"n" : 5}"#.utf8))
+            let result = try await HelperProcess.run(["exclusive-full-disk", file.path])
+            #expect(result.status == 0, "\(result.errorOutput)")
+            // Neither in memory nor later: a counter must not move once the disk has room again,
+            // possibly after another process moved it on.
+            #expect(result.lines == ["threw", "in memory 5", "synchronized"])
+            #expect(try storeFileObject(file)["n"] as? Int == 5)
         }
     }
 
@@ -75,33 +90,28 @@ import Glibc
         }
     }
 
-    @Test func temporaryFilesOfWritersThatDiedAreRemovedByTheNextWrite() throws {
+    @Test func temporaryFilesOfWritersThatWereKilledAreRemovedByTheNextWrite() throws {
         try withStoreTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
-            // A process that has exited: its pid names nobody now.
-            let finished = Process()
-            finished.executableURL = URL(fileURLWithPath: "/bin/true")
-            try finished.run()
-            finished.waitUntilExit()
-            let dead = ".settings.json.tmp-\(finished.processIdentifier)-12345"
-            // pid 1 is always running: a live writer's file must stay.
-            let live = ".settings.json.tmp-1-67890"
-            let unrelated = ".other.json.tmp-\(finished.processIdentifier)-1"
-            for name in [dead, live, unrelated] {
+            // Left by writers of this file killed mid-write (by a pid that exited, and by one that
+            // is now reused): no writer at work can have one while the next holds the lock.
+            let left = [".settings.json.tmp-999999-12345", ".settings.json.tmp-1-67890"]
+            // Another file's temporary file, in the same directory, is not this file's to remove.
+            let unrelated = ".other.json.tmp-999999-1"
+            for name in left + [unrelated] {
                 try storeWriteFile(directory.appendingPathComponent(name), Array("{ half a fi".utf8))
             }
             let suite = Defaults.Suite(fileURL: file)
             suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = 1
             try suite.synchronize()
             #expect(
-                try storeDirectoryListing(directory)
-                    == [live, unrelated, "settings.json", "settings.json.lock"].sorted()
+                try storeDirectoryListing(directory) == [unrelated, "settings.json", "settings.json.lock"].sorted()
             )
         }
     }
 
-    @Test func aHundredKilledWritersNeverBreakTheFileOrLoseASynchronizedValue() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aHundredKilledWritersNeverBreakTheFileOrLoseASynchronizedValue() async throws {
+        try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             let keys = ["big-a", "big-b"]
             var first = [1, 1]
@@ -115,10 +125,10 @@ import Glibc
                 let index = kill % 2
                 // Killed at a random moment: after 1 to 3 values reached the disk, somewhere in the next.
                 let target = first[index] + Int.random(in: 0...2, using: &generator)
-                let reached = writers[index].line { $0 == "synced \(target)" }
+                let reached = await writers[index].line { $0 == "synced \(target)" }
                 try #require(reached != nil, "writer \(keys[index]) stopped before value \(target)")
                 writers[index].send(SIGKILL)
-                let result = writers[index].waitForExit()
+                let result = await writers[index].waitForExit()
                 #expect(result.status == SIGKILL)
                 let printed = result.lines.compactMap { Int($0.dropFirst("synced ".count)) }
                 lastSynchronized[index] = max(target, printed.max() ?? target)
@@ -133,7 +143,7 @@ import Glibc
             }
             for writer in writers {
                 writer.send(SIGKILL)
-                _ = writer.waitForExit()
+                _ = await writer.waitForExit()
             }
             // The next writer clears what the killed ones left.
             let suite = Defaults.Suite(fileURL: file)

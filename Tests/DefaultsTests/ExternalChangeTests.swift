@@ -38,8 +38,8 @@ import Glibc
         }
 
         /// Another process writes `values` to `name`, one after the other.
-        func writeFromAnotherProcess(_ name: String, _ values: Int...) throws {
-            let result = try HelperProcess.run(["write", file.path, name] + values.map(String.init))
+        func writeFromAnotherProcess(_ name: String, _ values: Int...) async throws {
+            let result = try await HelperProcess.run(["write", file.path, name] + values.map(String.init))
             #expect(result.status == 0, "\(result.errorOutput)")
         }
 
@@ -60,44 +60,44 @@ import Glibc
             try handle.close()
         }
 
-        func waitForEvents(_ count: Int) {
-            #expect(recorder.waitForEvents(count), "expected \(count) events, got \(recorder.changedKeySets)")
+        func waitForEvents(_ count: Int) async {
+            #expect(await recorder.waitForEvents(count), "expected \(count) events, got \(recorder.changedKeySets)")
         }
     }
 
-    @Test func aWriteByAnotherProcessIsOneExternalEventWithOldAndNewValues() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aWriteByAnotherProcessIsOneExternalEventWithOldAndNewValues() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"port" : 80, "host" : "a"}"#)
             defer { fixture.recorder.stop() }
             let port = fixture.key("port")
             #expect(fixture.suite[port] == 80)
 
-            try fixture.writeFromAnotherProcess("port", 8080)
-            fixture.waitForEvents(1)
+            try await fixture.writeFromAnotherProcess("port", 8080)
+            await fixture.waitForEvents(1)
             #expect(fixture.suite[port] == 8080)
             let event = try #require(fixture.recorder.events.first)
             #expect(event.origin == .external)
             #expect(!event.isPropagationSuppressed)
             #expect(event.valueChanges == ["port": StoreValueChange(.number("80"), .number("8080"))])
 
-            try fixture.writeFromAnotherProcess("port", 8081)
-            fixture.waitForEvents(2)
+            try await fixture.writeFromAnotherProcess("port", 8081)
+            await fixture.waitForEvents(2)
             #expect(fixture.recorder.events.count == 2)
             #expect(fixture.suite[port] == 8081)
         }
     }
 
-    @Test func anEditorStyleSaveAndAnInPlaceRewriteAreEachOneEvent() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func anEditorStyleSaveAndAnInPlaceRewriteAreEachOneEvent() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"a" : 1, "b" : 2, "c" : 3}"#)
             defer { fixture.recorder.stop() }
 
             try fixture.saveLikeAnEditor(#"{"a" : 10, "b" : 2, "c" : 3, "d" : 4}"#)
-            fixture.waitForEvents(1)
+            await fixture.waitForEvents(1)
             try fixture.rewriteInPlace(#"{"a" : 10, "c" : 30, "d" : 4}"#)
-            fixture.waitForEvents(2)
-            try fixture.writeFromAnotherProcess("last", 1)
-            fixture.waitForEvents(3)
+            await fixture.waitForEvents(2)
+            try await fixture.writeFromAnotherProcess("last", 1)
+            await fixture.waitForEvents(3)
 
             #expect(fixture.recorder.changedKeySets == [["a", "d"], ["b", "c"], ["last"]])
             #expect(fixture.recorder.events.allSatisfy { $0.origin == .external })
@@ -107,8 +107,8 @@ import Glibc
         }
     }
 
-    @Test func thisProcesssOwnWritesMakeNoExternalEvents() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func thisProcesssOwnWritesMakeNoExternalEvents() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory)
             defer { fixture.recorder.stop() }
             for value in 1...20 {
@@ -117,44 +117,64 @@ import Glibc
             }
             try fixture.suite.exclusiveTransaction { fixture.suite[fixture.key("mine")] = 21 }
             // The marker comes from outside; it must be the first external event.
-            try fixture.writeFromAnotherProcess("marker", 1)
-            fixture.waitForEvents(22)
+            try await fixture.writeFromAnotherProcess("marker", 1)
+            await fixture.waitForEvents(22)
             #expect(fixture.recorder.events.filter { $0.origin == .local }.count == 21)
             #expect(fixture.recorder.externalEvents.map { Set($0.changes.keys) } == [["marker"]])
         }
     }
 
-    @Test func anUnflushedLocalChangeWinsUntilItsFlush() throws {
-        try withStoreTemporaryDirectory { directory in
-            let fixture = try Fixture(in: directory, seed: #"{"shared" : 1}"#)
-            defer { fixture.recorder.stop() }
-            let shared = fixture.key("shared")
-            fixture.suite.transaction {
-                fixture.suite[shared] = 2  // not flushed yet: the coalescing timer waits
-            }
-            // Meanwhile a person edits the file, changing the same key and another.
-            try fixture.saveLikeAnEditor(#"{"shared" : 99, "other" : 5}"#)
-            fixture.waitForEvents(2)
-            #expect(fixture.recorder.externalEvents.map { Set($0.changes.keys) } == [["other"]])
-            #expect(fixture.suite[shared] == 2)
-            try fixture.suite.synchronize()
-            let members = try storeFileObject(fixture.file)
-            #expect(members["shared"] as? Int == 2, "the local change is written by its flush")
+    @Test func anUnflushedLocalChangeWinsUntilItsFlush() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"shared" : 1}"#.utf8))
+            // The other process's change to "shared" cannot be written (its disk is full), so it
+            // is still pending when a person edits the file, changing the same key and another.
+            let writer = try RunningHelper(["pending-wins", file.path])
+            #expect(await writer.nextLine() == "pending")
+            let temporary = directory.appendingPathComponent(".settings.json.swp")
+            try storeWriteFile(temporary, Array(#"{"shared" : 99, "other" : 5}"#.utf8))
+            #expect(rename(temporary.path, file.path) == 0)
+            // The edit reaches it as one change to "other"; its own "shared" wins until its flush.
+            #expect(await writer.nextLine() == "external other shared=2")
+            #expect(await writer.nextLine() == "synchronized")
+            let result = await writer.waitForExit()
+            #expect(result.status == 0, "\(result.errorOutput)")
+            let members = try storeFileObject(file)
+            #expect(members["shared"] as? Int == 2, "the pending change is written by its flush")
             #expect(members["other"] as? Int == 5)
         }
     }
 
-    @Test func keysAnotherProcessWroteJoinMemoryWhenThisOneFlushes() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aFailedWriteOverABrokenFileLosesNoKey() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"a" : 1, "b" : 2}"#.utf8))
+            let result = try await HelperProcess.run(["broken-full-disk", file.path, "{"])
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(result.lines == ["failed", "synchronized"])
+            // Moved aside with its broken text; memory (the last good state) written back whole.
+            let members = try storeFileObject(file)
+            #expect(members["a"] as? Int == 1)
+            #expect(members["b"] as? Int == 2)
+            #expect(members["c"] as? Int == 3)
+            let aside = try storeDirectoryListing(directory).filter { $0.contains(".corrupt-") }
+            #expect(aside.count == 1)
+            #expect(try aside.map { try storeFileText(directory.appendingPathComponent($0)) } == ["{"])
+        }
+    }
+
+    @Test func keysAnotherProcessWroteJoinMemoryWhenThisOneFlushes() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory)
             defer { fixture.recorder.stop() }
-            try fixture.writeFromAnotherProcess("theirs", 7)
+            try await fixture.writeFromAnotherProcess("theirs", 7)
             fixture.suite[fixture.key("mine")] = 1
             try fixture.suite.synchronize()
             // Whether the watcher or the flush brought it in first, it arrives once.
-            fixture.waitForEvents(2)
-            try fixture.writeFromAnotherProcess("marker", 1)
-            fixture.waitForEvents(3)
+            await fixture.waitForEvents(2)
+            try await fixture.writeFromAnotherProcess("marker", 1)
+            await fixture.waitForEvents(3)
             #expect(fixture.recorder.externalEvents.map { Set($0.changes.keys) } == [["theirs"], ["marker"]])
             #expect(fixture.suite[fixture.key("theirs")] == 7)
             let members = try storeFileObject(fixture.file)
@@ -163,14 +183,14 @@ import Glibc
         }
     }
 
-    @Test func aDeletedFileBringsTheDefaultsBackInOneEvent() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aDeletedFileBringsTheDefaultsBackInOneEvent() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"a" : 1, "b" : "two"}"#)
             defer { fixture.recorder.stop() }
             let a = fixture.key("a", default: -1)
             #expect(fixture.suite[a] == 1)
             try FileManager.default.removeItem(at: fixture.file)
-            fixture.waitForEvents(1)
+            await fixture.waitForEvents(1)
             #expect(fixture.suite[a] == -1)
             let event = try #require(fixture.recorder.events.first)
             #expect(event.origin == .external)
@@ -179,50 +199,50 @@ import Glibc
                     "a": StoreValueChange(.number("1"), nil), "b": StoreValueChange(.string("two"), nil),
                 ]
             )
-            try fixture.writeFromAnotherProcess("a", 5)
-            fixture.waitForEvents(2)
+            try await fixture.writeFromAnotherProcess("a", 5)
+            await fixture.waitForEvents(2)
             #expect(fixture.recorder.events.count == 2)
             #expect(fixture.suite[a] == 5)
         }
     }
 
-    @Test func aDirectoryDeletedAndCreatedAgainIsStillWatched() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aDirectoryDeletedAndCreatedAgainIsStillWatched() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"a" : 1}"#)
             defer { fixture.recorder.stop() }
             try FileManager.default.removeItem(at: fixture.file.deletingLastPathComponent())
-            fixture.waitForEvents(1)
+            await fixture.waitForEvents(1)
             #expect(fixture.suite[fixture.key("a")] == 0)
             try FileManager.default.createDirectory(
                 at: fixture.file.deletingLastPathComponent(),
                 withIntermediateDirectories: false
             )
             try fixture.saveLikeAnEditor(#"{"a" : 2}"#)
-            fixture.waitForEvents(2)
+            await fixture.waitForEvents(2)
             #expect(fixture.suite[fixture.key("a")] == 2)
             #expect(fixture.recorder.changedKeySets == [["a"], ["a"]])
         }
     }
 
-    @Test func aFileWhoseDirectoriesAppearAfterTheSuiteOpenedIsWatched() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aFileWhoseDirectoriesAppearAfterTheSuiteOpenedIsWatched() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, folder: "not/yet/there")
             defer { fixture.recorder.stop() }
-            try fixture.writeFromAnotherProcess("late", 3)
-            fixture.waitForEvents(1)
+            try await fixture.writeFromAnotherProcess("late", 3)
+            await fixture.waitForEvents(1)
             #expect(fixture.suite[fixture.key("late")] == 3)
             #expect(fixture.recorder.externalEvents.count == 1)
         }
     }
 
-    @Test func aFileThatBreaksWhileOpenIsMovedAsideAndMemoryIsWrittenBack() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aFileThatBreaksWhileOpenIsMovedAsideAndMemoryIsWrittenBack() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"kept" : 1, "also" : [1, 2]}"#)
             defer { fixture.recorder.stop() }
             let broken = #"{"kept" : 2, "also" : [1, "#
             try fixture.rewriteInPlace(broken)
             // Once moved aside, the values in memory come back as a good file.
-            let report = try #require(fixture.errors.waitForReport())
+            let report = try #require(await fixture.errors.waitForReport())
             guard case .corruptFileRewritten(let url, let movedTo, _) = report else {
                 Issue.record("expected corruptFileRewritten, got \(report)")
                 return
@@ -237,17 +257,17 @@ import Glibc
         }
     }
 
-    @Test func aFileWrittenInPiecesIsNotMovedAsideWhenItEndsWhole() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aFileWrittenInPiecesIsNotMovedAsideWhenItEndsWhole() async throws {
+        try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"n" : 1}"#)
             defer { fixture.recorder.stop() }
             // An editor that closes the file half-written, then finishes it.
             try fixture.rewriteInPlace(#"{"n" : "#)
             try fixture.rewriteInPlace(#"{"n" : 2}"#)
-            fixture.waitForEvents(1)
+            await fixture.waitForEvents(1)
             #expect(fixture.suite[fixture.key("n")] == 2)
-            try fixture.writeFromAnotherProcess("marker", 1)
-            fixture.waitForEvents(2)
+            try await fixture.writeFromAnotherProcess("marker", 1)
+            await fixture.waitForEvents(2)
             #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
             #expect(
                 try storeDirectoryListing(fixture.file.deletingLastPathComponent())
@@ -256,33 +276,31 @@ import Glibc
         }
     }
 
-    @Test func whereInotifyIsUnavailableTheFileIsPolledAndThatIsReportedOnce() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func whereInotifyIsUnavailableTheFileIsPolledAndThatIsReportedOnce() async throws {
+        try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             try storeWriteFile(file, Array(#"{"port" : 1}"#.utf8))
             let watcher = try RunningHelper(["watch", file.path], environment: ["DEFAULTS_WATCHER": "poll"])
-            defer {
-                watcher.send(SIGKILL)
-                _ = watcher.waitForExit()
-            }
             var lines: [String] = []
             /// Reads lines into `lines` until `wanted` comes; whether it did.
-            func readUntil(_ wanted: String) -> Bool {
-                while let line = watcher.nextLine() {
+            func readUntil(_ wanted: String) async -> Bool {
+                while let line = await watcher.nextLine() {
                     lines.append(line)
                     if line == wanted { return true }
                 }
                 return false
             }
             // NB: the report comes from a queue of its own, so it may come before "ready" or after.
-            let ready = readUntil("ready")
+            let ready = await readUntil("ready")
             #expect(ready, "\(lines)")
             for port in [2, 3] {
-                let result = try HelperProcess.run(["write", file.path, "port", "\(port)"])
+                let result = try await HelperProcess.run(["write", file.path, "port", "\(port)"])
                 #expect(result.status == 0, "\(result.errorOutput)")
-                let seen = readUntil("external port=\(port)")
+                let seen = await readUntil("external port=\(port)")
                 #expect(seen, "port \(port) not seen: \(lines)")
             }
+            watcher.send(SIGKILL)
+            _ = await watcher.waitForExit()
             let reports = lines.filter { $0.hasPrefix("error ") }
             #expect(reports.count == 1, "\(lines)")
             #expect(reports.first?.contains("polling it every second") == true)

@@ -51,18 +51,6 @@ package final class EventLog<Element: Sendable>: Sendable {
         }
     }
 
-    /// ``wait(forCount:)`` for synchronous tests, blocking the calling thread.
-    package func waitBlocking(forCount count: Int) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        let result = Atomic<Bool>(false)
-        register(count) { arrived in
-            result.store(arrived, ordering: .sequentiallyConsistent)
-            done.signal()
-        }
-        done.wait()
-        return result.load(ordering: .sequentiallyConsistent)
-    }
-
     private func register(_ count: Int, resume: @escaping @Sendable (Bool) -> Void) {
         let (ready, key) = state.withLock { state -> (Bool, Int) in
             if state.elements.count >= count { return (true, -1) }

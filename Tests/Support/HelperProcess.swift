@@ -50,9 +50,15 @@ package enum HelperProcess {
         deadline: Double = 60
     ) async throws -> HelperProcessResult {
         let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: running.waitForExit()) }
-        }
+        return await running.waitForExit()
+    }
+}
+
+/// Runs `body`, which blocks, on a Dispatch thread, and waits for it without holding a thread of the
+/// cooperative pool: with two cores the pool has two threads, and tasks of other tests need them.
+package func offThePool<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }
 
@@ -106,6 +112,22 @@ package final class RunningHelper: Sendable {
             if predicate(line) { return line }
         }
         return nil
+    }
+
+    /// ``nextLine(timeout:)`` for async tests: waits on a Dispatch thread, not a thread of the
+    /// cooperative pool (which tasks of other tests may need meanwhile).
+    package func nextLine(timeout: Double = 30) async -> String? {
+        await offThePool { self.nextLine(timeout: timeout) }
+    }
+
+    /// ``line(timeout:where:)`` for async tests.
+    package func line(timeout: Double = 30, where predicate: @escaping @Sendable (String) -> Bool) async -> String? {
+        await offThePool { self.line(timeout: timeout, where: predicate) }
+    }
+
+    /// ``waitForExit()`` for async tests.
+    package func waitForExit() async -> HelperProcessResult {
+        await offThePool { self.waitForExit() }
     }
 
     /// Sends `signal` to the helper.

@@ -58,12 +58,17 @@ final class FileLock: @unchecked Sendable {  // `depth` and `descriptor` change 
     }
 
     /// Releases what ``lockExclusively()`` took.
-    func unlockExclusively() {
+    ///
+    /// - Parameter afterReleasingFileLock: Work for the outermost release, done once other
+    ///   processes may lock the file again but before other threads of this one may: making a
+    ///   replacement durable, which other processes need not wait for and this one must.
+    func unlockExclusively(afterReleasingFileLock: () -> Void = {}) {
         depth -= 1
         if depth == 0 {
             flock(descriptor, LOCK_UN)
             close(descriptor)
             descriptor = -1
+            afterReleasingFileLock()
         }
         threads.unlock()
     }

@@ -25,7 +25,8 @@ package final class FileStorage: Sendable {
     let lock: FileLock
     private let replacements = Atomic<Int>(0)
     /// Set by a replacement whose directory entry is not flushed yet: that `fsync` waits until the
-    /// lock is released, since other processes' writers need only the rename, not its durability.
+    /// file lock is released, since other processes' writers need only the rename, not its
+    /// durability (this process's threads still wait for it).
     private let directoryNeedsSync = Atomic<Bool>(false)
 
     /// The number of times the file has been replaced; tests use it to check coalescing.
@@ -52,14 +53,15 @@ package final class FileStorage: Sendable {
         }
     }
 
-    /// Releases what ``lockExclusively()`` took, then makes a replacement made under it durable.
+    /// Releases what ``lockExclusively()`` took, making a replacement made under it durable.
     func unlockExclusively() {
-        lock.unlockExclusively()
-        guard directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if descriptor >= 0 {
-            fsync(descriptor)
-            close(descriptor)
+        lock.unlockExclusively { [self] in
+            guard directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) else { return }
+            let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if descriptor >= 0 {
+                fsync(descriptor)
+                close(descriptor)
+            }
         }
     }
 
@@ -118,6 +120,21 @@ package final class FileStorage: Sendable {
         }
     }
 
+    /// ``read(knowing:)``, looking again a few times over about 300 milliseconds while the file is
+    /// broken, before the caller treats it as corrupt.
+    ///
+    /// An editor that rewrites a file in place can be caught half-way; so can one that closes the
+    /// file between writes. Blocks the calling thread only while the file is broken.
+    func readSettled(knowing known: Snapshot? = nil) -> ReadResult {
+        var result = read(knowing: known)
+        for delay in FileChangeMachine.retryDelays {
+            guard case .broken = result else { return result }
+            usleep(UInt32(delay.nanoseconds / 1_000))
+            result = read(knowing: known)
+        }
+        return result
+    }
+
     /// What opening the file found.
     enum LoadResult {
         /// The file as read (none when there is no file yet).
@@ -138,10 +155,11 @@ package final class FileStorage: Sendable {
         case .unreadable(let error):
             return .unreadable(error)
         case .broken(let reason):
-            // NB: under the lock, and read again: another process may have just replaced it.
+            // NB: under the lock, and read again (for a while): another process may have just
+            // replaced it, or an editor may be half-way through saving it.
             let locked = (try? lock.lockExclusively()) != nil
             defer { if locked { lock.unlockExclusively() } }
-            switch locked ? read() : .broken(reason: reason) {
+            switch locked ? readSettled() : .broken(reason: reason) {
             case .missing:
                 return .loaded(nil)
             case .parsed(let snapshot), .unchanged(let snapshot):
@@ -225,15 +243,15 @@ package final class FileStorage: Sendable {
 
     /// Replaces the file, atomically, with `document`; the caller holds the exclusive lock.
     ///
-    /// Temporary files left by writers of this file that died are removed first. The new directory
-    /// entry is flushed to disk when the lock is released.
+    /// Temporary files left by writers of this file that were killed are removed first. The new
+    /// directory entry is flushed to disk when the lock is released.
     ///
     /// - Returns: The file as written.
     func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> Snapshot {
         let bytes = JSONWriter.prettyBytes(.object(document))
         do {
             try createDirectory(directory)
-            removeTemporaryFilesOfDeadWriters()
+            removeTemporaryFilesOfKilledWriters()
             try writeAtomically(bytes)
         } catch {
             throw .writeFailed(url: url, reason: error.description)
@@ -279,28 +297,21 @@ package final class FileStorage: Sendable {
         }
     }
 
-    /// Removes this file's temporary files whose writer is no longer running.
+    /// Removes temporary files of this file left by writers that were killed mid-write.
     ///
-    /// Called with the lock held, so no live writer of this file in this process has one open
-    /// either: this process's own leftovers (a failed `unlink`) go too.
-    private func removeTemporaryFilesOfDeadWriters() {
+    /// Called with the exclusive lock held. Every writer of this file makes its temporary file
+    /// while holding that lock, and removes or renames it before letting go, so none found now
+    /// belongs to a writer still at work: each was left by one that died (its name holds the pid
+    /// that made it, for a person who looks).
+    private func removeTemporaryFilesOfKilledWriters() {
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
         let prefix = temporaryPrefix
-        let own = getpid()
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard name.hasPrefix(prefix) else { continue }
-            let rest = name.dropFirst(prefix.count)
-            guard let pid = rest.split(separator: "-", maxSplits: 1).first.flatMap({ pid_t($0) }), pid > 0 else {
-                continue
-            }
-            // NB: ESRCH only: EPERM means a live process of another user.
-            if pid == own || (kill(pid, 0) != 0 && errno == ESRCH) {
-                unlink(directory + "/" + name)
-            }
+            if name.hasPrefix(prefix) { unlink(directory + "/" + name) }
         }
     }
 

@@ -35,6 +35,8 @@ final class Store: Sendable {
     private let deliveryQueue: DispatchQueue?
     private let reloads = Mutex(FileChangeMachine())
     private let suites = Mutex<[WeakSuite]>([])
+    /// Set on every store's delivery queue, so a thread can tell it is delivering.
+    private static let deliveringKey = DispatchSpecificKey<Bool>()
 
     /// How long a file store waits after a change before writing, so bursts coalesce.
     static let coalescingDelay = Duration.milliseconds(50)
@@ -56,7 +58,9 @@ final class Store: Sendable {
         if case .file = backend {
             isFileBacked = true
             watchQueue = DispatchQueue(label: "Defaults.Store.watch")
-            deliveryQueue = DispatchQueue(label: "Defaults.Store.delivery")
+            let deliveryQueue = DispatchQueue(label: "Defaults.Store.delivery")
+            deliveryQueue.setSpecific(key: Self.deliveringKey, value: true)
+            self.deliveryQueue = deliveryQueue
         } else {
             isFileBacked = false
             watchQueue = nil
@@ -155,16 +159,35 @@ final class Store: Sendable {
     }
 
     /// ``flushNow(fromTimer:)`` for a caller that holds the exclusive lock.
-    func flushLocked(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
+    ///
+    /// - Parameters:
+    ///   - transaction: Writes that go into the file on top of the pending ones, and reach memory
+    ///     only once the file is written (an exclusive transaction's); not kept if the write fails.
+    ///   - commit: Applies `transaction` to memory; called once the file holds it, before the
+    ///     file's other keys are taken in.
+    func flushLocked(
+        _ storage: FileStorage,
+        adding transaction: [String: JSONValue?] = [:],
+        commit: () -> Void = {}
+    ) -> Result<Void, Defaults.StorageError> {
+        // NB: a file that could not be read when opened is never written over. Look again: its
+        // permissions may have been fixed, or it may be gone.
+        if state.withLock({ $0.writesBlocked }) {
+            switch storage.read() {
+            case .parsed(let snapshot), .unchanged(let snapshot): absorb(snapshot)
+            case .missing: absorb(nil)
+            case .broken, .unreadable: break
+            }
+        }
         let pending = state.withLock { state -> (tree: [String: JSONValue], changed: Set<String>)? in
-            guard state.isDirty, !state.writesBlocked else { return nil }
+            guard state.isDirty || !transaction.isEmpty, !state.writesBlocked else { return nil }
             let changed = state.changedSinceFlush
             state.changedSinceFlush = []
             state.flushInFlight = true
             return (state.tree, changed)
         }
         guard let pending else {
-            let blocked = state.withLock { $0.writesBlocked && $0.isDirty }
+            let blocked = state.withLock { $0.writesBlocked && ($0.isDirty || !transaction.isEmpty) }
             guard blocked else { return .success(()) }
             return .failure(
                 .unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten")
@@ -176,7 +199,7 @@ final class Store: Sendable {
         var movedAside: Defaults.StorageError?
         // NB: reported once the outcome is known, so a handler that looks finds the new file.
         defer { if let movedAside { reportInBackground(movedAside.brokeWhileOpen) } }
-        switch storage.read(knowing: state.withLock { $0.file }) {
+        switch storage.readSettled(knowing: state.withLock { $0.file }) {
         case .missing:
             document = [:]
         case .parsed(let snapshot), .unchanged(let snapshot):
@@ -185,23 +208,27 @@ final class Store: Sendable {
             switch storage.moveAside(reason: reason) {
             case .success(let report):
                 movedAside = report
-                // Memory holds the last good state: all of it goes into the new file.
+                // Memory holds the last good state: all of it goes into the new file (and, should
+                // this write fail, into the next one, since there is no file now).
                 document = [:]
                 changed.formUnion(pending.tree.keys)
+                state.withLock { $0.file = nil }
             case .failure(let error):
-                return failed(pending.changed, error)
+                return failed(changed, error)
             }
         case .unreadable(let error):
-            return failed(pending.changed, error)
+            return failed(changed, error)
         }
         for name in changed { document[name] = pending.tree[name] }
+        for (name, value) in transaction { document[name] = value }
         let written: FileStorage.Snapshot
         do {
             written = try storage.replace(with: document)
         } catch {
-            return failed(pending.changed, error)
+            return failed(changed, error)
         }
         state.withLock { $0.retryDelay = 0 }
+        commit()
         // Keys the file brought, written by another process since this one last looked, join memory.
         absorb(written)
         return .success(())
@@ -274,7 +301,9 @@ final class Store: Sendable {
         switch result {
         case .unreadable: finding = .unreadable
         case .unchanged: finding = .unchanged
-        case .missing: finding = known == nil ? .unchanged : .missing
+        case .missing:
+            // NB: gone where there was none is no change, unless it was there but unreadable.
+            finding = known == nil && !state.withLock({ $0.writesBlocked }) ? .unchanged : .missing
         case .parsed: finding = .parsed
         case .broken: finding = .broken
         }
@@ -300,7 +329,7 @@ final class Store: Sendable {
     /// and applied, and a missing file means every key is gone.
     func catchUpLocked(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
         if state.withLock({ $0.isDirty }) { return flushLocked(storage) }
-        switch storage.read(knowing: state.withLock { $0.file }) {
+        switch storage.readSettled(knowing: state.withLock { $0.file }) {
         case .missing:
             absorb(nil)
         case .unchanged:
@@ -331,6 +360,17 @@ final class Store: Sendable {
         case .failure(let report):
             reportInBackground(report)
         }
+    }
+
+    /// Returns once every outside change queued for delivery so far has been delivered.
+    ///
+    /// For a caller about to deliver local changes that followed them (an exclusive transaction
+    /// that caught up with the file first), so observers see the two in order. Called from a
+    /// delivery queue (an observer starting an exclusive transaction), it returns at once: waiting
+    /// there could wait for itself, or for another store's queue that waits for this one.
+    func waitForQueuedDeliveries() {
+        guard let deliveryQueue, DispatchQueue.getSpecific(key: Self.deliveringKey) != true else { return }
+        deliveryQueue.sync {}
     }
 
     /// Makes memory match `file` (the file as just read or written; `nil`: there is none), except
@@ -383,11 +423,14 @@ final class Store: Sendable {
 }
 
 extension Duration {
-    /// The same span of time, for Dispatch.
-    var dispatchInterval: DispatchTimeInterval {
+    /// The span in whole nanoseconds.
+    var nanoseconds: Int {
         let (seconds, attoseconds) = components
-        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
     }
+
+    /// The same span of time, for Dispatch.
+    var dispatchInterval: DispatchTimeInterval { .nanoseconds(nanoseconds) }
 }
 
 extension Defaults.StorageError {
@@ -438,7 +481,8 @@ enum FileStores {
             stores[storage.path] = WeakStore(fresh)
             return nil
         }
-        if let winner { return (winner, []) }
+        // NB: the loser's report still goes out: its load may be what moved a corrupt file aside.
+        if let winner { return (winner, [problem].compactMap { $0 }) }
         let polling = FileWatcher.shared.watch(fresh, path: storage.path)
         return (fresh, [problem, polling].compactMap { $0 })
     }

@@ -19,6 +19,7 @@ import Musl
 /// | `IN_MOVED_TO` | replaced by rename (how this library, GLib and most editors save) |
 /// | `IN_CLOSE_WRITE` | rewritten in place, or created, and closed: acted on once, not per write |
 /// | `IN_DELETE`, `IN_MOVED_FROM` | deleted or renamed away (maybe an editor's first step) |
+/// | `IN_ATTRIB` | permissions changed: a file that could not be read may be readable now |
 ///
 /// | inotify event on a watched directory | meaning |
 /// |---|---|
@@ -91,7 +92,7 @@ final class FileWatcher: Sendable {
     private let state = Mutex(State())
 
     private static let mask: UInt32 =
-        UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE)
+        UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE) | UInt32(IN_ATTRIB)
         | UInt32(IN_DELETE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
 
     private init(forcePolling: Bool) {
@@ -138,8 +139,10 @@ final class FileWatcher: Sendable {
                     return ([store], [path: report])
                 }
                 var polling: [String: Defaults.StorageError] = [:]
-                let notify = reconcile(&state, polling: &polling)
-                return (notify, polling)
+                let moved = reconcile(&state, polling: &polling)
+                // NB: the new store always looks once, even when its directory was watched
+                // already: an event between its load and this registration found no store to tell.
+                return (moved.filter { $0 !== store } + [store], polling)
             }
             for store in notify { store.fileMayHaveChanged() }
             report(polling, except: path)
@@ -233,7 +236,9 @@ final class FileWatcher: Sendable {
             reconcile = true
             return
         }
-        let fileEvents = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
+        let fileEvents =
+            UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
+            | UInt32(IN_ATTRIB)
         guard mask & fileEvents != 0, !name.isEmpty else { return }
         let path: String? = state.withLock { state in
             guard let directory = state.table.directories[wd] else { return nil }

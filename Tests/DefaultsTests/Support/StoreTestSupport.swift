@@ -41,8 +41,8 @@ final class StoreErrorCollector: Sendable {
     }
 
     /// The first report, waiting for it if none came yet; `nil` if none came for implausibly long.
-    func waitForReport() -> Defaults.StorageError? {
-        guard collected.waitBlocking(forCount: 1) else { return nil }
+    func waitForReport() async -> Defaults.StorageError? {
+        guard await collected.wait(forCount: 1) else { return nil }
         return collected.all.first
     }
 
@@ -99,8 +99,8 @@ final class StoreChangeRecorder: Sendable {
     var changedKeySets: [Set<String>] { events.map { Set($0.changes.keys) } }
 
     /// Waits until `count` events in all have been recorded; false if that took implausibly long.
-    func waitForEvents(_ count: Int) -> Bool {
-        log.waitBlocking(forCount: count)
+    func waitForEvents(_ count: Int) async -> Bool {
+        await log.wait(forCount: count)
     }
 }
 

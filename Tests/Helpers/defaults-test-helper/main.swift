@@ -17,6 +17,19 @@
 //     defaults-test-helper write-forever <file> <key> <bytes> <first>
 //         writes ever-new values of about <bytes> bytes to the key, numbered from <first> on,
 //         synchronizing after each, and prints "synced <n>" once value n is on disk; runs until killed.
+//     defaults-test-helper pending-wins <file>
+//         makes every write of the file fail (a file-size limit, like a full disk), writes
+//         "shared" = 2 so it stays pending, prints "pending", waits for one external change event
+//         and prints "external <keys> shared=<value>", then lifts the limit, synchronizes and prints
+//         "synchronized".
+//     defaults-test-helper exclusive-full-disk <file>
+//         with the file holding "n", adds one to it in an exclusive transaction while every write
+//         fails; prints "threw", "in memory <n>", then lifts the limit, synchronizes and prints
+//         "synchronized".
+//     defaults-test-helper broken-full-disk <file> <broken text>
+//         opens the file, writes "c" = 3, replaces the file's text with <broken text>, and
+//         synchronizes while every write fails ("failed" or "succeeded"); then lifts the limit and
+//         synchronizes again ("synchronized").
 //     defaults-test-helper userdefaults-edit <path>
 //         Foundation's UserDefaults over <path>.plist, for the README's baseline: sets "size" to 1,
 //         lets another writer change the file to 2, and prints what it reads before and after its
@@ -28,6 +41,24 @@
 import Defaults
 import Foundation
 import Synchronization
+
+/// Makes every write that grows a file beyond a few bytes fail, as on a full disk, until `lift()`.
+struct FileSizeLimit {
+    private var original = rlimit()
+
+    init(bytes: Int) {
+        signal(SIGXFSZ, SIG_IGN)
+        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &original)
+        var limited = original
+        limited.rlim_cur = rlim_t(bytes)
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limited)
+    }
+
+    func lift() {
+        var restored = original
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &restored)
+    }
+}
 
 #if canImport(Glibc)
 import Glibc
@@ -142,6 +173,57 @@ case "write-forever":
         try suite.synchronize()
         say("synced \(sequence)")
     }
+
+case "pending-wins":
+    let externals = DispatchSemaphore(value: 0)
+    let suite = Defaults.Suite(fileURL: url) { _ in }
+    let shared = Defaults.Key<Int>("shared", default: 0, suite: suite)
+    Defaults.addChangeSink(
+        Defaults.ChangeSink { change in
+            guard change.suite == suite, change.origin == .external else { return }
+            say("external \(change.changes.keys.sorted().joined(separator: ",")) shared=\(suite[shared])")
+            externals.signal()
+        }
+    )
+    let limit = FileSizeLimit(bytes: 4)
+    suite[shared] = 2
+    try? suite.synchronize()  // fails: the change stays pending
+    say("pending")
+    guard externals.wait(timeout: .now() + 30) == .success else { fail("no external change") }
+    limit.lift()
+    try suite.synchronize()
+    say("synchronized")
+
+case "exclusive-full-disk":
+    let suite = Defaults.Suite(fileURL: url) { _ in }
+    let n = Defaults.Key<Int>("n", default: 0, suite: suite)
+    let limit = FileSizeLimit(bytes: 4)
+    do {
+        try suite.exclusiveTransaction { suite[n] += 1 }
+        say("did not throw")
+    } catch {
+        say("threw")
+    }
+    say("in memory \(suite[n])")
+    limit.lift()
+    try suite.synchronize()
+    say("synchronized")
+
+case "broken-full-disk":
+    guard rest.count == 1 else { fail("usage: broken-full-disk <file> <broken text>") }
+    let suite = Defaults.Suite(fileURL: url) { _ in }
+    suite[Defaults.Key<Int>("c", default: 0, suite: suite)] = 3
+    try Data(rest[0].utf8).write(to: url)
+    let limit = FileSizeLimit(bytes: 4)
+    do {
+        try suite.synchronize()
+        say("succeeded")
+    } catch {
+        say("failed")
+    }
+    limit.lift()
+    try suite.synchronize()
+    say("synchronized")
 
 case "userdefaults-edit":
     // NB: an absolute suite name is the path of its file, minus ".plist".
