@@ -196,14 +196,19 @@ final class Store: Sendable {
         defer { state.withLock { $0.flushInFlight = false } }
         var changed = pending.changed
         var document: [String: JSONValue]
+        // NB: the file as this process last saw it: memory already holds it, but for pending keys.
+        var baseIsKnown = false
         var movedAside: Defaults.StorageError?
         // NB: reported once the outcome is known, so a handler that looks finds the new file.
         defer { if let movedAside { reportInBackground(movedAside.brokeWhileOpen) } }
         switch storage.readSettled(knowing: state.withLock { $0.file }) {
         case .missing:
             document = [:]
-        case .parsed(let snapshot), .unchanged(let snapshot):
+        case .parsed(let snapshot):
             document = snapshot.members
+        case .unchanged(let snapshot):
+            document = snapshot.members
+            baseIsKnown = true
         case .broken(let reason):
             switch storage.moveAside(reason: reason) {
             case .success(let report):
@@ -229,8 +234,14 @@ final class Store: Sendable {
         }
         state.withLock { $0.retryDelay = 0 }
         commit()
-        // Keys the file brought, written by another process since this one last looked, join memory.
-        absorb(written)
+        if baseIsKnown {
+            // Nothing came from elsewhere: what was written is memory's own (a diff of the whole
+            // file against memory would find nothing, at the cost of comparing every value).
+            state.withLock { $0.file = written }
+        } else {
+            // Keys the file brought, written by another process since this one last looked, join memory.
+            absorb(written)
+        }
         return .success(())
     }
 
