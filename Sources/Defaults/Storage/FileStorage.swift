@@ -147,31 +147,24 @@ package final class FileStorage: Sendable {
 
     /// Reads the file for a suite being opened; a corrupt file is moved aside under the lock.
     func load() -> LoadResult {
-        switch read() {
-        case .missing:
-            return .loaded(nil)
-        case .parsed(let snapshot), .unchanged(let snapshot):
-            return .loaded(snapshot)
-        case .unreadable(let error):
-            return .unreadable(error)
-        case .broken(let reason):
+        var result = read()
+        if case .broken = result {
             // NB: under the lock, and read again (for a while): another process may have just
             // replaced it, or an editor may be half-way through saving it.
             let locked = (try? lock.lockExclusively()) != nil
             defer { if locked { lock.unlockExclusively() } }
-            switch locked ? readSettled() : .broken(reason: reason) {
-            case .missing:
-                return .loaded(nil)
-            case .parsed(let snapshot), .unchanged(let snapshot):
-                return .loaded(snapshot)
-            case .unreadable(let error):
-                return .unreadable(error)
-            case .broken(let reason):
+            if locked { result = readSettled() }
+            if case .broken(let reason) = result {
                 switch moveAside(reason: reason) {
                 case .success(let report): return .movedAside(report)
                 case .failure(let report): return .unreadable(report)
                 }
             }
+        }
+        switch result {
+        case .parsed(let snapshot), .unchanged(let snapshot): return .loaded(snapshot)
+        case .unreadable(let error): return .unreadable(error)
+        case .missing, .broken: return .loaded(nil)  // A broken file was dealt with above.
         }
     }
 
