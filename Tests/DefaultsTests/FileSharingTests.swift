@@ -27,6 +27,17 @@ import Testing
         }
     }
 
+    @Test func suitesOpenedByNameTwiceShareOneState() throws {
+        try withStoreTemporaryDirectory { directory in
+            let result = try HelperProcess.run(
+                ["named-twice", "com.example.twice"],
+                environment: ["XDG_CONFIG_HOME": directory.path]
+            )
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(result.lines == ["second reads 7", "standard reads 7", "equal: true"])
+        }
+    }
+
     @Test func aSuiteOnASymlinkToTheFileSharesItsState() throws {
         try withStoreTemporaryDirectory { directory in
             let real = storeSettingsURL(in: directory)

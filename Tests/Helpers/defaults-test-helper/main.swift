@@ -79,6 +79,21 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { fail("usage: defaults-test-helper <command> …") }
 let command = arguments[1]
 
+//     defaults-test-helper named-twice <name>
+//         opens Defaults.Suite(name:) twice (in $XDG_CONFIG_HOME) and the standard suite under the
+//         same application id; writes through the first and prints what the others read at once.
+if command == "named-twice", arguments.count == 3 {
+    let name = arguments[2]
+    let first = try Defaults.Suite(name: name)
+    let second = try Defaults.Suite(name: name)
+    Defaults.Suite.applicationIdentifier = name
+    first[Defaults.Key<Int>("shared", default: 0, suite: first)] = 7
+    print("second reads \(second[Defaults.Key<Int>("shared", default: 0, suite: second)])")
+    print("standard reads \(Defaults[Defaults.Key<Int>("shared", default: 0)])")
+    print("equal: \(first == second && second == .standard)")
+    exit(0)
+}
+
 if command == "corrupt-standard" {
     let reported = DispatchSemaphore(value: 0)
     Defaults.errorHandler = { error in
