@@ -224,6 +224,36 @@ import Glibc
         }
     }
 
+    /// Directories vanishing while the watcher adds or moves a watch (a race every test run that
+    /// removes its temporary directories has): the watcher looks further up instead of falling
+    /// back to polling, and its report of a fallback never runs under its own lock (which crashed).
+    @Test func suitesOpenedAndReleasedWhileTheirDirectoriesVanishNeverFallBackToPolling() throws {
+        try withStoreTemporaryDirectory { directory in
+            let errors = StoreErrorCollector()
+            let threads = (0..<4)
+                .map { thread in
+                    StoreThread {
+                        for round in 0..<150 {
+                            let folder = directory.appendingPathComponent("t\(thread)/r\(round)", isDirectory: true)
+                            let file = storeSettingsURL(in: folder.appendingPathComponent("app", isDirectory: true))
+                            do {
+                                let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+                                suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = round
+                                try? suite.synchronize()
+                            }
+                            try? FileManager.default.removeItem(at: folder)
+                        }
+                    }
+                }
+            for thread in threads { thread.join() }
+            let polling = errors.errors.filter {
+                if case .pollingForChanges = $0 { return true }
+                return false
+            }
+            #expect(polling.isEmpty, "\(polling)")
+        }
+    }
+
     @Test func aFileWhoseDirectoriesAppearAfterTheSuiteOpenedIsWatched() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, folder: "not/yet/there")

@@ -157,21 +157,20 @@ final class FileWatcher: Sendable {
         // NB: async: a store can be released on this very queue, by the last strong reference a
         // notification held.
         queue.async { [self] in
+            var polling: [String: Defaults.StorageError] = [:]
             state.withLock { state in
                 guard state.stores[path]?.identifier == identifier else { return }
                 state.stores[path] = nil
                 state.polled[path] = nil
                 state.table.removeFile(path)
-                if descriptor >= 0 {
-                    var polling: [String: Defaults.StorageError] = [:]
-                    _ = reconcile(&state, polling: &polling)
-                    report(polling)
-                }
+                if descriptor >= 0 { _ = reconcile(&state, polling: &polling) }
                 if state.polled.isEmpty {
                     state.pollTimer?.cancel()
                     state.pollTimer = nil
                 }
             }
+            // NB: after the lock: reporting takes it again.
+            report(polling)
         }
     }
 
@@ -272,6 +271,11 @@ final class FileWatcher: Sendable {
                     continue
                 }
                 let failure = SystemError.current("inotify_add_watch \(target)")
+                // NB: removed since `targets` looked: the next pass picks an ancestor that exists.
+                if failure.code == ENOENT || failure.code == ENOTDIR {
+                    added = true
+                    continue
+                }
                 let directories = targets.filter { $0.value == target }.map(\.key)
                 pollInstead(of: directories, because: failure, &state, polling: &polling)
             }
