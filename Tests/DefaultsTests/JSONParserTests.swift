@@ -86,12 +86,24 @@ import Testing
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(mixed) }
     }
 
-    @Test func aFailureNamesTheByteOffset() throws {
+    @Test func aFailureNamesTheByteOffsetAndTheLineAndColumn() throws {
         let failure = try #require(throws: JSONParser.Failure.self) {
             try JSONParser.parse(Array("[1,2,x]".utf8))
         }
         #expect(failure.offset == 5)
-        #expect(failure.description.contains("byte 5"))
+        #expect(failure.description == "invalid JSON at line 1, column 6: unexpected character")
+        // Columns count characters, not bytes; lines start after each newline.
+        let later = try #require(throws: JSONParser.Failure.self) {
+            try JSONParser.parse(Array("{\n  \"é\" : \"ü\" x\n}".utf8))
+        }
+        #expect((later.line, later.column) == (2, 13))
+    }
+
+    @Test func aDocumentThatStopsShortSaysSoWhateverWasExpectedNext() throws {
+        for truncated in ["{", #"{"a": 5,"#, "[1, ", #"{"a""#, ""] {
+            let failure = try #require(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(truncated.utf8)) }
+            #expect(failure.reason == "unexpected end of data", "\(truncated)")
+        }
     }
 
     @Test func validDocumentsParseToTheirValues() throws {

@@ -1,12 +1,15 @@
 /// A strict RFC 8259 parser that keeps number text as written.
 ///
-/// It never traps on bad input: every failure is a ``JSONParser/Failure`` naming the byte offset.
+/// It never traps on bad input: every failure is a ``JSONParser/Failure`` naming where it is.
 package struct JSONParser {
-    /// Why a document could not be parsed.
+    /// Why a document could not be parsed, and where: as a byte offset, and as the line and column
+    /// a person finds in an editor (both from 1; a column counts characters).
     package struct Failure: Error, CustomStringConvertible, Sendable {
         package var offset: Int
+        package var line: Int
+        package var column: Int
         package var reason: String
-        package var description: String { "invalid JSON at byte \(offset): \(reason)" }
+        package var description: String { "invalid JSON at line \(line), column \(column): \(reason)" }
     }
 
     /// Nesting deeper than this is rejected instead of risking the stack.
@@ -31,8 +34,17 @@ package struct JSONParser {
         return value
     }
 
-    private func failure(_ reason: String) -> Failure {
-        Failure(offset: index, reason: reason)
+    private func failure(_ reason: String, at position: Int? = nil) -> Failure {
+        let offset = min(position ?? index, bytes.count)
+        let before = bytes[..<offset]
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        return Failure(
+            offset: offset,
+            line: before.count { $0 == UInt8(ascii: "\n") } + 1,
+            column: String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1,
+            // NB: at the end, "expected ..." reads as if something wrong were there.
+            reason: offset == bytes.count ? "unexpected end of data" : reason
+        )
     }
 
     private mutating func skipWhitespace() {
@@ -230,7 +242,7 @@ package struct JSONParser {
             let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
             return isASCII ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
         }
-        guard let text else { throw Failure(offset: end, reason: "invalid UTF-8 in string") }
+        guard let text else { throw failure("invalid UTF-8 in string", at: end) }
         return text
     }
 
