@@ -6,10 +6,13 @@ let package = Package(
     products: [
         .library(name: "Defaults", targets: ["Defaults"]),
         .library(name: "DefaultsObservation", targets: ["DefaultsObservation"]),
+        .executable(name: "defaults", targets: ["DefaultsTool"]),
     ],
     targets: [
         .target(name: "Defaults"),
         .target(name: "DefaultsObservation", dependencies: ["Defaults"]),
+        // The `defaults` command.
+        .executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
         .executableTarget(
             name: "settings-basics",
             dependencies: ["Defaults"],
@@ -48,6 +51,11 @@ let package = Package(
         .testTarget(
             name: "DefaultsObservationTests",
             dependencies: ["DefaultsObservation", "DefaultsTestSupport", "defaults-test-helper"]
+        ),
+        // Runs the `defaults` command end to end, and programs started with launch overrides.
+        .testTarget(
+            name: "DefaultsToolTests",
+            dependencies: ["DefaultsTool", "Defaults", "DefaultsTestSupport", "defaults-test-helper"]
         ),
         // Runs every example's binary and checks the lines that matter, so examples cannot rot.
         .testTarget(

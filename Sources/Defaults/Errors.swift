@@ -26,6 +26,10 @@ extension Defaults {
         /// The file cannot be watched with inotify (`reason` says why), so it is polled about once a
         /// second: changes made by other processes or by hand arrive that much later. Reported once.
         case pollingForChanges(url: URL, reason: String)
+        /// An override for this run (`source` names the launch argument or environment variable)
+        /// is neither JSON nor text that decodes as `valueType`. Reads of `key` ignore it and
+        /// return the stored value or the default. Reported once per key and source.
+        case invalidOverride(key: String, source: String, value: String, valueType: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -48,6 +52,9 @@ extension Defaults {
             case .pollingForChanges(let url, let reason):
                 return
                     "Defaults: cannot watch \(url.path) for changes (\(reason)); polling it every second, so outside changes arrive later"
+            case .invalidOverride(let key, let source, let value, let valueType):
+                return
+                    "Defaults: ignoring the \(source) for key \"\(key)\": \"\(value)\" is not a value of type \(valueType)"
             }
         }
     }

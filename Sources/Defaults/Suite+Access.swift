@@ -56,6 +56,8 @@ extension Defaults.Suite {
         case cached((any AnyObject & Sendable)?)
         case decode(JSONValue, generation: UInt64)
         case uncached(JSONValue)
+        /// Overrides for this run, strongest first, not decoded as the type read yet.
+        case overridden([Overrides.Candidate])
     }
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
@@ -71,6 +73,10 @@ extension Defaults.Suite {
             return unsafeDowncast(box, to: Box<Value>.self).value
         case .uncached(let json):
             return ValueCoding.decode(json, as: Value.self)
+        case .overridden(let candidates):
+            if let value = overrideValue(named: name, candidates, as: Value.self) { return value }
+            // NB: every candidate is rejected now, so this looks at the stored value.
+            return self.value(named: name, as: type)
         case .decode(let json, let generation):
             // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
             let decoded = ValueCoding.decode(json, as: Value.self)
@@ -96,6 +102,11 @@ extension Defaults.Suite {
 
     private func lookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
         store.state.withLock { state in
+            if state.overrides != nil {
+                if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
+                let candidates = state.overrides!.candidates(for: name)
+                if !candidates.isEmpty { return .overridden(candidates) }
+            }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 guard let json = scope.storedValue(named: name) else { return .absent }
                 return .uncached(json)
@@ -108,6 +119,39 @@ extension Defaults.Suite {
         }
     }
 
+    /// The first of `candidates` that decodes as `Value`, kept for the next read; those that do not
+    /// are rejected for good and reported once each.
+    private func overrideValue<Value: Defaults.Serializable>(
+        named name: String,
+        _ candidates: [Overrides.Candidate],
+        as type: Value.Type
+    ) -> Value? {
+        for candidate in candidates {
+            // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
+            if let value = candidate.forms.lazy.compactMap({ ValueCoding.decode($0, as: Value.self) }).first {
+                store.state.withLock { state in
+                    guard state.overrides != nil else { return }
+                    state.overrides!.cache[name] = .holding(value)
+                }
+                return value
+            }
+            let isFirstReport = store.state.withLock { state in
+                state.overrides?.reject(candidate.source, of: name) ?? false
+            }
+            if isFirstReport {
+                report(
+                    .invalidOverride(
+                        key: name,
+                        source: candidate.source.label(forKey: name),
+                        value: candidate.text,
+                        valueType: String(reflecting: Value.self)
+                    )
+                )
+            }
+        }
+        return nil
+    }
+
     /// The stored JSON under `name`, as a transaction in this task sees it.
     package func storedValue(named name: String) -> JSONValue? {
         if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
@@ -116,6 +160,16 @@ extension Defaults.Suite {
                 return scope.storedValue(named: name)
             }
             return state.tree[name]
+        }
+    }
+
+    /// Every stored value, as a transaction in this task sees it; for the `defaults` command.
+    package func storedValues() -> [String: JSONValue] {
+        store.state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
+                return scope.storedValues()
+            }
+            return state.tree
         }
     }
 
@@ -152,7 +206,7 @@ extension Defaults.Suite {
     }
 
     /// Applies `writes` (`nil` removes) inside the current transaction, or as one commit.
-    func write(_ writes: [String: JSONValue?]) {
+    package func write(_ writes: [String: JSONValue?]) {
         if let scope = TransactionScope.find(for: self),
             scope.record(writes, suppressed: Defaults.Propagation.isSuppressed)
         {
@@ -210,17 +264,19 @@ extension Defaults.Suite {
             }
             guard !changes.isEmpty else { return nil }
             state.generation &+= 1
+            // NB: reads of an overridden key return the override, which did not change.
+            let reported = state.overrides != nil ? state.overrides!.reportable(changes) : changes
             if isFile {
                 let schedule = !state.flushScheduled
                 state.flushScheduled = true
-                return (changes, schedule)
+                return (reported, schedule)
             }
             if case .userDefaults(let storage) = store.backend {
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 for (name, change) in changes { storage.set(change.new, forKey: name) }
             }
-            return (changes, false)
+            return (reported, false)
         }
         guard let outcome else { return nil }
         if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }

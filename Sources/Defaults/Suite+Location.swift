@@ -33,14 +33,17 @@ extension Defaults.Suite {
     /// The suite keys use unless they name another: `$XDG_CONFIG_HOME/<application id>/settings.json`.
     ///
     /// `~/.config` stands in for `$XDG_CONFIG_HOME` when that variable is unset or not absolute.
-    /// See ``applicationIdentifier``.
+    /// See ``applicationIdentifier``. Reads return values given as `-name value` launch arguments
+    /// for this run (see ``overrideWithLaunchArguments(_:)`` and ``standardReadsLaunchArguments``).
     public static let standard: Defaults.Suite = {
         let directory = configurationDirectory(environment: ProcessInfo.processInfo.environment)
-        return Defaults.Suite(
+        let suite = Defaults.Suite(
             opening: fileURL(forSuiteNamed: applicationIdentifier, in: directory),
             errorHandler: nil,
             reportsLoadProblemsLater: true
         )
+        if standardReadsLaunchArguments { suite.overrideWithLaunchArguments() }
+        return suite
     }()
 
     /// The XDG configuration directory for `environment`.

@@ -217,6 +217,15 @@ final class TransactionScope: Sendable {
         }
     }
 
+    /// Every stored value as the transaction sees it.
+    func storedValues() -> [String: JSONValue] {
+        buffer.withLock { buffer in
+            var values = buffer.snapshot
+            for (name, value) in buffer.writes { values[name] = value }
+            return values
+        }
+    }
+
     /// Adds writes to the transaction; `false` when it has already ended (write directly then).
     func record(_ writes: [String: JSONValue?], suppressed: Bool) -> Bool {
         buffer.withLock { buffer in

@@ -162,6 +162,8 @@ extension Defaults.Suite {
         var file: FileStorage.Snapshot?
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
+        /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
+        var overrides: Overrides?
 
         var isDirty: Bool { !changedSinceFlush.isEmpty }
     }

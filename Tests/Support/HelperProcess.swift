@@ -24,9 +24,12 @@ package struct HelperProcessError: Error, CustomStringConvertible {
 /// The `defaults-test-helper` executable that `swift build --build-tests` puts next to the test binary.
 package enum HelperProcess {
     /// Where the helper is expected: beside the running test binary.
-    package static var executableURL: URL {
+    package static var executableURL: URL { builtProduct("defaults-test-helper") }
+
+    /// The product `name` that the build put beside the running test binary.
+    package static func builtProduct(_ name: String) -> URL {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("defaults-test-helper", isDirectory: false)
+            .appendingPathComponent(name, isDirectory: false)
     }
 
     /// Runs the helper with `arguments`, waits for it to exit, and returns what it printed.
@@ -71,12 +74,18 @@ package final class RunningHelper: Sendable {
     private let exited = Atomic<Bool>(false)
 
     /// Starts the helper with `arguments`; it is terminated if still running after `deadline` seconds.
-    package init(_ arguments: [String], environment: [String: String] = [:], deadline: Double = 60) throws {
-        let executable = HelperProcess.executableURL
+    ///
+    /// `program` names another product of the package to run instead (the `defaults` command).
+    package init(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        deadline: Double = 60,
+        program: String = "defaults-test-helper"
+    ) throws {
+        let executable = HelperProcess.builtProduct(program)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw HelperProcessError(
-                description:
-                    "defaults-test-helper not found at \(executable.path); build with `swift build --build-tests`"
+                description: "\(program) not found at \(executable.path); build with `swift build --build-tests`"
             )
         }
         let process = Process()
@@ -104,6 +113,11 @@ package final class RunningHelper: Sendable {
     /// The next line the helper prints; `nil` if it ends, or prints nothing for `timeout` seconds.
     package func nextLine(timeout: Double = 30) -> String? {
         output.next(timeout: timeout)
+    }
+
+    /// The next line the helper prints on standard error; `nil` as for ``nextLine(timeout:)``.
+    package func nextErrorLine(timeout: Double = 30) async -> String? {
+        await offThePool { self.errorOutput.next(timeout: timeout) }
     }
 
     /// Reads lines until one satisfies `predicate`, and returns it; `nil` as for ``nextLine(timeout:)``.

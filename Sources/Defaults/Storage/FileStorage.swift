@@ -224,7 +224,7 @@ package final class FileStorage: Sendable {
     }
 
     /// The top-level members of a settings document; `nil` when its top level is not an object.
-    static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
+    package static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
         var document = bytes[...]
         // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one.
         if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }

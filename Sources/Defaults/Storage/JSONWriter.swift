@@ -71,7 +71,7 @@ package enum JSONWriter {
     ///
     /// `memcmp` over contiguous bytes: a generic element-by-element comparison of the two UTF-8
     /// views made sorting the keys of a 10,000-key file most of the cost of writing it.
-    static func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
+    package static func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
         let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right in
                 let common = min(left.count, right.count)

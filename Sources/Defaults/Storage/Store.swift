@@ -416,7 +416,8 @@ final class Store: Sendable {
                 state.cache[name] = nil
             }
             state.generation &+= 1
-            return changes
+            // NB: reads of an overridden key return the override, which did not change.
+            return state.overrides != nil ? state.overrides!.reportable(changes) : changes
         }
         guard !changes.isEmpty, let deliveryQueue else { return }
         deliveryQueue.async { [weak self] in

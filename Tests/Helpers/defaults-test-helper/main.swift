@@ -94,6 +94,39 @@ if command == "named-twice", arguments.count == 3 {
     exit(0)
 }
 
+//     defaults-test-helper read-standard <name>:<int|string|bool|double>... [-name value ...]
+//         reads each key (default: 0, "none", false, 0.5) through the standard suite, whose
+//         launch-argument overrides are on, and prints "<name>=<value>" for each, then one
+//         "error <description>" line per reported problem. With $HELPER_ENV_PREFIX set, the
+//         standard suite also takes overrides from environment variables with that prefix; with
+//         $HELPER_NO_ARGUMENTS set, launch arguments are turned off first.
+if command == "read-standard" {
+    let errors = Mutex<[String]>([])
+    Defaults.errorHandler = { error in errors.withLock { $0.append("\(error)") } }
+    if ProcessInfo.processInfo.environment["HELPER_NO_ARGUMENTS"] != nil {
+        Defaults.Suite.standardReadsLaunchArguments = false
+    }
+    if let prefix = ProcessInfo.processInfo.environment["HELPER_ENV_PREFIX"] {
+        Defaults.Suite.standard.overrideWithEnvironment(prefix: prefix)
+    }
+    for key in arguments.dropFirst(2).prefix(while: { !$0.hasPrefix("-") }) {
+        let parts = key.split(separator: ":").map(String.init)
+        guard parts.count == 2 else { fail("expected <name>:<type>, got \(key)") }
+        let name = parts[0]
+        let value: String
+        switch parts[1] {
+        case "int": value = "\(Defaults[Defaults.Key<Int>(name, default: 0)])"
+        case "string": value = Defaults[Defaults.Key<String>(name, default: "none")]
+        case "bool": value = "\(Defaults[Defaults.Key<Bool>(name, default: false)])"
+        case "double": value = "\(Defaults[Defaults.Key<Double>(name, default: 0.5)])"
+        default: fail("unknown type \(parts[1])")
+        }
+        print("\(name)=\(value)")
+    }
+    for error in errors.withLock({ $0 }) { print("error \(error)") }
+    exit(0)
+}
+
 if command == "corrupt-standard" {
     let reported = DispatchSemaphore(value: 0)
     Defaults.errorHandler = { error in

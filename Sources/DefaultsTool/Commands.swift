@@ -1,0 +1,274 @@
+import Defaults
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one parsed command.
+func run(_ arguments: ParsedArguments) throws(ToolError) {
+    switch arguments.command {
+    case "suites": try listSuites()
+    case "path": printLine(try SuiteLocation(arguments.value("suite")!).url.path)
+    case "keys": try listKeys(SuiteLocation(arguments.value("suite")!))
+    case "read": try read(SuiteLocation(arguments.value("suite")!), key: arguments.value("key"))
+    case "write": try write(arguments)
+    case "delete": try delete(arguments)
+    case "watch": try watch(arguments)
+    case "edit": try edit(SuiteLocation(arguments.value("suite")!))
+    case "export": try export(SuiteLocation(arguments.value("suite")!), to: arguments.value("file"))
+    case "import": try importFile(arguments)
+    default: throw .usage("unknown command \"\(arguments.command)\"", command: nil)
+    }
+}
+
+// MARK: - Reading
+
+private func listSuites() throws(ToolError) {
+    let directory = SuiteLocation.configurationDirectory
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    for name in names.sorted() {
+        let file = Defaults.Suite.fileURL(forSuiteNamed: name, in: directory).path
+        var info = stat()
+        if stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG { printLine(name) }
+    }
+}
+
+private func listKeys(_ location: SuiteLocation) throws(ToolError) {
+    for name in try location.readExisting().keys.sorted(by: JSONWriter.utf8Precedes) { printLine(name) }
+}
+
+private func read(_ location: SuiteLocation, key: String?) throws(ToolError) {
+    let members = try location.readExisting()
+    guard let key else {
+        printLine(render(.object(members)))
+        return
+    }
+    guard let value = members[key] else { throw .notFound("no key \"\(key)\" in suite \(location.argument)") }
+    printLine(render(value))
+}
+
+private func export(_ location: SuiteLocation, to file: String?) throws(ToolError) {
+    let text = render(.object(try location.readExisting())) + "\n"
+    guard let file else {
+        print(text, terminator: "")
+        return
+    }
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+    } catch {
+        throw .file("cannot write \(file): \(error.localizedDescription)")
+    }
+}
+
+// MARK: - Changing
+
+/// Runs `body` on the suite in a cross-process transaction.
+///
+/// It runs under the file's lock, on the file as it is now, and what it writes is in the file
+/// before this returns. A file that is not valid JSON is refused untouched.
+private func change(
+    _ location: SuiteLocation,
+    replacingBrokenFile: Bool = false,
+    _ body: (Defaults.Suite) throws(ToolError) -> Void
+) throws(ToolError) {
+    // NB: checked first, or opening the suite would move a broken file aside.
+    if !replacingBrokenFile { _ = try location.read() }
+    let suite = Defaults.Suite(fileURL: location.url) { error in printError(error.description) }
+    var failure: ToolError?
+    do {
+        try suite.exclusiveTransaction {
+            do throws(ToolError) {
+                try body(suite)
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+    } catch {
+        throw failure ?? .reported(status: 3)
+    }
+}
+
+private func write(_ arguments: ParsedArguments) throws(ToolError) {
+    let location = try SuiteLocation(arguments.value("suite")!)
+    let key = arguments.value("key")!
+    try validateKey(key)
+    let value: JSONValue
+    if let text = arguments.options["string"] {
+        value = .string(text)
+    } else {
+        value = try parseValue(arguments.value("json")!, forKey: key)
+    }
+    try change(location) { suite in suite.write([key: value]) }
+}
+
+private func delete(_ arguments: ParsedArguments) throws(ToolError) {
+    let location = try SuiteLocation(arguments.value("suite")!)
+    _ = try location.readExisting()
+    let keys = arguments.values["key"] ?? []
+    try change(location) { suite throws(ToolError) in
+        let stored = suite.storedValues()
+        if arguments.has("all") {
+            suite.write(Dictionary(uniqueKeysWithValues: stored.keys.map { ($0, nil) }))
+            return
+        }
+        let missing = keys.filter { stored[$0] == nil }
+        guard missing.isEmpty else {
+            let names = missing.map { "\"\($0)\"" }.joined(separator: ", ")
+            throw .notFound("no key \(names) in suite \(location.argument); nothing was deleted")
+        }
+        suite.write(Dictionary(keys.map { ($0, nil) }, uniquingKeysWith: { $1 }))
+    }
+}
+
+private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
+    let location = try SuiteLocation(arguments.value("suite")!)
+    let path = arguments.value("file")!
+    let bytes: [UInt8]
+    if path == "-" {
+        bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
+    } else {
+        guard let read = try readBytes(at: path) else { throw .file("cannot read \(path): no such file") }
+        bytes = read
+    }
+    let imported: [String: JSONValue]
+    do {
+        imported = try members(of: bytes, in: path == "-" ? "standard input" : path, fix: "nothing was imported")
+    } catch .file(let message) {
+        throw .invalid(message)
+    }
+    try change(location) { suite in
+        var writes: [String: JSONValue?] = [:]
+        if arguments.has("replace") {
+            for name in suite.storedValues().keys { writes[name] = .some(nil) }
+        }
+        for (name, value) in imported { writes[name] = value }
+        suite.write(writes)
+    }
+}
+
+// MARK: - Editing
+
+private func edit(_ location: SuiteLocation) throws(ToolError) {
+    // A file that is not valid JSON opens as it is, for the person to mend: then everything in
+    // the edited copy is applied, and the broken file is kept beside it as `.corrupt-<time>`.
+    var original: [String: JSONValue] = [:]
+    var text = "{}\n"
+    var isBroken = false
+    if let bytes = try readBytes(at: location.url.path) {
+        do {
+            original = try members(of: bytes, in: location.url.path, fix: "opening it as it is, to mend")
+            text = render(.object(original)) + "\n"
+        } catch .file(let message) {
+            printError("defaults: " + message)
+            text = String(decoding: bytes, as: UTF8.self)
+            isBroken = true
+        }
+    }
+    let folder = try makePrivateFolder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let copy = folder + "/" + (location.argument.contains("/") ? "settings" : location.argument) + ".json"
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: copy))
+    } catch {
+        throw .file("cannot write the copy to edit, \(copy): \(error.localizedDescription)")
+    }
+    let edited = try editUntilValid(copy)
+    var changes: [String: JSONValue?] = [:]
+    for (name, value) in edited where isBroken || original[name] != value { changes[name] = value }
+    for name in original.keys where edited[name] == nil { changes[name] = .some(nil) }
+    guard !changes.isEmpty || isBroken else {
+        printError("defaults: no changes")
+        return
+    }
+    try change(location, replacingBrokenFile: isBroken) { suite in suite.write(changes) }
+    let names = changes.keys.sorted(by: JSONWriter.utf8Precedes).joined(separator: ", ")
+    printError(
+        "defaults: applied \(changes.count) change\(changes.count == 1 ? "" : "s") to \(location.argument): \(names)"
+    )
+}
+
+/// Opens `copy` in the person's editor until it holds a JSON object, and returns its members.
+///
+/// Without a terminal to ask on, an invalid copy ends the command (exit 2).
+private func editUntilValid(_ copy: String) throws(ToolError) -> [String: JSONValue] {
+    let environment = ProcessInfo.processInfo.environment
+    let editor = [environment["VISUAL"], environment["EDITOR"]].compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
+    while true {
+        try runEditor(editor, on: copy)
+        guard let bytes = try readBytes(at: copy) else { throw .file("the edited copy \(copy) is gone") }
+        do {
+            return try members(of: bytes, in: "the edited copy", fix: "nothing was applied")
+        } catch .file(let message) {
+            printError("defaults: " + message)
+            guard isatty(STDIN_FILENO) == 1 else { throw .reported(status: 2) }
+            FileHandle.standardError.write(Data("Edit it again? [Y/n] ".utf8))
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? "n"
+            if answer.hasPrefix("n") { throw .reported(status: 2) }
+        }
+    }
+}
+
+/// Runs `editor` (a command line for the shell, so it may carry options) on `file`, and waits.
+private func runEditor(_ editor: String, on file: String) throws(ToolError) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", editor + " \"$1\"", "sh", file]
+    do {
+        try process.run()
+    } catch {
+        throw .file("cannot start the editor (\(editor)): \(error.localizedDescription)")
+    }
+    process.waitUntilExit()
+    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        throw .file("the editor (\(editor)) failed with status \(process.terminationStatus); nothing was applied")
+    }
+}
+
+/// A new folder only this user can read, for the copy being edited.
+private func makePrivateFolder() throws(ToolError) -> String {
+    let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((base + "/defaults-edit-XXXXXX").utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw .file("cannot make a folder in \(base) for the copy to edit: \(String(cString: strerror(errno)))")
+    }
+    return String(cString: made)
+}
+
+// MARK: - Watching
+
+private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
+    let location = try SuiteLocation(arguments.value("suite")!)
+    // NB: checked first, or opening the suite would move a broken file aside.
+    _ = try location.read()
+    let keys = arguments.values["key"].map(Set.init)
+    let asJSON = arguments.has("json")
+    let suite = Defaults.Suite(fileURL: location.url) { error in printError(error.description) }
+    Defaults.addChangeSink(
+        Defaults.ChangeSink { event in
+            guard event.suite == suite else { return }
+            for name in event.changes.keys.sorted(by: JSONWriter.utf8Precedes) {
+                guard keys?.contains(name) ?? true, let change = event.changes[name] else { continue }
+                printLine(asJSON ? jsonLine(name, change) : textLine(name, change))
+            }
+        }
+    )
+    // NB: on standard error, so standard output holds only changes; scripts and tests wait for it.
+    printError("defaults: watching \(location.url.path); Ctrl-C stops")
+    withExtendedLifetime(suite) { dispatchMain() }
+}
+
+private func textLine(_ name: String, _ change: Defaults.StoredChange) -> String {
+    let old = change.old.map(renderCompact) ?? "(unset)"
+    let new = change.new.map(renderCompact) ?? "(unset)"
+    return "\(name): \(old) -> \(new)"
+}
+
+private func jsonLine(_ name: String, _ change: Defaults.StoredChange) -> String {
+    var object: [String: JSONValue] = ["key": .string(name)]
+    object["old"] = change.old
+    object["new"] = change.new
+    return renderCompact(.object(object))
+}
