@@ -60,7 +60,9 @@ let package = Package(
         // Runs every example's binary and checks the lines that matter, so examples cannot rot.
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["settings-basics", "model-classes", "observable-viewmodel", "service-reload"]
+            dependencies: [
+                "settings-basics", "model-classes", "observable-viewmodel", "service-reload", "DefaultsTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,10 @@
 //
 //     swift run service-reload           # three bursts, then exits
 //     swift run service-reload --watch   # keeps running: edit the file printed, watch it reload
+//
+// With --watch, a setting can be changed for one run, as a service in a container does:
+//
+//     SERVICE_RELOAD_WORKERS=4 swift run service-reload --watch -port 7000
 import DefaultsObservation
 import Foundation
 
@@ -38,6 +42,7 @@ final class Service: Sendable {
             print(
                 "reload: \(names.joined(separator: ", ")) -> \(Defaults[.host]):\(Defaults[.port]), \(Defaults[.workers]) workers"
             )
+            fflush(nil)  // One line at a time, even into a pipe.
             reloads.yield(Set(names))
         }
     }
@@ -90,9 +95,17 @@ func editLikeAnOperator() {
 
 /// Runs the service until interrupted, reloading as the file is edited or written by others.
 func watch() async {
+    // Values for this run only, never written to the file: `-port 7000` on the command line, or
+    // SERVICE_RELOAD_PORT=7000 in the environment (the command line wins).
+    Example.suite.overrideWithLaunchArguments()
+    Example.suite.overrideWithEnvironment(prefix: "SERVICE_RELOAD_")
     let (reloads, continuation) = AsyncStream.makeStream(of: Set<String>.self)
     let service = Service(reloads: continuation)
+    print(
+        "serving on \(Defaults[.host]):\(Defaults[.port]) with \(Defaults[.workers]) workers, log level \(Defaults[.logLevel])"
+    )
     print("watching \(Example.suite.fileURL!.path); edit it, or write to it from another process")
+    fflush(nil)
     for await _ in reloads {}
     withExtendedLifetime(service) {}
 }

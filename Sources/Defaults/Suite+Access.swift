@@ -56,8 +56,10 @@ extension Defaults.Suite {
         case cached((any AnyObject & Sendable)?)
         case decode(JSONValue, generation: UInt64)
         case uncached(JSONValue)
-        /// Overrides for this run, strongest first, not decoded as the type read yet.
-        case overridden([Overrides.Candidate])
+        /// The key has overrides for this run, not decoded as the type read yet.
+        ///
+        /// No payload: an array here would make every copy of this enum on the hot path costlier.
+        case overridden
     }
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
@@ -73,7 +75,10 @@ extension Defaults.Suite {
             return unsafeDowncast(box, to: Box<Value>.self).value
         case .uncached(let json):
             return ValueCoding.decode(json, as: Value.self)
-        case .overridden(let candidates):
+        case .overridden:
+            let candidates = store.state.withLock { state in
+                state.hasOverrides ? state.overrides!.candidates(for: name) : []
+            }
             if let value = overrideValue(named: name, candidates, as: Value.self) { return value }
             // NB: every candidate is rejected now, so this looks at the stored value.
             return self.value(named: name, as: type)
@@ -102,10 +107,8 @@ extension Defaults.Suite {
 
     private func lookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
         store.state.withLock { state in
-            if state.overrides != nil {
-                if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
-                let candidates = state.overrides!.candidates(for: name)
-                if !candidates.isEmpty { return .overridden(candidates) }
+            if state.hasOverrides, let overridden = Self.overrideLookup(&state, named: name, typeID: typeID) {
+                return overridden
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 guard let json = scope.storedValue(named: name) else { return .absent }
@@ -117,6 +120,15 @@ extension Defaults.Suite {
             guard let json = state.tree[name] else { return .absent }
             return .decode(json, generation: state.generation)
         }
+    }
+
+    /// What `lookup` finds when `name` has an override; `nil` when it has none.
+    ///
+    /// Out of line, so a read in a run without overrides pays only for the flag.
+    @inline(never)
+    private static func overrideLookup(_ state: inout State, named name: String, typeID: ObjectIdentifier) -> Lookup? {
+        if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
+        return state.overrides!.candidates(for: name).isEmpty ? nil : .overridden
     }
 
     /// The first of `candidates` that decodes as `Value`, kept for the next read; those that do not
@@ -265,7 +277,7 @@ extension Defaults.Suite {
             guard !changes.isEmpty else { return nil }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
-            let reported = state.overrides != nil ? state.overrides!.reportable(changes) : changes
+            let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
             if isFile {
                 let schedule = !state.flushScheduled
                 state.flushScheduled = true

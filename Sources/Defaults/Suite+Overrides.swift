@@ -46,6 +46,7 @@ extension Defaults.Suite {
             overrides.reset()
             // NB: none at all keeps reads on their fastest path.
             state.overrides = overrides.isEmpty ? nil : overrides
+            state.hasOverrides = state.overrides != nil
         }
     }
 
@@ -76,6 +77,7 @@ extension Defaults.Suite {
             overrides.environment = relevant
             overrides.reset()
             state.overrides = overrides.isEmpty ? nil : overrides
+            state.hasOverrides = state.overrides != nil
         }
     }
 

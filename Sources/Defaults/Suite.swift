@@ -164,6 +164,9 @@ extension Defaults.Suite {
         var openTransactions = 0
         /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
         var overrides: Overrides?
+        /// Whether ``overrides`` is set: a stored flag, which the read path tests in fewer
+        /// instructions than the optional (set the two together).
+        var hasOverrides = false
 
         var isDirty: Bool { !changedSinceFlush.isEmpty }
     }

@@ -212,18 +212,44 @@ private func editUntilValid(_ copy: String) throws(ToolError) -> [String: JSONVa
 }
 
 /// Runs `editor` (a command line for the shell, so it may carry options) on `file`, and waits.
+///
+/// The editor is spawned in this process's own process group, with the terminal as it is: in a
+/// group of its own (as Foundation's `Process` starts children) it would be stopped the moment it
+/// touched the terminal. Ctrl-C is the editor's while it runs.
 private func runEditor(_ editor: String, on file: String) throws(ToolError) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", editor + " \"$1\"", "sh", file]
-    do {
-        try process.run()
-    } catch {
-        throw .file("cannot start the editor (\(editor)): \(error.localizedDescription)")
+    let arguments = ["/bin/sh", "-c", editor + " \"$1\"", "sh", file]
+    var argv = arguments.map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var child: pid_t = 0
+    let previousInterrupt = signal(SIGINT, SIG_IGN)
+    let previousQuit = signal(SIGQUIT, SIG_IGN)
+    defer {
+        signal(SIGINT, previousInterrupt)
+        signal(SIGQUIT, previousQuit)
     }
-    process.waitUntilExit()
-    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-        throw .file("the editor (\(editor)) failed with status \(process.terminationStatus); nothing was applied")
+    // NB: the child must not inherit the ignored signals: reset them to their defaults in it.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGINT)
+    sigaddset(&defaults, SIGQUIT)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+    let spawned = posix_spawn(&child, "/bin/sh", nil, &attributes, &argv, environ)
+    guard spawned == 0 else {
+        throw .file("cannot start the editor (\(editor)): \(String(cString: strerror(spawned)))")
+    }
+    var status: Int32 = 0
+    while waitpid(child, &status, 0) < 0 {
+        guard errno == EINTR else { throw .file("waiting for the editor: \(String(cString: strerror(errno)))") }
+    }
+    let exited = status & 0x7F == 0
+    let code = (status >> 8) & 0xFF
+    guard exited, code == 0 else {
+        let how = exited ? "failed with status \(code)" : "was stopped by signal \(status & 0x7F)"
+        throw .file("the editor (\(editor)) \(how); nothing was applied")
     }
 }
 

@@ -1,3 +1,4 @@
+import DefaultsTestSupport
 import Foundation
 import Testing
 
@@ -71,6 +72,25 @@ import Testing
         #expect(lines.contains("onChange calls after Defaults[.theme] = \"light\": 1"))
         #expect(lines.contains("onChange calls after a write inside withoutPropagation: 1 (not reported)"))
         #expect(lines.contains("render now [Editor — light, 12 pt]"))
+    }
+
+    @Test func serviceTakesSettingsForOneRunFromItsCommandLineAndEnvironment() async throws {
+        try await withTemporaryDirectory(prefix: "examples") { configHome in
+            let service = try RunningHelper(
+                ["--watch", "-port", "7000"],
+                environment: [
+                    "XDG_CONFIG_HOME": configHome.path, "SERVICE_RELOAD_WORKERS": "4",
+                    "SERVICE_RELOAD_PORT": "7001",  // The command line wins.
+                ],
+                program: "service-reload"
+            )
+            defer { service.send(SIGTERM) }
+            #expect(await service.nextLine() == "serving on 127.0.0.1:7000 with 4 workers, log level info")
+            #expect(await service.nextLine()?.hasPrefix("watching ") == true)
+            // Nothing was written for the overrides.
+            let file = configHome.appendingPathComponent("service-reload/settings.json")
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+        }
     }
 
     @Test func serviceReloadsOncePerBurst() throws {

@@ -417,7 +417,7 @@ final class Store: Sendable {
             }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
-            return state.overrides != nil ? state.overrides!.reportable(changes) : changes
+            return state.hasOverrides ? state.overrides!.reportable(changes) : changes
         }
         guard !changes.isEmpty, let deliveryQueue else { return }
         deliveryQueue.async { [weak self] in
