@@ -75,7 +75,11 @@ struct SuiteLocation {
     /// - Throws: `.file` when it cannot be read or is not a JSON object (nothing is changed).
     func read() throws(ToolError) -> [String: JSONValue]? {
         guard let bytes = try readBytes(at: url.path) else { return nil }
-        return try members(of: bytes, in: url.path, fix: "fix it in a text editor; nothing was changed")
+        return try members(
+            of: bytes,
+            in: url.path,
+            fix: "nothing was changed; mend it with 'defaults edit \(argument)' or a text editor"
+        )
     }
 
     /// The values, or `.notFound` when the suite has no file.
