@@ -1,0 +1,29 @@
+// gtk-preferences: a GTK 4 window whose widgets follow settings changed anywhere — another
+// window, the `defaults` command, a hand edit — and write them back.
+//
+//     swift run gtk-preferences                      # the window; edits persist
+//     swift run gtk-preferences --self-test <dir>    # checks the widgets, writes <dir>/window.png
+//
+// In another terminal, `defaults write gtk-preferences fontSize 18` moves the spin button.
+import CGtk
+import DefaultsObservation
+import Foundation
+
+let arguments = CommandLine.arguments
+if let flag = arguments.firstIndex(of: "--write-child"), flag + 1 < arguments.count {
+    runWriteChild(file: URL(fileURLWithPath: arguments[flag + 1]))
+}
+
+gtk_init()
+if let flag = arguments.firstIndex(of: "--self-test"), flag + 1 < arguments.count {
+    var test = SelfTest(folder: arguments[flag + 1])
+    exit(test.run())
+}
+
+let window = PreferencesWindow(model: PreferencesModel(), printsChanges: true)
+window.present()
+print("editing \(Preferences.suite.fileURL!.path); close the window to quit")
+while window.isOpen {
+    g_main_context_iteration(nil, 1)
+}
+try? Preferences.suite.synchronize()
