@@ -196,7 +196,7 @@ extension Defaults.Suite {
         named name: String,
         keepsDecoded: Bool = false
     ) {
-        let json = ValueCoding.encode(value)
+        var json = ValueCoding.encode(value)
         // NB: a value the file could not be read back with would make the whole file corrupt.
         if json == nil && !ValueCoding.isEmptyOptional(value)
             || json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
@@ -204,6 +204,9 @@ extension Defaults.Suite {
             report(.serializationFailed(key: name, valueType: String(reflecting: Value.self)))
             return
         }
+        // As in sindresorhus/Defaults: `nil` assigned to an `AnySerializable` key removes the value,
+        // so the key's default comes back. (Inside a container, nil stays a JSON null.)
+        if case .null? = json, value is Defaults.AnySerializable { json = nil }
         if let scope = TransactionScope.find(for: self),
             scope.record([name: json], suppressed: Defaults.Propagation.isSuppressed)
         {

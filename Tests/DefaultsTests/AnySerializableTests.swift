@@ -152,10 +152,29 @@ import Testing
         )
     }
 
+    @Test func assigningNilToAKeyRemovesTheValueAndTheDefaultComesBack() throws {
+        try withSerializationFile { file in
+            let suite = file.makeSuite()
+            let key = Defaults.Key<Defaults.AnySerializable>("any", default: 7, suite: suite)
+            suite[key] = "set"
+            try suite.synchronize()
+            #expect(try file.members()["any"] == .string("set"))
+            suite[key] = nil
+            #expect(suite[key] == 7)
+            try suite.synchronize()
+            #expect(try file.members()["any"] == nil)
+            // Inside a container, nil is a value: JSON null.
+            let list = Defaults.Key<[Defaults.AnySerializable]>("list", default: [], suite: suite)
+            suite[list] = [nil, 1]
+            try suite.synchronize()
+            #expect(try file.members()["list"] == .array([.null, .number("1")]))
+            #expect(file.errors.errors.isEmpty)
+        }
+    }
+
     @Test func aSingleValueSurvivesTheFile() throws {
         var batch = SerializationBatch()
         batch.expectLossless(Defaults.AnySerializable(Int64.min), default: 0, storedAs: .number("-9223372036854775808"))
-        batch.expectLossless(Self.null, default: 0, storedAs: .null)
         batch.expectLossless(Defaults.AnySerializable(Date(timeIntervalSince1970: 0)), default: 0)
         try batch.run()
     }

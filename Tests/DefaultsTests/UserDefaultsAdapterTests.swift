@@ -55,6 +55,22 @@ import Testing
         }
     }
 
+    @Test func integersAboveIntMaxRoundTrip() throws {
+        try withUserDefaults { userDefaults in
+            let suite = Defaults.Suite(userDefaults: userDefaults)
+            let largest = Defaults.Key<UInt64>("largest", default: 0, suite: suite)
+            let beyond = Defaults.Key<UInt64>("beyond", default: 0, suite: suite)
+            suite[largest] = .max
+            suite[beyond] = UInt64(Int.max) + 1
+            #expect(suite[largest] == .max)
+            #expect(suite[beyond] == UInt64(Int.max) + 1)
+            #expect((userDefaults.object(forKey: "largest") as? NSNumber)?.uint64Value == .max)
+            // Another adapter over the same UserDefaults reads them too.
+            let other = Defaults.Suite(userDefaults: userDefaults)
+            #expect(other[Defaults.Key<UInt64>("largest", default: 0, suite: other)] == .max)
+        }
+    }
+
     @Test func falseAndZeroRoundTrip() throws {
         try withUserDefaults { userDefaults in
             let suite = Defaults.Suite(userDefaults: userDefaults)

@@ -32,6 +32,8 @@ final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks it
             return flag
         case .number(let text):
             if let integer = Int(text) { return integer }
+            // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
+            if let unsigned = UInt64(text) { return unsigned }
             return Double(text)
         case .string(let text):
             return text
@@ -68,6 +70,7 @@ final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks it
                 return .number(number.doubleValue.description)
             }
             if let integer = object as? Int, type(of: object) == Int.self { return .number(String(integer)) }
+            if let unsigned = object as? UInt64, type(of: object) == UInt64.self { return .number(String(unsigned)) }
             let double = number.doubleValue
             if double.rounded(.towardZero) == double, let integer = Int(exactly: double) {
                 return .number(String(integer))
