@@ -42,6 +42,7 @@ let package = Package(
         // What the test targets share: running the helper, waiting for events, a manual clock.
         .target(
             name: "DefaultsTestSupport",
+            dependencies: ["Defaults"],
             path: "Tests/Support"
         ),
         .testTarget(

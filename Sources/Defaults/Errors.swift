@@ -76,7 +76,7 @@ extension Defaults {
         init(_ handler: @escaping @Sendable (StorageError) -> Void) { self.handler = handler }
     }
 
-    private static let globalErrorHandler = Mutex(
+    private static let globalErrorHandler = Lock(
         ErrorHandlerBox { error in
             FileHandle.standardError.write(Data((error.description + "\n").utf8))
         }

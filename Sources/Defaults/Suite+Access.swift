@@ -54,8 +54,10 @@ extension Defaults.Suite {
     private enum Lookup: Sendable {
         case absent
         case cached((any AnyObject & Sendable)?)
-        case decode(JSONValue, generation: UInt64)
-        case uncached(JSONValue)
+        // NB: the JSON in a box: a JSONValue inline would make this enum too big to return in
+        // registers, which every cached read would pay for.
+        case decode(Box<JSONValue>, generation: UInt64)
+        case uncached(Box<JSONValue>)
         /// The key has overrides for this run, not decoded as the type read yet.
         ///
         /// No payload: an array here would make every copy of this enum on the hot path costlier.
@@ -74,7 +76,7 @@ extension Defaults.Suite {
             guard let box else { return nil }
             return unsafeDowncast(box, to: Box<Value>.self).value
         case .uncached(let json):
-            return ValueCoding.decode(json, as: Value.self)
+            return ValueCoding.decode(json.value, as: Value.self)
         case .overridden:
             let candidates = store.state.withLock { state in
                 state.hasOverrides ? state.overrides!.candidates(for: name) : []
@@ -84,7 +86,7 @@ extension Defaults.Suite {
             return self.value(named: name, as: type)
         case .decode(let json, let generation):
             // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
-            let decoded = ValueCoding.decode(json, as: Value.self)
+            let decoded = ValueCoding.decode(json.value, as: Value.self)
             store.state.withLock { state in
                 guard state.generation == generation else { return }
                 state.cache[name] = decoded.map { .holding($0) } ?? .undecodable(as: Value.self)
@@ -112,13 +114,13 @@ extension Defaults.Suite {
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 guard let json = scope.storedValue(named: name) else { return .absent }
-                return .uncached(json)
+                return .uncached(Box(json))
             }
             if let entry = state.cache[name], entry.type == typeID {
                 return .cached(entry.box)
             }
             guard let json = state.tree[name] else { return .absent }
-            return .decode(json, generation: state.generation)
+            return .decode(Box(json), generation: state.generation)
         }
     }
 

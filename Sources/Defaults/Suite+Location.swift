@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 extension Defaults.Suite {
-    private static let applicationIdentifierStorage = Mutex<String?>(nil)
+    private static let applicationIdentifierStorage = Lock<String?>(nil)
 
     /// The name of the directory that holds ``standard``'s file under the XDG configuration directory.
     ///

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 extension Defaults.Suite {
-    private static let standardReadsLaunchArgumentsStorage = Mutex(true)
+    private static let standardReadsLaunchArgumentsStorage = Lock(true)
 
     /// Whether ``standard`` takes overrides for this run from the launch arguments.
     ///

@@ -188,13 +188,13 @@ final class TransactionScope: Sendable {
     let parent: TransactionScope?
     /// Whether it holds the file's exclusive lock (``Defaults/Suite/exclusiveTransaction(_:)``).
     let isExclusive: Bool
-    private let buffer: Mutex<Buffer>
+    private let buffer: Lock<Buffer>
 
     init(suite: Defaults.Suite, snapshot: [String: JSONValue], parent: TransactionScope?, isExclusive: Bool) {
         self.suite = suite.stateIdentifier
         self.parent = parent
         self.isExclusive = isExclusive
-        self.buffer = Mutex(Buffer(snapshot: snapshot))
+        self.buffer = Lock(Buffer(snapshot: snapshot))
     }
 
     /// The open transaction on `suite` in this task or thread, if any.

@@ -64,7 +64,7 @@ final class Debouncer<C: Clock<Duration>>: Sendable {
     private let quietPeriod: Duration
     private let clock: C
     private let handler: @Sendable (Set<Defaults._AnyKey>) -> Void
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     private struct State {
         var pending: Set<Defaults._AnyKey> = []

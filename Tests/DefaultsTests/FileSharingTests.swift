@@ -83,7 +83,7 @@ import Testing
             try storeWriteFile(obstacle, [0x2A])
             let handled = DispatchSemaphore(value: 0)
             let calls = Atomic<Int>(0)
-            let suiteBox = Mutex<Defaults.Suite?>(nil)
+            let suiteBox = Lock<Defaults.Suite?>(nil)
             let suite = Defaults.Suite(fileURL: obstacle.appendingPathComponent("settings.json")) { _ in
                 // The first report comes from the background flush; retrying from the handler
                 // used to wait on the flush queue it was running on.

@@ -1,3 +1,4 @@
+import Defaults
 import Dispatch
 import Synchronization
 
@@ -18,7 +19,7 @@ package final class EventLog<Element: Sendable>: Sendable {
         var nextWaiter = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// How long a wait lasts at most, in seconds.
     package static var deadline: Double { 10 }
@@ -72,10 +73,10 @@ package final class EventLog<Element: Sendable>: Sendable {
 
 /// Resumes a continuation exactly once.
 private final class Once: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+    private let continuation: Lock<CheckedContinuation<Bool, Never>?>
 
     init(_ continuation: CheckedContinuation<Bool, Never>) {
-        self.continuation = Mutex(continuation)
+        self.continuation = Lock(continuation)
     }
 
     func resume(_ value: Bool) {

@@ -1,4 +1,5 @@
 // Runs the `defaults-test-helper` executable as a second (third, fourth…) process.
+import Defaults
 import Foundation
 import Synchronization
 
@@ -169,7 +170,7 @@ private final class LineQueue: Sendable {
         var ended = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let available = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 

@@ -1,3 +1,4 @@
+import Defaults
 import Synchronization
 
 /// A clock that moves only when a test advances it, so debounce tests need no sleeps.
@@ -25,7 +26,7 @@ package final class ManualClock: Clock, Sendable {
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// A clock at zero, with nobody sleeping.
     package init() {}

@@ -62,7 +62,7 @@ extension Defaults {
 
     // NB: the sinks are kept in a class box, never as a bare closure in the Mutex: reading a closure
     // back out of `withLock` re-wraps it in a thunk and stores that back, deeper on every read.
-    private static let changeSinks = Mutex<[ChangeSink]>([])
+    private static let changeSinks = Lock<[ChangeSink]>([])
 
     /// Starts delivering committed changes to `sink`.
     package static func addChangeSink(_ sink: ChangeSink) {

@@ -9,7 +9,7 @@ import Musl
 /// Numbers keep their text, so an `Int64.max` or a `Float` survives a round trip through the file
 /// without passing through `Double`. Strings compare by their UTF-8 bytes rather than by Unicode
 /// canonical equivalence, so writing a decomposed "é" over a precomposed one is a change.
-package indirect enum JSONValue: Sendable {
+package enum JSONValue: Sendable {
     case null
     case bool(Bool)
     /// The number's text, as valid JSON number syntax.

@@ -26,15 +26,15 @@ final class Store: Sendable {
     let backend: Backend
     /// Whether `backend` is a file; kept apart so the write path tests it without touching the enum.
     let isFileBacked: Bool
-    let state: Mutex<Defaults.Suite.State>
+    let state: Lock<Defaults.Suite.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
     /// File stores only: reads the file when the watcher says it changed, and retries.
     private let watchQueue: DispatchQueue?
     /// File stores only: delivers external changes, one at a time, in the order they were applied.
     private let deliveryQueue: DispatchQueue?
-    private let reloads = Mutex(FileChangeMachine())
-    private let suites = Mutex<[WeakSuite]>([])
+    private let reloads = Lock(FileChangeMachine())
+    private let suites = Lock<[WeakSuite]>([])
     /// Set on every store's delivery queue, so a thread can tell it is delivering.
     private static let deliveringKey = DispatchSpecificKey<Bool>()
 
@@ -54,7 +54,7 @@ final class Store: Sendable {
         initial.tree = file?.members ?? [:]
         initial.file = file
         initial.writesBlocked = writesBlocked
-        self.state = Mutex(initial)
+        self.state = Lock(initial)
         if case .file = backend {
             isFileBacked = true
             watchQueue = DispatchQueue(label: "Defaults.Store.watch")
@@ -460,7 +460,7 @@ enum FileStores {
         init(_ store: Store) { self.store = store }
     }
 
-    private static let stores = Mutex<[String: WeakStore]>([:])
+    private static let stores = Lock<[String: WeakStore]>([:])
     private static let installExitHandler: Void = {
         atexit { FileStores.flushAll() }
     }()

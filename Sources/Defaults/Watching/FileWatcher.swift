@@ -89,7 +89,7 @@ final class FileWatcher: Sendable {
     /// Why inotify is not used, when it is not.
     private let pollingReason: String?
     private let queue = DispatchQueue(label: "Defaults.FileWatcher")
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     private static let mask: UInt32 =
         UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE) | UInt32(IN_ATTRIB)

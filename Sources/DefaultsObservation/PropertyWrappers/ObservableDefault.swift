@@ -27,7 +27,7 @@ public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
     /// The key this property reads and writes.
     public let key: Defaults.Key<Value>
     private let registrar = ObservationRegistrar()
-    private let subscription = Mutex<Defaults.Observation?>(nil)
+    private let subscription = Lock<Defaults.Observation?>(nil)
 
     /// Creates the property for `key`.
     public init(_ key: Defaults.Key<Value>) {

@@ -33,7 +33,7 @@ final class ObserverRegistry: Sendable {
         var buckets: [KeyAddress: [ObjectIdentifier: Subscriber]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func add(_ subscriber: Subscriber) {
         state.withLock { state in
@@ -113,7 +113,7 @@ final class Subscriber: Sendable {
     /// Called once when the subscriber stops, for subscribers that hold work of their own (timers).
     let onStop: (@Sendable () -> Void)?
     private let active = Atomic<Bool>(true)
-    private let tie = Mutex<LifetimeTie?>(nil)
+    private let tie = Lock<LifetimeTie?>(nil)
 
     /// Keeps the observation alive while `owner` lives.
     struct LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used

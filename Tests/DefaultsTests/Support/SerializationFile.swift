@@ -5,7 +5,7 @@ import Testing
 
 /// Collects what suites report to their error handler, so a test can check that nothing went wrong.
 final class SerializationErrorLog: Sendable {
-    private let reported = Mutex<[Defaults.StorageError]>([])
+    private let reported = Lock<[Defaults.StorageError]>([])
 
     /// Everything reported so far, oldest first.
     var errors: [Defaults.StorageError] { reported.withLock { $0 } }
@@ -31,18 +31,18 @@ final class SerializationFile: Sendable {
     /// Where every suite made by ``makeSuite()`` reports problems.
     let errors: SerializationErrorLog
     /// Every suite made on this file and on its copies.
-    private let suites: Mutex<[Defaults.Suite]>
+    private let suites: Lock<[Defaults.Suite]>
 
     init(url: URL) {
         self.url = url
         self.errors = SerializationErrorLog()
-        self.suites = Mutex([])
+        self.suites = Lock([])
     }
 
     private init(url: URL, errors: SerializationErrorLog) {
         self.url = url
         self.errors = errors
-        self.suites = Mutex([])
+        self.suites = Lock([])
     }
 
     /// Opens a suite on the file.
@@ -69,7 +69,7 @@ final class SerializationFile: Sendable {
         return file
     }
 
-    private let copies = Mutex<[SerializationFile]>([])
+    private let copies = Lock<[SerializationFile]>([])
 
     /// Opens a suite on a copy of the file as it is now (see ``copy()``).
     func makeReader() throws -> Defaults.Suite {

@@ -121,7 +121,7 @@ func storeStackAddress() -> UInt {
 /// The sink these tests add to the core's change sinks.
 private enum StoreChangeRouter {
     /// The event lists of the recorders, by suite identity.
-    private static let logs = Mutex<[ObjectIdentifier: [EventLog<StoreDeliveredEvent>]]>([:])
+    private static let logs = Lock<[ObjectIdentifier: [EventLog<StoreDeliveredEvent>]]>([:])
 
     static func register(_ log: EventLog<StoreDeliveredEvent>, for suite: Defaults.Suite) {
         logs.withLock { $0[suite.stateIdentifier, default: []].append(log) }
@@ -271,7 +271,7 @@ final class StoreFlag: Sendable {
 
 /// A thread-safe list that threads append to.
 final class StoreLog<Element: Sendable>: Sendable {
-    private let elements = Mutex<[Element]>([])
+    private let elements = Lock<[Element]>([])
 
     /// Appends `element`.
     func append(_ element: Element) {

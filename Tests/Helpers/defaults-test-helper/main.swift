@@ -101,7 +101,7 @@ if command == "named-twice", arguments.count == 3 {
 //         standard suite also takes overrides from environment variables with that prefix; with
 //         $HELPER_NO_ARGUMENTS set, launch arguments are turned off first.
 if command == "read-standard" {
-    let errors = Mutex<[String]>([])
+    let errors = Lock<[String]>([])
     Defaults.errorHandler = { error in errors.withLock { $0.append("\(error)") } }
     if ProcessInfo.processInfo.environment["HELPER_NO_ARGUMENTS"] != nil {
         Defaults.Suite.standardReadsLaunchArguments = false
@@ -152,7 +152,7 @@ case "write-and-exit":
 
 case "full-disk":
     guard rest.count == 2 else { fail("usage: full-disk <file> <key> <value>") }
-    let errors = Mutex<[String]>([])
+    let errors = Lock<[String]>([])
     let suite = Defaults.Suite(fileURL: url) { error in errors.withLock { $0.append(error.description) } }
     let limited = Defaults.Key<String>(rest[0], default: "", suite: suite)
     let before = try Data(contentsOf: url)
@@ -276,7 +276,7 @@ case "broken-full-disk":
 case "userdefaults-edit":
     // NB: an absolute suite name is the path of its file, minus ".plist".
     guard let userDefaults = UserDefaults(suiteName: url.path) else { fail("no UserDefaults for \(url.path)") }
-    let notifications = Mutex(0)
+    let notifications = Lock(0)
     let token = NotificationCenter.default.addObserver(
         forName: UserDefaults.didChangeNotification,
         object: nil,
