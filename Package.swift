@@ -39,6 +39,12 @@ let package = Package(
             dependencies: ["Defaults"],
             path: "Tests/Helpers/defaults-test-helper"
         ),
+        // A libFuzzer target over the file's load path: scripts/fuzz builds it with the fuzzer.
+        .executableTarget(
+            name: "defaults-fuzz",
+            dependencies: ["Defaults"],
+            path: "Tests/Fuzz/defaults-fuzz"
+        ),
         // What the test targets share: running the helper, waiting for events, a manual clock.
         .target(
             name: "DefaultsTestSupport",

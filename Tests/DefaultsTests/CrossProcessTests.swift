@@ -110,6 +110,27 @@ import Glibc
         }
     }
 
+    /// Names of every length, up to the longest a file system takes: the scan of the directory
+    /// once read 256 bytes of each entry's name, past the end of readdir's buffer for short last
+    /// entries (found by the fuzzer under AddressSanitizer; only a sanitizer build sees the read).
+    @Test func temporaryFilesWithNamesOfEveryLengthAreFoundAndOthersKept() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let prefix = ".settings.json.tmp-"
+            var left: [String] = []
+            var kept: [String] = []
+            for length in stride(from: 1, through: 255 - prefix.utf8.count, by: 7) {
+                left.append(prefix + String(repeating: "7", count: length))
+                kept.append("x" + String(repeating: "k", count: min(length, 250)))
+            }
+            for name in left + kept { try storeWriteFile(directory.appendingPathComponent(name), [0x7B]) }
+            let suite = Defaults.Suite(fileURL: file)
+            suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = 1
+            try suite.synchronize()
+            #expect(try storeDirectoryListing(directory) == (kept + ["settings.json", "settings.json.lock"]).sorted())
+        }
+    }
+
     @Test func aHundredKilledWritersNeverBreakTheFileOrLoseASynchronizedValue() async throws {
         try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
