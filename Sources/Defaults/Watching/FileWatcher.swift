@@ -158,18 +158,23 @@ final class FileWatcher: Sendable {
         // notification held.
         queue.async { [self] in
             var polling: [String: Defaults.StorageError] = [:]
-            state.withLock { state in
-                guard state.stores[path]?.identifier == identifier else { return }
+            let moved = state.withLock { state -> [Store] in
+                guard state.stores[path]?.identifier == identifier else { return [] }
                 state.stores[path] = nil
                 state.polled[path] = nil
                 state.table.removeFile(path)
-                if descriptor >= 0 { _ = reconcile(&state, polling: &polling) }
+                // NB: this pass may move other files' watches too (a directory of theirs came back
+                // since the last event was read): their stores must look, as after any move, or a
+                // file saved into that directory before its watch existed is never read.
+                let moved = descriptor >= 0 ? reconcile(&state, polling: &polling) : []
                 if state.polled.isEmpty {
                     state.pollTimer?.cancel()
                     state.pollTimer = nil
                 }
+                return moved
             }
-            // NB: after the lock: reporting takes it again.
+            // NB: after the lock: looking and reporting take it again.
+            for store in moved { store.fileMayHaveChanged() }
             report(polling)
         }
     }
