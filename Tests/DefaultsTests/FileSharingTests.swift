@@ -27,9 +27,9 @@ import Testing
         }
     }
 
-    @Test func suitesOpenedByNameTwiceShareOneState() throws {
-        try withStoreTemporaryDirectory { directory in
-            let result = try HelperProcess.run(
+    @Test func suitesOpenedByNameTwiceShareOneState() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
+            let result = try await HelperProcess.run(
                 ["named-twice", "com.example.twice"],
                 environment: ["XDG_CONFIG_HOME": directory.path]
             )
@@ -100,15 +100,15 @@ import Testing
         }
     }
 
-    @Test func aHandlerThatReadsTheStandardSuiteWhileItLoadsACorruptFileDoesNotHang() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aHandlerThatReadsTheStandardSuiteWhileItLoadsACorruptFileDoesNotHang() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
             let file = directory.appendingPathComponent("defaults-test-helper/settings.json")
             try FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(),
                 withIntermediateDirectories: true
             )
             try storeWriteFile(file, Array("{ not json".utf8))
-            let result = try HelperProcess.run(
+            let result = try await HelperProcess.run(
                 ["corrupt-standard"],
                 environment: ["XDG_CONFIG_HOME": directory.path],
                 deadline: 30

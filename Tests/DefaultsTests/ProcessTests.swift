@@ -9,10 +9,10 @@ import Testing
         #expect(FileManager.default.isExecutableFile(atPath: HelperProcess.executableURL.path))
     }
 
-    @Test func valuesWrittenWithoutSynchronizeAreFlushedAtExit() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func valuesWrittenWithoutSynchronizeAreFlushedAtExit() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
             let file = storeSettingsURL(in: directory.appendingPathComponent("app", isDirectory: true))
-            let result = try HelperProcess.run(["write-and-exit", file.path, "greeting", "saved at exit"])
+            let result = try await HelperProcess.run(["write-and-exit", file.path, "greeting", "saved at exit"])
             #expect(result.status == 0, "\(result.errorOutput)")
             #expect(result.lines == ["wrote"])
             let object = try storeFileObject(file)
@@ -24,11 +24,11 @@ import Testing
         }
     }
 
-    @Test func exitFlushKeepsWhatTheFileAlreadyHeld() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func exitFlushKeepsWhatTheFileAlreadyHeld() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
             let file = storeSettingsURL(in: directory)
             try storeWriteFile(file, Array(#"{"untouched" : [1, 2, 3]}"#.utf8))
-            let result = try HelperProcess.run(["write-and-exit", file.path, "added", "value"])
+            let result = try await HelperProcess.run(["write-and-exit", file.path, "added", "value"])
             #expect(result.status == 0, "\(result.errorOutput)")
             let object = try storeFileObject(file)
             #expect(object["added"] as? String == "value")
@@ -36,14 +36,14 @@ import Testing
         }
     }
 
-    @Test func aFullDiskIsReportedKeepsTheOldFileAndRecovers() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aFullDiskIsReportedKeepsTheOldFileAndRecovers() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
             let file = storeSettingsURL(in: directory)
             let before = Array(#"{"setting" : "old"}"#.utf8)
             try storeWriteFile(file, before)
             let value = "a value much longer than the whole file was, so the write cannot fit under the limit"
 
-            let result = try HelperProcess.run(["full-disk", file.path, "setting", value])
+            let result = try await HelperProcess.run(["full-disk", file.path, "setting", value])
 
             #expect(result.status == 0, "\(result.errorOutput)")
             let lines = result.lines

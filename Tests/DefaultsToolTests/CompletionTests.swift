@@ -23,7 +23,16 @@ private struct ProgramRun {
 }
 
 /// Runs `executable` with `arguments` and `environment` added to this process's, and waits for it.
-private func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws
+private func runProgram(
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String] = [:]
+) async throws -> ProgramRun {
+    // NB: off the cooperative pool: a blocked pool thread (there are two) delays other tests' tasks.
+    try await offThePool { Result { try runProgramBlocking(executable, arguments, environment: environment) } }.get()
+}
+
+private func runProgramBlocking(_ executable: String, _ arguments: [String], environment: [String: String]) throws
     -> ProgramRun
 {
     let process = Process()
@@ -72,7 +81,7 @@ private struct BashCompletion {
     let config: URL
 
     /// What a Tab at the end of `line` offers, one entry a completion.
-    func complete(_ line: String) throws -> [String] {
+    func complete(_ line: String) async throws -> [String] {
         var words = line.split(separator: " ").map(String.init)
         if line.hasSuffix(" ") { words.append("") }
         let environment = [
@@ -81,78 +90,86 @@ private struct BashCompletion {
             "COMPLETION_SCRIPT": packageRoot.appendingPathComponent("completions/defaults.bash").path,
             "COMPLETION_LINE": line,
         ]
-        let result = try runProgram("/bin/bash", ["-c", completionScript, "bash"] + words, environment: environment)
+        let result = try await runProgram(
+            "/bin/bash",
+            ["-c", completionScript, "bash"] + words,
+            environment: environment
+        )
         #expect(result.status == 0, "\(line): exit status \(result.status)")
         #expect(result.errorOutput.isEmpty, "\(line): \(result.errorOutput)")
         return result.output.split(separator: "\n").map(String.init)
     }
 
     /// Runs `body` with a fresh config folder holding the two suites, removed afterwards.
-    static func withSuites(_ body: (BashCompletion) throws -> Void) throws {
-        try withTemporaryDirectory(prefix: "CompletionTests") { config in
+    static func withSuites(_ body: (BashCompletion) async throws -> Void) async throws {
+        try await withTemporaryDirectory(prefix: "CompletionTests") { config in
             for (suite, contents) in [("app", #"{"fontSize": 12, "theme": "dark"}"#), ("other", "{}")] {
                 let folder = config.appendingPathComponent(suite, isDirectory: true)
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 try Data(contents.utf8).write(to: folder.appendingPathComponent("settings.json"))
             }
-            try body(BashCompletion(config: config))
+            try await body(BashCompletion(config: config))
         }
     }
 }
 
 @Suite struct CompletionTests {
-    @Test func bashCompletesCommandNames() throws {
-        try BashCompletion.withSuites { bash throws in
-            #expect(try Set(bash.complete("defaults ")) == Set(commandNames))
-            #expect(try bash.complete("defaults re") == ["read"])
-            #expect(try bash.complete("defaults help ").sorted() == commandNames.sorted())
-            #expect(try bash.complete("defaults help ex") == ["export"])
+    @Test func bashCompletesCommandNames() async throws {
+        try await BashCompletion.withSuites { bash async throws in
+            #expect(try await Set(bash.complete("defaults ")) == Set(commandNames))
+            #expect(try await bash.complete("defaults re") == ["read"])
+            #expect(try await bash.complete("defaults help ").sorted() == commandNames.sorted())
+            #expect(try await bash.complete("defaults help ex") == ["export"])
         }
     }
 
-    @Test func bashCompletesSuitesAndKeys() throws {
-        try BashCompletion.withSuites { bash throws in
-            #expect(try bash.complete("defaults read ") == ["app", "other"])
-            #expect(try bash.complete("defaults read o") == ["other"])
-            #expect(try bash.complete("defaults read app ") == ["fontSize", "theme"])
-            #expect(try bash.complete("defaults write app t") == ["theme"])
-            #expect(try bash.complete("defaults delete app fontSize ") == ["fontSize", "theme"])
-            #expect(try bash.complete("defaults watch app ") == ["fontSize", "theme"])
+    @Test func bashCompletesSuitesAndKeys() async throws {
+        try await BashCompletion.withSuites { bash async throws in
+            #expect(try await bash.complete("defaults read ") == ["app", "other"])
+            #expect(try await bash.complete("defaults read o") == ["other"])
+            #expect(try await bash.complete("defaults read app ") == ["fontSize", "theme"])
+            #expect(try await bash.complete("defaults write app t") == ["theme"])
+            #expect(try await bash.complete("defaults delete app fontSize ") == ["fontSize", "theme"])
+            #expect(try await bash.complete("defaults watch app ") == ["fontSize", "theme"])
             // A value comes after the key, not another key; nor after --string.
-            #expect(try bash.complete("defaults write app theme ").isEmpty)
-            #expect(try bash.complete("defaults write app theme --string ").isEmpty)
-            #expect(try bash.complete("defaults read missing ").isEmpty)
+            #expect(try await bash.complete("defaults write app theme ").isEmpty)
+            #expect(try await bash.complete("defaults write app theme --string ").isEmpty)
+            #expect(try await bash.complete("defaults read missing ").isEmpty)
         }
     }
 
-    @Test func bashCompletesOptions() throws {
-        try BashCompletion.withSuites { bash throws in
-            #expect(try bash.complete("defaults write app fontSize --").contains("--string"))
-            #expect(try bash.complete("defaults delete app --").contains("--all"))
-            #expect(try bash.complete("defaults watch app --").contains("--json"))
-            #expect(try bash.complete("defaults import app file.json --").contains("--replace"))
-            #expect(try bash.complete("defaults keys app --") == ["--help"])
+    @Test func bashCompletesOptions() async throws {
+        try await BashCompletion.withSuites { bash async throws in
+            #expect(try await bash.complete("defaults write app fontSize --").contains("--string"))
+            #expect(try await bash.complete("defaults delete app --").contains("--all"))
+            #expect(try await bash.complete("defaults watch app --").contains("--json"))
+            #expect(try await bash.complete("defaults import app file.json --").contains("--replace"))
+            #expect(try await bash.complete("defaults keys app --") == ["--help"])
             // After --all there is no key to name.
-            #expect(try bash.complete("defaults delete app --all ").isEmpty)
+            #expect(try await bash.complete("defaults delete app --all ").isEmpty)
         }
     }
 
-    @Test func bashCompletesPathsAndFiles() throws {
-        try BashCompletion.withSuites { bash throws in
+    @Test func bashCompletesPathsAndFiles() async throws {
+        try await BashCompletion.withSuites { bash async throws in
             let config = bash.config
-            #expect(try bash.complete("defaults read \(config.path)/ap") == ["\(config.path)/app"])
-            #expect(try bash.complete("defaults read \(config.path)/app/settings.json ") == ["fontSize", "theme"])
-            #expect(try bash.complete("defaults export app \(config.path)/o") == ["\(config.path)/other"])
+            #expect(try await bash.complete("defaults read \(config.path)/ap") == ["\(config.path)/app"])
             #expect(
-                try bash.complete("defaults import app \(config.path)/app/s") == ["\(config.path)/app/settings.json"]
+                try await bash.complete("defaults read \(config.path)/app/settings.json ") == ["fontSize", "theme"]
+            )
+            #expect(try await bash.complete("defaults export app \(config.path)/o") == ["\(config.path)/other"])
+            #expect(
+                try await bash.complete("defaults import app \(config.path)/app/s") == [
+                    "\(config.path)/app/settings.json"
+                ]
             )
         }
     }
 
-    @Test func zshCompletionParses() throws {
-        guard try runProgram("/bin/bash", ["-c", "command -v zsh"]).status == 0 else { return }
+    @Test func zshCompletionParses() async throws {
+        guard try await runProgram("/bin/bash", ["-c", "command -v zsh"]).status == 0 else { return }
         let script = packageRoot.appendingPathComponent("completions/_defaults").path
-        let result = try runProgram("/bin/bash", ["-c", "zsh -n \"$1\"", "bash", script])
+        let result = try await runProgram("/bin/bash", ["-c", "zsh -n \"$1\"", "bash", script])
         #expect(result.status == 0, "\(result.errorOutput)")
     }
 }

@@ -10,8 +10,14 @@ import Testing
         var lines: [String] { output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
     }
 
+    /// Runs the example and waits for it, off the cooperative pool: a blocked pool thread (there
+    /// are two) would hold up other tests' tasks meanwhile.
+    private func run(_ example: String) async throws -> Run {
+        try await offThePool { Result { try runBlocking(example) } }.get()
+    }
+
     /// The built example next to the test binary (SwiftPM puts every product in one folder).
-    private func run(_ example: String) throws -> Run {
+    private func runBlocking(_ example: String) throws -> Run {
         let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let configHome = FileManager.default.temporaryDirectory.appendingPathComponent("examples-\(UUID())")
         try FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
@@ -29,8 +35,8 @@ import Testing
         return Run(output: String(decoding: data, as: UTF8.self), configHome: configHome)
     }
 
-    @Test func settingsBasicsWritesTheFileItPrints() throws {
-        let run = try run("settings-basics")
+    @Test func settingsBasicsWritesTheFileItPrints() async throws {
+        let run = try await run("settings-basics")
         defer { try? FileManager.default.removeItem(at: run.configHome) }
         #expect(run.lines.contains("launchCount starts at its default: 0"))
         #expect(run.lines.contains("after reset: volume 0.8, nickname nil"))
@@ -43,8 +49,8 @@ import Testing
         #expect(onDisk.contains("\"width\" : 1280"))
     }
 
-    @Test func modelClassesReactToEachOtherAndReleaseSubscriptions() throws {
-        let run = try run("model-classes")
+    @Test func modelClassesReactToEachOtherAndReleaseSubscriptions() async throws {
+        let run = try await run("model-classes")
         defer { try? FileManager.default.removeItem(at: run.configHome) }
         let lines = run.lines
         let leftWrite = try #require(lines.firstIndex(of: "left writes fontSize = 14"))
@@ -60,8 +66,8 @@ import Testing
         #expect(lines.contains("after the owners are released and ticks is written: 0"))
     }
 
-    @Test func observableViewModelReRendersForEveryKindOfChange() throws {
-        let run = try run("observable-viewmodel")
+    @Test func observableViewModelReRendersForEveryKindOfChange() async throws {
+        let run = try await run("observable-viewmodel")
         defer { try? FileManager.default.removeItem(at: run.configHome) }
         let lines = run.lines
         #expect(lines.contains("render [Editor — light, 12 pt]"))
@@ -93,8 +99,8 @@ import Testing
         }
     }
 
-    @Test func serviceReloadsOncePerBurst() throws {
-        let run = try run("service-reload")
+    @Test func serviceReloadsOncePerBurst() async throws {
+        let run = try await run("service-reload")
         defer { try? FileManager.default.removeItem(at: run.configHome) }
         let reloads = run.lines.filter { $0.hasPrefix("reload: ") }
         #expect(
