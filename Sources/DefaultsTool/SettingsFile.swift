@@ -93,22 +93,10 @@ struct SuiteLocation {
 
 /// The bytes of the file at `path`; `nil` when there is none.
 func readBytes(at path: String) throws(ToolError) -> [UInt8]? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    if descriptor < 0 {
-        if errno == ENOENT || errno == ENOTDIR { return nil }
-        throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
-    }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0 {
-            if errno == EINTR { continue }
-            throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        if count == 0 { return bytes }
-        bytes += chunk[..<count]
+    do {
+        return try FileStorage.contents(atPath: path, directoryIsMissing: false)
+    } catch {
+        throw .file("cannot read \(path): \(String(cString: strerror(error.code)))")
     }
 }
 

@@ -174,15 +174,25 @@ func measureLatency(_ benchmark: Benchmark, _ fixture: LatencyFixture, randomPha
     }
 }
 
-func crossProcess() {
-    let latency = Benchmark.Configuration(
+/// The configuration of a latency benchmark: the three latency metrics, one write per iteration.
+func latencyConfiguration(
+    _ unit: BenchmarkTimeUnits,
+    warmup: Int,
+    maxDuration: Duration,
+    writes: Int
+) -> Benchmark.Configuration {
+    Benchmark.Configuration(
         metrics: [latencyMetric, earlyMetric, endToEndMetric],
-        timeUnits: .microseconds,
-        warmupIterations: 20,
+        timeUnits: unit,
+        warmupIterations: warmup,
         scalingFactor: .one,
-        maxDuration: .seconds(120),
-        maxIterations: latencyWrites
+        maxDuration: maxDuration,
+        maxIterations: writes
     )
+}
+
+func crossProcess() {
+    let latency = latencyConfiguration(.microseconds, warmup: 20, maxDuration: .seconds(120), writes: latencyWrites)
 
     /// An observer here of the key the peer writes.
     func latencyBenchmark(keys: Int) {
@@ -209,14 +219,7 @@ func crossProcess() {
     // of a JSON number as a string, sees no change, and is never told.
     Benchmark(
         "CrossProcess/swift-configuration ReloadingFileProvider 1 s poll, 100 keys",
-        configuration: .init(
-            metrics: [latencyMetric, earlyMetric, endToEndMetric],
-            timeUnits: .milliseconds,
-            warmupIterations: 2,
-            scalingFactor: .one,
-            maxDuration: .seconds(60),
-            maxIterations: pollingWrites
-        )
+        configuration: latencyConfiguration(.milliseconds, warmup: 2, maxDuration: .seconds(60), writes: pollingWrites)
     ) { benchmark, fixture in
         measureLatency(benchmark, fixture, randomPhase: true)
     } setup: {
@@ -290,14 +293,7 @@ func gsettingsLatency() {
     guard tools.allSatisfy({ FileManager.default.isExecutableFile(atPath: $0) }) else { return }
     Benchmark(
         "CrossProcess/GSettings keyfile (gsettings set, gsettings monitor), 100 keys",
-        configuration: .init(
-            metrics: [latencyMetric, earlyMetric, endToEndMetric],
-            timeUnits: .microseconds,
-            warmupIterations: 5,
-            scalingFactor: .one,
-            maxDuration: .seconds(60),
-            maxIterations: 300
-        )
+        configuration: latencyConfiguration(.microseconds, warmup: 5, maxDuration: .seconds(60), writes: 300)
     ) { benchmark, fixture in
         var value = fixture.round.value
         for _ in benchmark.scaledIterations {

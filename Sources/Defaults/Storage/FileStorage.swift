@@ -104,7 +104,7 @@ package final class FileStorage: Sendable {
     func read(knowing known: Snapshot? = nil) -> ReadResult {
         let bytes: [UInt8]
         do {
-            guard let read = try readFile() else { return .missing }
+            guard let read = try Self.contents(atPath: path, directoryIsMissing: true) else { return .missing }
             bytes = read
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
@@ -195,7 +195,11 @@ package final class FileStorage: Sendable {
         return .success(.corruptFile(url: url, movedTo: destination, reason: reason))
     }
 
-    private func readFile() throws(SystemError) -> [UInt8]? {
+    /// The whole file at `path`, read without any lock.
+    ///
+    /// `nil` when there is none (or a parent is not a directory) and, with `directoryIsMissing`,
+    /// when a directory stands in its place; the `defaults` command reports a directory instead.
+    package static func contents(atPath path: String, directoryIsMissing: Bool) throws(SystemError) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
             // NB: ENOTDIR: a parent is a regular file, so there is no file yet either; writing
@@ -208,7 +212,7 @@ package final class FileStorage: Sendable {
         let expected = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
         // NB: a directory in the file's place holds no settings; writing reports that obstacle
         // (a rename cannot replace a directory, so nothing in it is at risk).
-        if (info.st_mode & S_IFMT) == S_IFDIR { return nil }
+        if directoryIsMissing, (info.st_mode & S_IFMT) == S_IFDIR { return nil }
         var result = [UInt8](repeating: 0, count: max(expected, 0) + 1)
         var count = 0
         while true {
@@ -362,13 +366,13 @@ package final class FileStorage: Sendable {
 }
 
 /// A failed system call: the operation and `errno`.
-struct SystemError: Error, CustomStringConvertible {
-    var operation: String
-    var code: Int32
+package struct SystemError: Error, CustomStringConvertible {
+    package var operation: String
+    package var code: Int32
 
     static func current(_ operation: String) -> SystemError {
         SystemError(operation: operation, code: errno)
     }
 
-    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+    package var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }
