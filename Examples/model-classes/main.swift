@@ -16,6 +16,7 @@ extension Defaults.Keys {
     static let fontSize = Key<Int>("fontSize", default: 12, suite: Example.suite)
     static let zoom = Key<Int>("zoom", default: 100, suite: Example.suite)
     static let ticks = Key<Int>("ticks", default: 0, suite: Example.lifetimes)
+    static let accent = Key<String>("accent", default: "blue", suite: Example.lifetimes)
 }
 
 /// An editor window's model: its font size is a setting shared by every window.
@@ -78,6 +79,15 @@ do {
 }
 Defaults[.ticks] += 1  // the next write to their key clears them out
 print("after the owners are released and ticks is written: \(Defaults.observerEntryCount(for: Example.lifetimes))")
+
+// A key that is never written: released owners' subscriptions are swept, never more than 1,024 left.
+for _ in 0..<100_000 {
+    let owner = Owner()
+    Defaults.observe(.accent, options: []) { _ in }.tieToLifetime(of: owner)
+}
+print(
+    "100000 owners of accent made and released, accent never written: \(Defaults.observerEntryCount(for: Example.lifetimes)) left"
+)
 
 /// Counts observer calls, from whichever thread they run on.
 final class ManagedDepth: Sendable {

@@ -59,6 +59,10 @@ extension Defaults {
         /// A written value can then be kept as the decoded one. Decided once per key: the check is
         /// a conformance lookup.
         let isLosslessType = Value.self is any LosslessStorable.Type
+        /// How a write stores a value of a native type; found once here rather than on each write.
+        let nativeEncoder = ValueCoding.nativeEncoder(for: Value.self)
+        /// `Box<Value>`, kept so a write that caches its value needs no runtime metadata lookup.
+        let boxType = Suite.Box<Value>.self
 
         /// The value the key reads while nothing valid is stored.
         ///

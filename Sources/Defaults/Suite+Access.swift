@@ -14,7 +14,7 @@ extension Defaults.Suite {
             }
             return uncachedValue(of: key)
         }
-        set { setValue(newValue, named: key.name, keepsDecoded: key.isLosslessType) }
+        set { setValue(newValue, for: key) }
     }
 
     /// Removes every value in this suite, including keys no ``Defaults/Key`` names, as one change.
@@ -189,16 +189,20 @@ extension Defaults.Suite {
 
     // MARK: - Writing
 
-    /// Stores `value` under `name`; an empty optional removes it.
+    /// Stores `value` under `key`'s name (in this suite); an empty optional removes it.
     ///
-    /// With `keepsDecoded`, for types whose stored form reads back as exactly the same value, the
-    /// written value is kept as the decoded one: the next read and observers skip decoding.
-    package func setValue<Value: Defaults.Serializable>(
-        _ value: Value,
-        named name: String,
-        keepsDecoded: Bool = false
-    ) {
-        var json = ValueCoding.encode(value)
+    /// For types whose stored form reads back as exactly the same value (`key.isLosslessType`),
+    /// the written value is kept as the decoded one: the next read and observers skip decoding.
+    private func setValue<Value: Defaults.Serializable>(_ value: Value, for key: Defaults.Key<Value>) {
+        let name = key.name
+        // NB: the key's own encoder skips the dynamic casts of the general path, the largest part
+        // of a write's cost once the rest was made cheap.
+        var json: JSONValue?
+        if let encoder = key.nativeEncoder {
+            json = withUnsafePointer(to: value) { encoder(UnsafeRawPointer($0)) }
+        } else {
+            json = ValueCoding.encode(value)
+        }
         // NB: a value the file could not be read back with would make the whole file corrupt.
         if json == nil && !ValueCoding.isEmptyOptional(value)
             || json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
@@ -209,12 +213,85 @@ extension Defaults.Suite {
         // As in sindresorhus/Defaults: `nil` assigned to an `AnySerializable` key removes the value,
         // so the key's default comes back. (Inside a container, nil stays a JSON null.)
         if case .null? = json, value is Defaults.AnySerializable { json = nil }
-        if let scope = TransactionScope.find(for: self),
-            scope.record([name: json], suppressed: Defaults.Propagation.isSuppressed)
-        {
-            return
+        // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
+        // look its metadata up in the runtime on every write.
+        let decoded =
+            key.isLosslessType ? CacheEntry(type: ObjectIdentifier(Value.self), box: key.boxType.init(value)) : nil
+        commitValue(json, named: name, decoded: decoded)
+    }
+
+    /// What ``commitValue(_:named:decoded:)`` did under the lock.
+    private enum OneKeyCommit {
+        /// A transaction is open on this suite: the write takes the general path.
+        case inTransaction
+        /// The stored value was already the new one.
+        case unchanged
+        /// `isReported` is false when observers are not told (the key has an override).
+        case changed(isReported: Bool, schedulesFlush: Bool)
+    }
+
+    /// Stores `new` (`nil` removes) under `name` as one change, and reports it: the general path
+    /// (``commit(suppressedKeys:decoded:_:)``) for one key, with no dictionary built and each of
+    /// the state's tables searched once.
+    @inline(never)
+    private func commitValue(_ new: JSONValue?, named name: String, decoded: CacheEntry?) {
+        let store = store
+        let isFile = store.isFileBacked
+        // NB: the old values come out as separate values and the event is made after the lock, and
+        // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
+        // through runtime value witnesses, which costs more than everything else here.
+        let (outcome, old, oldDecoded) = store.state.withLock {
+            state -> (OneKeyCommit, JSONValue?, CacheEntry?) in
+            if state.openTransactions > 0 { return (.inTransaction, nil, nil) }
+            // NB: replaced before comparing, one search of the table: equal JSON is the same bytes,
+            // so replacing a value with an equal one changes nothing.
+            let old =
+                if let new { state.tree.updateValue(new, forKey: name) } else { state.tree.removeValue(forKey: name) }
+            guard old != new else { return (.unchanged, nil, nil) }
+            if isFile { state.changedSinceFlush.insert(name) }
+            let oldDecoded =
+                if let decoded { state.cache.updateValue(decoded, forKey: name) } else {
+                    state.cache.removeValue(forKey: name)
+                }
+            state.generation &+= 1
+            var schedulesFlush = false
+            if isFile {
+                schedulesFlush = !state.flushScheduled
+                state.flushScheduled = true
+            } else if case .userDefaults(let storage) = store.backend {
+                // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                // its order the same as ours.
+                storage.set(new, forKey: name)
+            }
+            // NB: reads of an overridden key return the override, which did not change.
+            let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
+            return (.changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded)
         }
-        commit(decoded: keepsDecoded ? .holding(value) : nil) { _ in [name: json] }
+        switch outcome {
+        case .unchanged:
+            return
+        case .inTransaction:
+            let suppressed = Defaults.Propagation.isSuppressed
+            if let scope = TransactionScope.find(for: self), scope.record([name: new], suppressed: suppressed) {
+                return
+            }
+            commit(decoded: decoded) { _ in [name: new] }
+        case .changed(let isReported, let schedulesFlush):
+            if schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
+            guard isReported else { return }
+            let sinks = Defaults.currentChangeSinks
+            guard !sinks.isEmpty else { return }
+            let event = Defaults.SuiteChange(
+                suite: self,
+                name: name,
+                old: old,
+                new: new,
+                oldDecoded: oldDecoded,
+                newDecoded: decoded,
+                isPropagationSuppressed: Defaults.Propagation.isSuppressed
+            )
+            for sink in sinks { sink.deliver(event) }
+        }
     }
 
     /// Removes the values stored under `names`, as one change.

@@ -30,8 +30,14 @@ extension Defaults {
     ) -> Observation {
         let name = key.name
         let subscriber = Subscriber(addresses: [KeyAddress(key)]) { change in
-            guard let stored = change.changes[name] else { return }
-            handler(key.change(from: stored))
+            change.withChange(named: name) { old, new, oldDecoded, newDecoded in
+                handler(
+                    Defaults.KeyChange(
+                        oldValue: key.value(from: old, decoded: oldDecoded),
+                        newValue: key.value(from: new, decoded: newDecoded)
+                    )
+                )
+            }
         }
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) {

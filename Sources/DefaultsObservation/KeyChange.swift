@@ -11,7 +11,10 @@ extension Defaults {
         /// The value after the change.
         public let newValue: Value
 
+        // NB: inlinable, so unspecialized generic code that makes a change (every delivery to an
+        // observer) does not look up `KeyChange<Value>`'s metadata a second time inside the call.
         /// Creates a change.
+        @inlinable @inline(__always)
         public init(oldValue: Value, newValue: Value) {
             self.oldValue = oldValue
             self.newValue = newValue
@@ -37,13 +40,5 @@ extension Defaults.Key {
     @inline(never)
     private func decodedSlowly(_ stored: JSONValue) -> Value {
         ValueCoding.decode(stored, as: Value.self) ?? defaultValue
-    }
-
-    /// The change to this key that `stored` describes.
-    func change(from stored: Defaults.StoredChange) -> Defaults.KeyChange<Value> {
-        Defaults.KeyChange(
-            oldValue: value(from: stored.old, decoded: stored.oldDecoded),
-            newValue: value(from: stored.new, decoded: stored.newDecoded)
-        )
     }
 }

@@ -35,8 +35,12 @@ extension Defaults {
 
         /// Keeps this observation alive exactly as long as `owner` lives.
         ///
-        /// `owner` is held weakly. Once it is gone, the observation stops, and its registry entries
-        /// are removed the next time one of its keys is written.
+        /// `owner` is held weakly. Once it is gone, no callback is made, and the observation is
+        /// removed from the store, with what its handler captured, the next time one of its keys
+        /// is written or at the latest at the next sweep: a tie that makes the store hold more than
+        /// 1,024 tied observations (more while more are alive) sweeps away those whose owner is
+        /// gone, so they never pile up, even for keys that are never written. See
+        /// <doc:SubscriptionLifetimes> for the exact bound.
         ///
         /// - Parameter owner: The object whose lifetime bounds the observation.
         /// - Returns: This observation.
@@ -44,6 +48,7 @@ extension Defaults {
         public func tieToLifetime(of owner: AnyObject) -> Self {
             let old = subscriber.setTie(Subscriber.LifetimeTie(owner: owner, observation: self))
             _ = old
+            ObserverRegistry.shared.noteTie(of: subscriber)
             return self
         }
 

@@ -180,36 +180,6 @@ import Testing
         _ = owner
     }
 
-    @Test func releasedOwnersLeaveZeroRegistryEntriesAfterTheNextWrite() {
-        final class WeakObservation {
-            weak var observation: Defaults.Observation?
-            init(_ observation: Defaults.Observation) { self.observation = observation }
-        }
-        let calls = Atomic<Int>(0)
-        let keys = (0..<10).map { Defaults.Key<Int>("key\($0)", default: 0, suite: suite) }
-        var observations: [WeakObservation] = []
-        do {
-            var owners: [NSObject] = []
-            for index in 0..<10_000 {
-                let owner = NSObject()
-                owners.append(owner)
-                let observation = Defaults.observe(keys[index % 10], options: []) { _ in
-                    calls.add(1, ordering: .relaxed)
-                }
-                observations.append(WeakObservation(observation.tieToLifetime(of: owner)))
-            }
-            #expect(Defaults.observerEntryCount(for: suite) == 10_000)
-            // Tied, the observations live on with nobody else holding them.
-            #expect(observations.allSatisfy { $0.observation != nil })
-            owners.removeAll()
-        }
-        for key in keys { Defaults[key] = 1 }
-        #expect(calls.load(ordering: .relaxed) == 0)
-        #expect(Defaults.observerEntryCount(for: suite) == 0)
-        // The memory comes back: every observation (and its subscriber and handler) was freed.
-        #expect(observations.allSatisfy { $0.observation == nil })
-    }
-
     @Test func observingSeveralKeysMakesOneCallPerTransaction() {
         let calls = Atomic<Int>(0)
         let observation = Defaults.observe(keys: quality, name, count) { calls.add(1, ordering: .relaxed) }

@@ -30,6 +30,31 @@ import Testing
         try batch.run()
     }
 
+    @Test func integersAreWrittenAsTheirStandardDecimalText() {
+        // Every power of ten and its neighbours, both signs, and the extremes of every width.
+        var values: [Int64] = [0, 1, -1, 9, -9, Int64.min, Int64.max, Int64.min + 1, Int64.max - 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -(power - 1), -power, -(power + 1)]
+        }
+        for value in values {
+            #expect(decimalText(value) == String(value))
+            #expect(decimalText(Int(value)) == String(Int(value)))
+        }
+        for value: UInt64 in [
+            0, 9, 10, UInt64.max, UInt64.max - 1, 10_000_000_000_000_000_000, 9_999_999_999_999_999_999,
+        ] {
+            #expect(decimalText(value) == String(value))
+        }
+        for value in [Int8.min, Int8.max] { #expect(decimalText(value) == String(value)) }
+        for value in [Int16.min, Int16.max] { #expect(decimalText(value) == String(value)) }
+        for value in [Int32.min, Int32.max] { #expect(decimalText(value) == String(value)) }
+        for value in [UInt8.max] { #expect(decimalText(value) == String(value)) }
+        for value in [UInt16.max] { #expect(decimalText(value) == String(value)) }
+        for value in [UInt32.max] { #expect(decimalText(value) == String(value)) }
+    }
+
     @Test func doublesSurviveTheFileBitForBit() throws {
         var batch = SerializationBatch()
         let cases: [(Double, JSONValue?)] = [

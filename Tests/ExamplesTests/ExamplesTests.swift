@@ -64,6 +64,9 @@ import Testing
         #expect(lines.contains("with withoutPropagation: 1 call, zoom = 210"))
         #expect(lines.contains("subscriptions on ticks with 1000 live owners: 1000"))
         #expect(lines.contains("after the owners are released and ticks is written: 0"))
+        let swept = try #require(lines.first { $0.hasPrefix("100000 owners of accent made and released") })
+        let left = try #require(Int(swept.split(separator: " ").dropLast().last ?? ""))
+        #expect(left <= 1024)
     }
 
     @Test func observableViewModelReRendersForEveryKindOfChange() async throws {

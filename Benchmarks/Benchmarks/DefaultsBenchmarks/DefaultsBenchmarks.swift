@@ -50,7 +50,11 @@ final class Floor<Value: Sendable>: Sendable {
     let storage: Mutex<[String: Value]>
     init(_ values: [String: Value]) { storage = Mutex(values) }
     func value(_ name: String) -> Value? { storage.withLock { $0[name] } }
+    func set(_ value: Value, _ name: String) { storage.withLock { $0[name] = value } }
 }
+
+/// An object observations are tied to.
+final class Owner: Sendable {}
 
 final class Counter: Sendable {
     let count = Atomic<Int>(0)
@@ -325,6 +329,13 @@ func writeInt() {
         return (suite: suite, key: key, observations: observations)
     }
 
+    Benchmark("WriteInt/Mutex<[String:Int]> (floor)", configuration: perOperation) { benchmark, fixture in
+        let (floor, name) = fixture
+        for index in benchmark.scaledIterations { floor.set(index & 1, name) }
+    } setup: {
+        (Floor(["answer": 42, "other": 1]), String("answer"))
+    }
+
     Benchmark("WriteInt/UserDefaults.set", configuration: perOperation) { benchmark, fixture in
         let (defaults, name) = fixture
         for index in benchmark.scaledIterations { defaults.value.set(index & 1, forKey: name) }
@@ -512,6 +523,30 @@ func observation() {
             let observation = Defaults.observe(key, options: []) { _ in }
             observation.invalidate()
             blackHole(observation)
+        }
+    } setup: { () throws -> Defaults.Key<Int> in
+        let (_, key) = intSuite(.inMemory())
+        installObserverRegistry()
+        return key
+    }
+
+    // A view-model's life: it observes a key that is never written, ties the observation to
+    // itself, and is released. The registry's sweep removes what such pairs leave behind.
+    Benchmark(
+        "Observe/observe+tieToLifetime+owner released pair",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, .mallocCountTotal, .mallocFreeDelta, .memoryLeakedBytes],
+            timeUnits: .nanoseconds,
+            warmupIterations: 10,
+            scalingFactor: .kilo,
+            maxDuration: .seconds(20),
+            maxIterations: 1_000
+        )
+    ) { benchmark, key in
+        for _ in benchmark.scaledIterations {
+            let owner = Owner()
+            Defaults.observe(key, options: []) { _ in }.tieToLifetime(of: owner)
+            blackHole(owner)
         }
     } setup: { () throws -> Defaults.Key<Int> in
         let (_, key) = intSuite(.inMemory())

@@ -39,7 +39,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-floor read-codable write-unused write-0 write-1 write-10k observe-pair open10k burst"
+        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-1 write-10k observe-pair open10k burst tied-owners"
     )
     exit(2)
 }
@@ -48,6 +48,13 @@ let iterations = arguments.count > 2 ? Int(arguments[2])! : 100_000
 let directory = NSTemporaryDirectory() + "/defaults-profile-\(getpid())"
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: directory) }
+
+/// This process's resident memory, from /proc/self/status.
+func residentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+}
 
 func installRegistry() {
     Defaults.observe(Defaults.Key<Int>("warm-up", default: 0, suite: .inMemory()), options: []) { _ in }.invalidate()
@@ -67,6 +74,10 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         let floor = Mutex<[String: Int]>(["answer": 42])
         let name = String("answer")
         measured(iterations) { _ in sink(floor.withLock { $0[name] }) }
+    case "write-floor":
+        let floor = Mutex<[String: Int]>(["answer": 42])
+        let name = String("answer")
+        measured(iterations) { index in floor.withLock { $0[name] = index & 1 } }
     case "read-codable":
         let suite = Defaults.Suite.inMemory()
         let key = Defaults.Key<Profile>(
@@ -104,6 +115,22 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         suite[key] = 5
         measured(iterations) { index in suite[key] = index & 1 }
         sink(observations)
+    case "tied-owners":
+        // Not for callgrind: prints the resident memory before and after `iterations` view-models
+        // that observe a never-written key, tie the observation to themselves, and are released.
+        final class ViewModel: Sendable {
+            init(_ key: Defaults.Key<String>) {
+                let label = "row \(ObjectIdentifier(self).hashValue)"
+                Defaults.observe(key, options: []) { change in sink((label, change.newValue)) }.tieToLifetime(of: self)
+            }
+        }
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<String>("theme", default: "light", suite: suite)
+        installRegistry()
+        let before = residentKilobytes()
+        measured(iterations) { _ in sink(ViewModel(key)) }
+        let after = residentKilobytes()
+        print("VmRSS before \(before) kB, after \(after) kB, growth \(after - before) kB over \(iterations) owners")
     case "observe-pair":
         let suite = Defaults.Suite.inMemory()
         let key = Defaults.Key<Int>("answer", default: 0, suite: suite)

@@ -1,5 +1,5 @@
 /// A type the store converts to and from JSON itself, without a user-visible bridge.
-protocol JSONRepresentable {
+protocol JSONRepresentable: SendableMetatype {
     /// The stored form; `nil` means "nothing stored" (an empty optional).
     var jsonValue: JSONValue? { get }
     /// The value for a stored form, or `nil` when it does not fit this type.
@@ -15,6 +15,21 @@ package enum ValueCoding {
         }
         guard let serializable = T.bridge.serialize(value as? T.Value) else { return nil }
         return encodeBridged(serializable)
+    }
+
+    /// Encodes a value of one native type, given its address: what a key of such a type keeps, so
+    /// that a write needs no dynamic cast to find the type's encoding.
+    package typealias NativeEncoder = @Sendable (UnsafeRawPointer) -> JSONValue?
+
+    /// The encoder of `type`'s values when the store holds them natively; `nil` for types that go
+    /// through a bridge.
+    package static func nativeEncoder<T>(for type: T.Type) -> NativeEncoder? {
+        guard let native = type as? any JSONRepresentable.Type else { return nil }
+        return nativeEncoder(opening: native)
+    }
+
+    private static func nativeEncoder<Native: JSONRepresentable>(opening type: Native.Type) -> NativeEncoder {
+        { address in address.assumingMemoryBound(to: Native.self).pointee.jsonValue }
     }
 
     /// The stored form of a container element: an empty optional is `null`; `nil` means the

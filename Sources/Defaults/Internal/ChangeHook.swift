@@ -42,10 +42,122 @@ extension Defaults {
     /// It lists only keys whose stored value really changed.
     package struct SuiteChange: Sendable {
         package let suite: Suite
-        package let changes: [String: StoredChange]
         package let origin: ChangeOrigin
         /// True when the write was made inside `Defaults.withoutPropagation`.
         package let isPropagationSuppressed: Bool
+        private let storage: Storage
+
+        // NB: a write of one key holds its change inline: a dictionary would be an allocation,
+        // and hashing, on every write.
+        private enum Storage: Sendable {
+            // NB: the parts of the change, not a `StoredChange`: building one and moving it in
+            // here was a copy and a destroy of all four on every write.
+            case one(
+                name: String,
+                old: JSONValue?,
+                new: JSONValue?,
+                oldDecoded: Suite.CacheEntry?,
+                newDecoded: Suite.CacheEntry?
+            )
+            case many([String: StoredChange])
+        }
+
+        /// A change of several keys (or of none).
+        package init(
+            suite: Suite,
+            changes: [String: StoredChange],
+            origin: ChangeOrigin,
+            isPropagationSuppressed: Bool
+        ) {
+            self.suite = suite
+            self.origin = origin
+            self.isPropagationSuppressed = isPropagationSuppressed
+            self.storage = .many(changes)
+        }
+
+        /// A change of the one key `name`.
+        package init(
+            suite: Suite,
+            name: String,
+            change: StoredChange,
+            origin: ChangeOrigin,
+            isPropagationSuppressed: Bool
+        ) {
+            self.suite = suite
+            self.origin = origin
+            self.isPropagationSuppressed = isPropagationSuppressed
+            self.storage = .one(
+                name: name,
+                old: change.old,
+                new: change.new,
+                oldDecoded: change.oldDecoded,
+                newDecoded: change.newDecoded
+            )
+        }
+
+        /// A local change of the one key `name`, its change given as its parts.
+        package init(
+            suite: Suite,
+            name: String,
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Suite.CacheEntry?,
+            newDecoded: Suite.CacheEntry?,
+            isPropagationSuppressed: Bool
+        ) {
+            self.suite = suite
+            self.origin = .local
+            self.isPropagationSuppressed = isPropagationSuppressed
+            self.storage = .one(name: name, old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)
+        }
+
+        /// Every changed key with its change; built on each call for a change of one key.
+        package var changes: [String: StoredChange] {
+            switch storage {
+            case .one(let name, let old, let new, let oldDecoded, let newDecoded):
+                [name: StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)]
+            case .many(let changes): changes
+            }
+        }
+
+        /// The number of changed keys.
+        package var count: Int {
+            switch storage {
+            case .one: 1
+            case .many(let changes): changes.count
+            }
+        }
+
+        /// The change of `name`, or `nil` when it did not change.
+        package func change(named name: String) -> StoredChange? {
+            switch storage {
+            case .one(let changed, let old, let new, let oldDecoded, let newDecoded):
+                changed == name ? StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded) : nil
+            case .many(let changes): changes[name]
+            }
+        }
+
+        /// Calls `body` with the parts of the change of `name` (old and new stored values, old and
+        /// new decoded ones), when it changed; for a change of one key they are lent, not copied.
+        package func withChange(
+            named name: String,
+            _ body: (JSONValue?, JSONValue?, Suite.CacheEntry?, Suite.CacheEntry?) -> Void
+        ) {
+            switch storage {
+            case .one(let changed, let old, let new, let oldDecoded, let newDecoded):
+                if changed == name { body(old, new, oldDecoded, newDecoded) }
+            case .many(let changes):
+                if let change = changes[name] { body(change.old, change.new, change.oldDecoded, change.newDecoded) }
+            }
+        }
+
+        /// Calls `body` with the name of every changed key.
+        package func forEachName(_ body: (String) throws -> Void) rethrows {
+            switch storage {
+            case .one(let name, _, _, _, _): try body(name)
+            case .many(let changes): for name in changes.keys { try body(name) }
+            }
+        }
     }
 
     /// A receiver of every committed change: the narrow hook through which changes leave the core.

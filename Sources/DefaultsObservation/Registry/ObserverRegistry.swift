@@ -19,8 +19,13 @@ struct KeyAddress: Hashable, Sendable {
 /// Every live subscription of this library, by the keys it listens to.
 ///
 /// The core store hands each committed change to ``deliver(_:)`` on the writing thread. Lookup is
-/// per changed key, so observers of other keys cost nothing. Subscribers tied to an owner that is
-/// gone are dropped when their key is next written.
+/// per changed key, so observers of other keys cost nothing.
+///
+/// Subscribers tied to an owner that is gone leave when their key is next written, or at the
+/// latest at the next sweep: a tie that makes the tied subscribers outnumber max(``sweepFloor``,
+/// 2 × those that outlived the previous sweep) sweeps. So the registry never holds more tied
+/// subscribers than that bound, and a sweep, O(tied subscribers), comes after at least half as
+/// many new ties: O(1) per tie, amortised.
 final class ObserverRegistry: Sendable {
     /// The one registry; creating it adds it to the core store's change sinks.
     static let shared: ObserverRegistry = {
@@ -29,14 +34,22 @@ final class ObserverRegistry: Sendable {
         return registry
     }()
 
+    /// The tied subscribers held before a sweep at least, so a program with few ties never sweeps.
+    static let sweepFloor = 1024
+
     private struct State {
         var buckets: [KeyAddress: [ObjectIdentifier: Subscriber]] = [:]
+        /// Every registered subscriber that has ever been tied to an owner, whatever its keys.
+        var tied: [ObjectIdentifier: Subscriber] = [:]
+        /// How many entries of ``tied`` the last sweep left.
+        var tiedAfterSweep = 0
     }
 
     private let state = Lock(State())
 
     func add(_ subscriber: Subscriber) {
         state.withLock { state in
+            subscriber.isRegistered = true
             for address in subscriber.addresses {
                 state.buckets[address, default: [:]][ObjectIdentifier(subscriber)] = subscriber
             }
@@ -47,8 +60,42 @@ final class ObserverRegistry: Sendable {
         state.withLock { Self.removeEntries(of: subscriber, from: &$0) }
     }
 
+    /// Records a tie of `subscriber` to an owner, and sweeps when tied subscribers exceed the bound.
+    func noteTie(of subscriber: Subscriber) {
+        let released = state.withLock { state -> [Defaults.Observation] in
+            // NB: an observation already stopped is not registered, and must not come back.
+            guard subscriber.isRegistered else { return [] }
+            state.tied[ObjectIdentifier(subscriber)] = subscriber
+            guard state.tied.count > max(Self.sweepFloor, 2 * state.tiedAfterSweep) else { return [] }
+            return Self.sweep(&state)
+        }
+        // NB: stopped after unlocking, as in `deliver`; releasing them here frees what their
+        // handlers captured.
+        for observation in released { observation.invalidate() }
+    }
+
+    /// Removes every tied subscriber whose owner is gone; returns their observations, to stop
+    /// once the lock is released.
+    private static func sweep(_ state: inout State) -> [Defaults.Observation] {
+        var released: [Defaults.Observation] = []
+        var gone: [Subscriber] = []
+        for subscriber in state.tied.values {
+            guard let observation = subscriber.releaseIfOwnerGone() else { continue }
+            released.append(observation)
+            gone.append(subscriber)
+        }
+        for subscriber in gone { removeEntries(of: subscriber, from: &state) }
+        state.tiedAfterSweep = state.tied.count
+        return released
+    }
+
     /// Removes every entry of `subscriber`, dropping buckets that become empty.
     private static func removeEntries(of subscriber: Subscriber, from state: inout State) {
+        guard subscriber.isRegistered else { return }
+        subscriber.isRegistered = false
+        // NB: only for subscribers ever tied: a hash of the table on every `invalidate` would
+        // make each observe-and-invalidate pair dearer.
+        if subscriber.mayHaveBeenTied { state.tied[ObjectIdentifier(subscriber)] = nil }
         for address in subscriber.addresses {
             guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
             bucket[ObjectIdentifier(subscriber)] = nil
@@ -60,12 +107,16 @@ final class ObserverRegistry: Sendable {
     func deliver(_ change: Defaults.SuiteChange) {
         let suite = change.suite.stateIdentifier
         var released: [Defaults.Observation] = []
-        let targets = state.withLock { state -> [Subscriber] in
-            var targets: [Subscriber] = []
+        // NB: the first target apart from the rest: a write seen by one subscriber, the common
+        // case, allocates no array.
+        let (first, others) = state.withLock { state -> (Subscriber?, [Subscriber]) in
+            var first: Subscriber?
+            var others: [Subscriber] = []
             var seen: Set<ObjectIdentifier> = []
-            for name in change.changes.keys {
+            let isOneKey = change.count == 1
+            change.forEachName { name in
                 let address = KeyAddress(suite: suite, name: name)
-                guard var bucket = state.buckets[address] else { continue }
+                guard var bucket = state.buckets[address] else { return }
                 var pruned: [Subscriber] = []
                 for (identifier, subscriber) in bucket {
                     if let tie = subscriber.releaseIfOwnerGone() {
@@ -75,9 +126,8 @@ final class ObserverRegistry: Sendable {
                         pruned.append(subscriber)
                         continue
                     }
-                    if change.changes.count == 1 || seen.insert(identifier).inserted {
-                        targets.append(subscriber)
-                    }
+                    guard isOneKey || seen.insert(identifier).inserted else { continue }
+                    if first == nil { first = subscriber } else { others.append(subscriber) }
                 }
                 if !pruned.isEmpty {
                     state.buckets[address] = bucket.isEmpty ? nil : bucket
@@ -85,17 +135,22 @@ final class ObserverRegistry: Sendable {
                     for subscriber in pruned { Self.removeEntries(of: subscriber, from: &state) }
                 }
             }
-            return targets
+            return (first, others)
         }
         // NB: stopped after unlocking: stopping runs a debouncer's `onStop`, which cancels a task
         // sleeping on a user-supplied clock.
         for observation in released { observation.invalidate() }
         released.removeAll()
-        guard !change.isPropagationSuppressed else { return }
-        for subscriber in targets where subscriber.isActive {
+        guard !change.isPropagationSuppressed, let first else { return }
+        if first.isActive { first.handler(change) }
+        for subscriber in others where subscriber.isActive {
             subscriber.handler(change)
         }
     }
+
+    /// The number of subscribers ever tied to an owner still registered, over every suite; for
+    /// tests of cleanup.
+    var tiedCount: Int { state.withLock { $0.tied.count } }
 
     /// The number of (key, subscriber) entries for keys of `suite`; for tests of cleanup.
     func entryCount(for suite: Defaults.Suite) -> Int {
@@ -114,6 +169,10 @@ final class Subscriber: Sendable {
     let onStop: (@Sendable () -> Void)?
     private let active = Atomic<Bool>(true)
     private let tie = Lock<LifetimeTie?>(nil)
+    /// Whether ``tie`` may hold a tie: lets a delivery skip the tie's lock for untied subscribers.
+    private let mayBeTied = Atomic<Bool>(false)
+    /// Whether the registry holds this subscriber; read and written under the registry's lock.
+    nonisolated(unsafe) var isRegistered = false
 
     /// Keeps the observation alive while `owner` lives.
     struct LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used
@@ -133,6 +192,9 @@ final class Subscriber: Sendable {
 
     var isActive: Bool { active.load(ordering: .acquiring) }
 
+    /// Whether a tie was ever set; false means the registry's table of tied subscribers lacks it.
+    var mayHaveBeenTied: Bool { mayBeTied.load(ordering: .acquiring) }
+
     /// Marks the subscriber stopped; true the first time only.
     func deactivate() -> Bool {
         let wasActive = active.exchange(false, ordering: .acquiringAndReleasing)
@@ -141,7 +203,8 @@ final class Subscriber: Sendable {
     }
 
     func setTie(_ newTie: LifetimeTie?) -> LifetimeTie? {
-        tie.withLock { tie in
+        if newTie != nil { mayBeTied.store(true, ordering: .releasing) }
+        return tie.withLock { tie in
             let old = tie
             tie = newTie
             return old
@@ -151,7 +214,8 @@ final class Subscriber: Sendable {
     /// When tied to an owner that is gone: unties, and returns the observation to stop and release
     /// once the registry lock is released.
     func releaseIfOwnerGone() -> Defaults.Observation? {
-        tie.withLock { tie -> Defaults.Observation? in
+        guard mayBeTied.load(ordering: .acquiring) else { return nil }
+        return tie.withLock { tie -> Defaults.Observation? in
             guard let current = tie, current.owner == nil else { return nil }
             tie = nil
             return current.observation
@@ -164,4 +228,10 @@ extension Defaults {
     package static func observerEntryCount(for suite: Suite) -> Int {
         ObserverRegistry.shared.entryCount(for: suite)
     }
+
+    /// The number of subscriptions tied to an owner that the registry holds, over every suite.
+    package static var tiedObserverCount: Int { ObserverRegistry.shared.tiedCount }
+
+    /// The fewest ties made between two sweeps for owners that are gone.
+    package static var observerSweepFloor: Int { ObserverRegistry.sweepFloor }
 }
