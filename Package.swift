@@ -6,11 +6,14 @@ let package = Package(
     products: [
         .library(name: "Defaults", targets: ["Defaults"]),
         .library(name: "DefaultsObservation", targets: ["DefaultsObservation"]),
+        // So code written for sindresorhus/Defaults can keep its `import DefaultsMacros`.
+        .library(name: "DefaultsMacros", targets: ["DefaultsMacros"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
     ],
     targets: [
         .target(name: "Defaults"),
         .target(name: "DefaultsObservation", dependencies: ["Defaults"]),
+        .target(name: "DefaultsMacros", dependencies: ["DefaultsObservation"]),
         // The `defaults` command.
         .executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
         .executableTarget(
