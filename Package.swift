@@ -42,6 +42,14 @@ let package = Package(
             dependencies: ["Defaults"],
             path: "Tests/Helpers/defaults-test-helper"
         ),
+        // sindresorhus/Defaults' README examples that mean something on Linux, as its users wrote
+        // them: a change that breaks one fails the build (see Tests/ReadmeExamples/README.md).
+        .executableTarget(
+            name: "readme-examples",
+            dependencies: ["Defaults", "DefaultsObservation", "DefaultsMacros"],
+            path: "Tests/ReadmeExamples",
+            exclude: ["README.md"]
+        ),
         // A libFuzzer target over the file's load path: scripts/fuzz builds it with the fuzzer.
         .executableTarget(
             name: "defaults-fuzz",
@@ -71,7 +79,8 @@ let package = Package(
         .testTarget(
             name: "ExamplesTests",
             dependencies: [
-                "settings-basics", "model-classes", "observable-viewmodel", "service-reload", "DefaultsTestSupport",
+                "settings-basics", "model-classes", "observable-viewmodel", "service-reload", "readme-examples",
+                "DefaultsTestSupport",
             ]
         ),
     ],
