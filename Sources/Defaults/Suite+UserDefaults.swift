@@ -13,13 +13,23 @@ extension Defaults.Suite {
     }
 }
 
+extension Defaults.Suite {
+    /// Whether this is an adapter over a `UserDefaults` that nothing else holds.
+    fileprivate var holdsTheOnlyReferenceToItsUserDefaults: Bool {
+        guard case .userDefaults(let storage) = store.backend else { return false }
+        return storage.holdsTheOnlyReference
+    }
+}
+
 /// The adapter suite of each `UserDefaults` instance in use, so the instance gets the same one every time.
 ///
-/// Holds the adapters weakly: an adapter lives while a key or anyone else holds it, and it holds its
-/// `UserDefaults`, so neither is kept alive by this table. Entries whose adapter is gone are swept
-/// out whenever the table has doubled since the last sweep.
-final class UserDefaultsAdapters: Sendable {
-    static let shared = UserDefaultsAdapters()
+/// An adapter holds its `UserDefaults`, and the table holds the adapter, for as long as anyone else
+/// holds either: a key made with the instance, the adapter, or the instance itself. An entry that
+/// nobody else can reach any more is released the next time an adapter is made for another instance,
+/// so instances that are gone are not kept.
+package final class UserDefaultsAdapters: Sendable {
+    /// The one table of the process.
+    package static let shared = UserDefaultsAdapters()
 
     private let table = Lock(Table())
 
@@ -27,45 +37,51 @@ final class UserDefaultsAdapters: Sendable {
     func adapter(for userDefaults: UserDefaults) -> Defaults.Suite {
         let identifier = ObjectIdentifier(userDefaults)
         if let existing = table.withLock({ $0.adapter(for: identifier) }) { return existing }
-        // NB: made outside the lock; if another thread made one meanwhile, that one is kept and this
-        // one is released after the lock, as the table's state says.
+        // NB: made outside the lock; if another thread made one meanwhile, that one is kept.
         let made = Defaults.Suite(userDefaults: userDefaults)
-        return table.withLock { $0.insert(made, for: identifier) }
+        let (kept, released) = table.withLock { $0.insert(made, for: identifier) }
+        // NB: the entries nobody else holds are freed here, after the lock, with the adapter made
+        // in vain, if any.
+        withExtendedLifetime(released) {}
+        return kept
     }
 
-    /// How many entries the table holds, live or not; for tests that it does not grow without bound.
-    var entryCount: Int { table.withLock { $0.entries.count } }
+    /// How many entries the table holds; for tests that it does not grow with instances that are gone.
+    package var entryCount: Int { table.withLock { $0.entries.count } }
 
-    /// The table's state: decides under the lock, keeps no strong reference.
+    /// The table's state: decides under the lock; what it releases is freed by the caller after it.
     struct Table: Sendable {
-        struct Entry: Sendable {
-            weak var adapter: Defaults.Suite?
-        }
-
-        var entries: [ObjectIdentifier: Entry] = [:]
-        /// Sweep dead entries once the table reaches this size.
-        var sweepThreshold = 16
-
-        /// The live adapter recorded for `identifier`, if any.
+        /// The adapter of each instance, by the instance's identity.
         ///
-        /// A live adapter holds its `UserDefaults`, so the identifier still names that instance;
-        /// once the adapter is gone the instance may be too, and its identifier reused.
+        /// The adapter holds its `UserDefaults`, so an identifier here names a live instance.
+        var entries: [ObjectIdentifier: Defaults.Suite] = [:]
+
+        /// The adapter recorded for `identifier`, if any.
         func adapter(for identifier: ObjectIdentifier) -> Defaults.Suite? {
-            entries[identifier]?.adapter
+            entries[identifier]
         }
 
-        /// Records `made` for `identifier` unless a live adapter is there already; returns the one kept.
-        mutating func insert(_ made: Defaults.Suite, for identifier: ObjectIdentifier) -> Defaults.Suite {
-            if let existing = entries[identifier]?.adapter { return existing }
-            entries[identifier] = Entry(adapter: made)
-            if entries.count >= sweepThreshold {
-                // NB: testing a weak reference takes a strong one for a moment; an adapter released
-                // meanwhile is freed here, under the lock, which runs no user code and takes no
-                // lock of this table.
-                entries = entries.filter { $0.value.adapter != nil }
-                sweepThreshold = max(16, entries.count * 2)
+        /// Records `made` for `identifier` unless an adapter is there already, and takes out the
+        /// entries nobody else can reach; returns the adapter kept and the entries taken out.
+        mutating func insert(
+            _ made: Defaults.Suite,
+            for identifier: ObjectIdentifier
+        ) -> (kept: Defaults.Suite, released: [Defaults.Suite]) {
+            if let existing = entries[identifier] { return (existing, [made]) }
+            var released: [Defaults.Suite] = []
+            for other in Array(entries.keys) {
+                guard var adapter = entries.removeValue(forKey: other) else { continue }
+                // Only this table holds the adapter, and only the adapter its `UserDefaults`: no key
+                // and no one else can reach either again. Nothing else can take a new reference
+                // meanwhile: the adapter is reachable only through this table, under its lock.
+                if isKnownUniquelyReferenced(&adapter), adapter.holdsTheOnlyReferenceToItsUserDefaults {
+                    released.append(adapter)
+                } else {
+                    entries[other] = adapter
+                }
             }
-            return made
+            entries[identifier] = made
+            return (made, released)
         }
     }
 }
