@@ -136,7 +136,7 @@ import Testing
         #expect(sections["observable default"] == ["false", "tracking saw a change", "true"])
         #expect(sections["reset keys"] == ["true", "false"])
         #expect(sections["control propagation"] == ["11 true"])
-        #expect(sections["just UserDefaults with sugar"] == ["true"])
+        #expect(sections["just UserDefaults with sugar"] == ["true", "false"])
         // Both spellings read the key's default, then what was written through the other, and
         // `Defaults.removeAll(suite: extensionDefaults)` empties the UserDefaults itself.
         #expect(sections["shared UserDefaults"] == ["true", "true", "false false true", "true true"])
@@ -158,5 +158,6 @@ import Testing
         let onDisk = try String(contentsOf: file, encoding: .utf8)
         #expect(onDisk.contains(#""quality" : 0.6"#))
         #expect(onDisk.contains(#""hasUnicorn" : true"#))
+        #expect(onDisk.contains(#""isUnicorn" : false"#), "written through UserDefaults.standard")
     }
 }

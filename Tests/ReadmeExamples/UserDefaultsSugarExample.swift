@@ -10,4 +10,8 @@ extension Defaults.Keys {
 func justUserDefaultsWithSugar() {
     print(UserDefaults.standard[.isUnicorn])  // Adapted: printed.
     //=> true
+
+    // Adapted: not in the README: `UserDefaults.standard` is the standard suite `Defaults` reads.
+    UserDefaults.standard[.isUnicorn] = false
+    print(Defaults[.isUnicorn])
 }
