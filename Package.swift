@@ -6,11 +6,14 @@ let package = Package(
     products: [
         .library(name: "Defaults", targets: ["Defaults"]),
         .library(name: "DefaultsObservation", targets: ["DefaultsObservation"]),
+        // So code written for sindresorhus/Defaults can keep its `import DefaultsMacros`.
+        .library(name: "DefaultsMacros", targets: ["DefaultsMacros"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
     ],
     targets: [
         .target(name: "Defaults"),
         .target(name: "DefaultsObservation", dependencies: ["Defaults"]),
+        .target(name: "DefaultsMacros", dependencies: ["DefaultsObservation"]),
         // The `defaults` command.
         .executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
         .executableTarget(
@@ -38,6 +41,14 @@ let package = Package(
             name: "defaults-test-helper",
             dependencies: ["Defaults"],
             path: "Tests/Helpers/defaults-test-helper"
+        ),
+        // sindresorhus/Defaults' README examples that mean something on Linux, as its users wrote
+        // them: a change that breaks one fails the build (see Tests/ReadmeExamples/README.md).
+        .executableTarget(
+            name: "readme-examples",
+            dependencies: ["Defaults", "DefaultsObservation", "DefaultsMacros"],
+            path: "Tests/ReadmeExamples",
+            exclude: ["README.md"]
         ),
         // A libFuzzer target over the file's load path: scripts/fuzz builds it with the fuzzer.
         .executableTarget(
@@ -68,7 +79,8 @@ let package = Package(
         .testTarget(
             name: "ExamplesTests",
             dependencies: [
-                "settings-basics", "model-classes", "observable-viewmodel", "service-reload", "DefaultsTestSupport",
+                "settings-basics", "model-classes", "observable-viewmodel", "service-reload", "readme-examples",
+                "DefaultsTestSupport",
             ]
         ),
     ],

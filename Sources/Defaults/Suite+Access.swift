@@ -19,6 +19,10 @@ extension Defaults.Suite {
 
     /// Removes every value in this suite, including keys no ``Defaults/Key`` names, as one change.
     public func removeAll() {
+        // NB: as in removeValues(named:), every key the UserDefaults holds joins the tree first.
+        if case .userDefaults(let storage) = store.backend {
+            for name in storage.storedNames { refresh(name, from: storage) }
+        }
         if let scope = TransactionScope.find(for: self),
             scope.removeAll(suppressed: Defaults.Propagation.isSuppressed)
         {
@@ -296,6 +300,12 @@ extension Defaults.Suite {
 
     /// Removes the values stored under `names`, as one change.
     package func removeValues(named names: some Sequence<String>) {
+        let names = Array(names)
+        // NB: values other code set in a UserDefaults are not in the tree until read; without
+        // this, removing them would look like no change and leave them there.
+        if case .userDefaults(let storage) = store.backend {
+            for name in names { refresh(name, from: storage) }
+        }
         write(Dictionary(names.map { ($0, nil) }, uniquingKeysWith: { $1 }))
     }
 

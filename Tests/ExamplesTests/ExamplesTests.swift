@@ -114,4 +114,53 @@ import Testing
             ]
         )
     }
+
+    /// The sindresorhus/Defaults README examples (Tests/ReadmeExamples) print what the README's
+    /// `//=>` comments say, except where this package differs on purpose, noted below.
+    @Test func sindresorhusReadmeExamplesPrintWhatTheReadmeSays() async throws {
+        let run = try await run("readme-examples")
+        defer { try? FileManager.default.removeItem(at: run.configHome) }
+        var sections: [String: [String]] = [:]
+        var current = ""
+        for line in run.lines where !line.isEmpty && !line.hasPrefix("Value:") {
+            if line.hasPrefix("== ") {
+                current = String(line.dropFirst(3))
+            } else {
+                sections[current, default: []].append(line)
+            }
+        }
+        #expect(sections["usage"] == ["0.8", "0.5", "0.6"])
+        #expect(sections["optional keys"] == ["nil"])
+        #expect(sections["enum example"] == ["1 Hour"])
+        #expect(sections["codable example"] == ["Hello"])
+        #expect(sections["use keys directly"] == ["true"])
+        // `import DefaultsMacros` gives `@ObservableDefault`: the model follows the key, and
+        // Observation's tracking sees the change.
+        #expect(sections["observable default"] == ["false", "tracking saw a change", "true"])
+        #expect(sections["reset keys"] == ["true", "false"])
+        #expect(sections["control propagation"] == ["11 true"])
+        #expect(sections["just UserDefaults with sugar"] == ["true", "false"])
+        // Both spellings read the key's default, then what was written through the other, and
+        // `Defaults.removeAll(suite: extensionDefaults)` empties the UserDefaults itself.
+        #expect(sections["shared UserDefaults"] == ["true", "true", "false false true", "true true"])
+        // Differs on purpose: defaults are not registered with Foundation's UserDefaults.
+        #expect(sections["registered defaults"] == ["false"])
+        #expect(sections["custom types"] == ["Hello", "Hello", #"Optional("Hello")"#, #"Optional("Hello")"#])
+        #expect(sections["any serializable primitive"] == [#"Optional("🦄")"#])
+        // The first `get()` finds the array the default holds, not a `mime`, so prints nothing.
+        #expect(sections["any serializable get and set"] == ["application/octet-stream"])
+        #expect(sections["any serializable in a dictionary"] == ["🦄", "application/json"])
+        // Differs on purpose: the example reads Foundation's UserDefaults.standard, which this
+        // package does not write (and the example itself writes nothing).
+        #expect(sections["prefer raw representable"] == ["nil"])
+        #expect(sections["custom collection"] == ["Hello", "World!"])
+        #expect(sections["custom set algebra"] == ["true", "true"])
+        #expect(run.lines.contains("== done"))
+        // Everything the examples wrote went to the standard suite's file, under the program's name.
+        let file = run.configHome.appendingPathComponent("readme-examples/settings.json")
+        let onDisk = try String(contentsOf: file, encoding: .utf8)
+        #expect(onDisk.contains(#""quality" : 0.6"#))
+        #expect(onDisk.contains(#""hasUnicorn" : true"#))
+        #expect(onDisk.contains(#""isUnicorn" : false"#), "written through UserDefaults.standard")
+    }
 }

@@ -6,10 +6,23 @@ import Foundation
 /// `userDefaults.integer(forKey:)` sees an `Int` key. A value containing `nil` (which property lists
 /// cannot hold) is stored as its JSON text in a `Data`.
 final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks its own state internally
-    let userDefaults: UserDefaults
+    // NB: a `var` only so `holdsTheOnlyReference` can pass it inout; it is never reassigned.
+    private(set) var userDefaults: UserDefaults
 
     init(_ userDefaults: UserDefaults) {
         self.userDefaults = userDefaults
+    }
+
+    /// Whether nothing but this storage holds `userDefaults` strongly.
+    ///
+    /// Only meaningful while no other thread can reach this storage (see `UserDefaultsAdapters`).
+    var holdsTheOnlyReference: Bool {
+        isKnownUniquelyReferenced(&userDefaults)
+    }
+
+    /// The names of every value `userDefaults` reads, from any of its domains.
+    var storedNames: [String] {
+        Array(userDefaults.dictionaryRepresentation().keys)
     }
 
     func value(forKey name: String) -> JSONValue? {

@@ -94,6 +94,48 @@ if command == "named-twice", arguments.count == 3 {
     exit(0)
 }
 
+//     defaults-test-helper userdefaults-standard
+//         goes through every `UserDefaults.standard` spelling of the API (the subscript, `suite:` in
+//         key initialisers, `reset` and `removeAll`) and through the standard suite, printing what
+//         the other spelling reads; then synchronizes, so the test can read the file.
+if command == "userdefaults-standard" {
+    let standard = UserDefaults.standard
+    let count = Defaults.Key<Int>("count", default: 0)
+    standard[count] = 7
+    print("Defaults reads \(Defaults[count]) written through UserDefaults.standard")
+    let text = Defaults.Key<String>("text", default: "none")
+    Defaults[text] = "hello"
+    print("UserDefaults.standard reads \(standard[text]) written through Defaults")
+    let viaUserDefaults = Defaults.Key<Int>("count", default: 0, suite: standard)
+    let dynamic = Defaults.Key<Int>("dynamic", suite: standard) { 3 }
+    let optional = Defaults.Key<String?>("optional", suite: standard)
+    let viaSuite = Defaults.Key<Int>("count", default: 0, suite: .standard)
+    print(
+        "keys equal: \(viaUserDefaults == count && viaSuite == count && viaUserDefaults.hashValue == count.hashValue)"
+    )
+    print(
+        "suites are the standard suite: \([viaUserDefaults, dynamic, optional, viaSuite].allSatisfy { $0.suite === Defaults.Suite.standard })"
+    )
+    Defaults[dynamic] = 4
+    Defaults[optional] = "set"
+    Defaults[Defaults.Key<Int>("gone", default: 0)] = 1
+    Defaults.reset("dynamic", suite: standard)
+    Defaults.reset(["optional"], suite: standard)
+    print(
+        "after reset: dynamic \(Defaults[dynamic]), optional \(Defaults[optional] ?? "nil"), count \(Defaults[count])"
+    )
+    // NB: Foundation's own UserDefaults.standard is not where any of this went.
+    print("Foundation's UserDefaults.standard holds count: \(standard.object(forKey: "count") != nil)")
+    try Defaults.Suite.standard.synchronize()
+    print("synchronized")
+    if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "remove-all" {
+        Defaults.removeAll(suite: standard)
+        try Defaults.Suite.standard.synchronize()
+        print("removed all: count \(Defaults[count]), text \(Defaults[text])")
+    }
+    exit(0)
+}
+
 //     defaults-test-helper read-standard <name>:<int|string|bool|double>... [-name value ...]
 //         reads each key (default: 0, "none", false, 0.5) through the standard suite, whose
 //         launch-argument overrides are on, and prints "<name>=<value>" for each, then one

@@ -1,0 +1,87 @@
+import Foundation
+
+extension Defaults.Suite {
+    /// The suite that the `UserDefaults` spellings of the API (`suite: UserDefaults`, the subscript
+    /// on `UserDefaults`) reach for `userDefaults`.
+    ///
+    /// One rule: `UserDefaults.standard` is ``standard``, the JSON file; any other instance is an
+    /// adapter over it (``init(userDefaults:)``), one per instance, the same each time while it is
+    /// in use. So keys made with equal arguments are equal, as they are for suites given directly.
+    package static func resolving(_ userDefaults: UserDefaults) -> Defaults.Suite {
+        if userDefaults === UserDefaults.standard { return .standard }
+        return UserDefaultsAdapters.shared.adapter(for: userDefaults)
+    }
+}
+
+extension Defaults.Suite {
+    /// Whether this is an adapter over a `UserDefaults` that nothing else holds.
+    fileprivate var holdsTheOnlyReferenceToItsUserDefaults: Bool {
+        guard case .userDefaults(let storage) = store.backend else { return false }
+        return storage.holdsTheOnlyReference
+    }
+}
+
+/// The adapter suite of each `UserDefaults` instance in use, so the instance gets the same one every time.
+///
+/// An adapter holds its `UserDefaults`, and the table holds the adapter, for as long as anyone else
+/// holds either: a key made with the instance, the adapter, or the instance itself. An entry that
+/// nobody else can reach any more is released the next time an adapter is made for another instance,
+/// so instances that are gone are not kept.
+package final class UserDefaultsAdapters: Sendable {
+    /// The one table of the process.
+    package static let shared = UserDefaultsAdapters()
+
+    private let table = Lock(Table())
+
+    /// The adapter over `userDefaults`, made now if it has none.
+    func adapter(for userDefaults: UserDefaults) -> Defaults.Suite {
+        let identifier = ObjectIdentifier(userDefaults)
+        if let existing = table.withLock({ $0.adapter(for: identifier) }) { return existing }
+        // NB: made outside the lock; if another thread made one meanwhile, that one is kept.
+        let made = Defaults.Suite(userDefaults: userDefaults)
+        let (kept, released) = table.withLock { $0.insert(made, for: identifier) }
+        // NB: the entries nobody else holds are freed here, after the lock, with the adapter made
+        // in vain, if any.
+        withExtendedLifetime(released) {}
+        return kept
+    }
+
+    /// How many entries the table holds; for tests that it does not grow with instances that are gone.
+    package var entryCount: Int { table.withLock { $0.entries.count } }
+
+    /// The table's state: decides under the lock; what it releases is freed by the caller after it.
+    struct Table: Sendable {
+        /// The adapter of each instance, by the instance's identity.
+        ///
+        /// The adapter holds its `UserDefaults`, so an identifier here names a live instance.
+        var entries: [ObjectIdentifier: Defaults.Suite] = [:]
+
+        /// The adapter recorded for `identifier`, if any.
+        func adapter(for identifier: ObjectIdentifier) -> Defaults.Suite? {
+            entries[identifier]
+        }
+
+        /// Records `made` for `identifier` unless an adapter is there already, and takes out the
+        /// entries nobody else can reach; returns the adapter kept and the entries taken out.
+        mutating func insert(
+            _ made: Defaults.Suite,
+            for identifier: ObjectIdentifier
+        ) -> (kept: Defaults.Suite, released: [Defaults.Suite]) {
+            if let existing = entries[identifier] { return (existing, [made]) }
+            var released: [Defaults.Suite] = []
+            for other in Array(entries.keys) {
+                guard var adapter = entries.removeValue(forKey: other) else { continue }
+                // Only this table holds the adapter, and only the adapter its `UserDefaults`: no key
+                // and no one else can reach either again. Nothing else can take a new reference
+                // meanwhile: the adapter is reachable only through this table, under its lock.
+                if isKnownUniquelyReferenced(&adapter), adapter.holdsTheOnlyReferenceToItsUserDefaults {
+                    released.append(adapter)
+                } else {
+                    entries[other] = adapter
+                }
+            }
+            entries[identifier] = made
+            return (made, released)
+        }
+    }
+}
