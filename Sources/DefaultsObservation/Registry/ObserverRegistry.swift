@@ -31,6 +31,8 @@ final class ObserverRegistry: Sendable {
 
     private struct State {
         var buckets: [KeyAddress: [ObjectIdentifier: Subscriber]] = [:]
+        /// Subscribers to every key of a suite's state, by that state's identity.
+        var wholeSuites: [ObjectIdentifier: [ObjectIdentifier: Subscriber]] = [:]
     }
 
     private let state = Lock(State())
@@ -39,6 +41,9 @@ final class ObserverRegistry: Sendable {
         state.withLock { state in
             for address in subscriber.addresses {
                 state.buckets[address, default: [:]][ObjectIdentifier(subscriber)] = subscriber
+            }
+            for suite in subscriber.wholeSuites {
+                state.wholeSuites[suite, default: [:]][ObjectIdentifier(subscriber)] = subscriber
             }
         }
     }
@@ -53,6 +58,11 @@ final class ObserverRegistry: Sendable {
             guard var bucket = state.buckets.removeValue(forKey: address) else { continue }
             bucket[ObjectIdentifier(subscriber)] = nil
             if !bucket.isEmpty { state.buckets[address] = bucket }
+        }
+        for suite in subscriber.wholeSuites {
+            guard var bucket = state.wholeSuites.removeValue(forKey: suite) else { continue }
+            bucket[ObjectIdentifier(subscriber)] = nil
+            if !bucket.isEmpty { state.wholeSuites[suite] = bucket }
         }
     }
 
@@ -85,6 +95,18 @@ final class ObserverRegistry: Sendable {
                     for subscriber in pruned { Self.removeEntries(of: subscriber, from: &state) }
                 }
             }
+            // NB: tested for emptiness first, so a program that never watches a whole suite pays
+            // one load here, not a hash lookup.
+            if !state.wholeSuites.isEmpty, let bucket = state.wholeSuites[suite] {
+                for subscriber in bucket.values {
+                    if let tie = subscriber.releaseIfOwnerGone() {
+                        released.append(tie)
+                        Self.removeEntries(of: subscriber, from: &state)
+                        continue
+                    }
+                    targets.append(subscriber)
+                }
+            }
             return targets
         }
         // NB: stopped after unlocking: stopping runs a debouncer's `onStop`, which cancels a task
@@ -97,11 +119,13 @@ final class ObserverRegistry: Sendable {
         }
     }
 
-    /// The number of (key, subscriber) entries for keys of `suite`; for tests of cleanup.
+    /// The number of (key, subscriber) entries for keys of `suite`, and of subscribers to the whole
+    /// suite; for tests of cleanup.
     func entryCount(for suite: Defaults.Suite) -> Int {
         let identifier = suite.stateIdentifier
         return state.withLock { state in
             state.buckets.reduce(0) { $0 + ($1.key.suite == identifier ? $1.value.count : 0) }
+                + (state.wholeSuites[identifier]?.count ?? 0)
         }
     }
 }
@@ -109,6 +133,8 @@ final class ObserverRegistry: Sendable {
 /// One subscription: the keys, what to call, and an optional tie to an owner's lifetime.
 final class Subscriber: Sendable {
     let addresses: [KeyAddress]
+    /// The states (suites) of which every key is watched.
+    let wholeSuites: [ObjectIdentifier]
     let handler: @Sendable (Defaults.SuiteChange) -> Void
     /// Called once when the subscriber stops, for subscribers that hold work of their own (timers).
     let onStop: (@Sendable () -> Void)?
@@ -123,10 +149,12 @@ final class Subscriber: Sendable {
 
     init(
         addresses: [KeyAddress],
+        wholeSuites: [ObjectIdentifier] = [],
         onStop: (@Sendable () -> Void)? = nil,
         handler: @escaping @Sendable (Defaults.SuiteChange) -> Void
     ) {
         self.addresses = addresses
+        self.wholeSuites = wholeSuites
         self.onStop = onStop
         self.handler = handler
     }
@@ -160,7 +188,8 @@ final class Subscriber: Sendable {
 }
 
 extension Defaults {
-    /// The number of registry entries for keys of `suite`: one per key per live subscription.
+    /// The number of registry entries for `suite`: one per key per live subscription, and one per
+    /// live subscription to the whole suite.
     package static func observerEntryCount(for suite: Suite) -> Int {
         ObserverRegistry.shared.entryCount(for: suite)
     }
