@@ -16,6 +16,8 @@ struct ValueConversion: Sendable {
     enum Number: Equatable {
         case int(Int)
         case double(Double)
+        /// An integer written beyond `Int`'s range, as its nearest `Double`: never an `int`.
+        case wideInteger(Double)
     }
 
     /// A stored value in the shapes `JSONSnapshot` knows.
@@ -153,6 +155,10 @@ struct ValueConversion: Sendable {
             // NB: Foundation keeps an integer up to UInt64.max as one, which bridges to Double only
             // when exact; a larger one as a decimal, which bridges to the nearest Double.
             if let unsigned = UInt64(text) { return Double(exactly: unsigned).map(Number.double) }
+            // NB: below Int.min, Foundation's decimal bridges to a wrong Int (one off); this reads
+            // no Int at all from a number that has none.
+            guard let double = Double(text), double.isFinite else { return nil }
+            return .wideInteger(double)
         }
         guard let double = Double(text), double.isFinite else { return nil }
         if let int = Int(exactly: double) { return .int(int) }
@@ -163,20 +169,21 @@ struct ValueConversion: Sendable {
         switch number {
         case .int(let int): return int
         case .double(let double): return Int(exactly: double)
+        case .wideInteger: return nil
         }
     }
 
     static func double(_ number: Number) -> Double? {
         switch number {
         case .int(let int): return Double(exactly: int)
-        case .double(let double): return double
+        case .double(let double), .wideInteger(let double): return double
         }
     }
 
     static func bool(_ number: Number) -> Bool {
         switch number {
         case .int(let int): return int != 0
-        case .double(let double): return double != 0
+        case .double(let double), .wideInteger(let double): return double != 0
         }
     }
 }

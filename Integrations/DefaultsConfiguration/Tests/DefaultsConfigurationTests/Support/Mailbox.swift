@@ -61,6 +61,13 @@ final class Mailbox<Element: Sendable>: Sendable {
         return nil
     }
 
+    /// The next `count` elements, or fewer when one does not arrive in time.
+    func take(_ count: Int, within seconds: Double = 10) async -> [Element] {
+        var taken: [Element] = []
+        while taken.count < count, let element = await take(within: seconds) { taken.append(element) }
+        return taken
+    }
+
     /// Whether nothing is queued now.
     var isEmpty: Bool { state.withLock { $0.queued.isEmpty } }
 }
