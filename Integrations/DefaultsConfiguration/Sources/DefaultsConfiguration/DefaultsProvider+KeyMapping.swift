@@ -36,14 +36,24 @@ extension DefaultsProvider {
     /// let underSection = DefaultsProvider.KeyMapping { key in [["service"] + key.components] }
     /// ```
     public struct KeyMapping: Sendable {
-        private let makePaths: @Sendable (AbsoluteConfigKey) -> [[String]]
+        private enum Kind {
+            /// ``dotted``, resolved without building its list of paths.
+            case dotted
+            case paths(@Sendable (AbsoluteConfigKey) -> [[String]])
+        }
+
+        private let kind: Kind
+
+        private init(kind: Kind) {
+            self.kind = kind
+        }
 
         /// Creates a mapping from a function that lists the paths to look at for a key, in order.
         ///
         /// - Parameter paths: Returns, for a config key, the paths to try: each a top-level key name
         ///   followed by the names of nested object members. Empty paths are skipped.
         public init(paths: @escaping @Sendable (_ key: AbsoluteConfigKey) -> [[String]]) {
-            self.makePaths = paths
+            self.kind = .paths(paths)
         }
 
         /// The paths to look at for `key`, in order.
@@ -51,19 +61,21 @@ extension DefaultsProvider {
         /// - Parameter key: The config key.
         /// - Returns: The paths, each a top-level key name then object member names.
         public func paths(for key: AbsoluteConfigKey) -> [[String]] {
-            makePaths(key)
+            switch kind {
+            case .dotted:
+                let components = key.components
+                return (0..<components.count)
+                    .map { split in
+                        Array(components[..<split]) + [components[split...].joined(separator: ".")]
+                    }
+            case .paths(let makePaths):
+                return makePaths(key)
+            }
         }
 
         /// The components joined with `.` as one top-level key; when there is no such key, nested
         /// objects, preferring at each level the rest of the components joined with `.`.
-        public static let dotted = KeyMapping { key in
-            let components = key.components
-            guard !components.isEmpty else { return [] }
-            return (0..<components.count)
-                .map { split in
-                    Array(components[..<split]) + [components[split...].joined(separator: ".")]
-                }
-        }
+        public static let dotted = KeyMapping(kind: .dotted)
 
         /// One top-level key per config key, named by `name`; nested objects are not looked at.
         ///
@@ -73,33 +85,55 @@ extension DefaultsProvider {
             KeyMapping { key in [[name(key)]] }
         }
 
-        /// The first value other than `null` or an object along the paths for `key`, and the path
-        /// that led to it; `read` gives a top-level key's stored value.
+        /// The first value other than `null` or an object along the paths for `key`; `read` gives a
+        /// top-level key's stored value, and `joined` is the key's components joined with `.`.
         func resolve(
             _ key: AbsoluteConfigKey,
+            joined: String,
             read: (String) -> Defaults.JSONValue?
         ) -> Defaults.JSONValue? {
-            for path in paths(for: key) {
-                guard let first = path.first, var value = read(first) else { continue }
-                var complete = true
-                for member in path.dropFirst() {
-                    guard case .object(let members) = value, let next = members[member] else {
-                        complete = false
-                        break
+            switch kind {
+            case .dotted:
+                // NB: the paths of `paths(for:)` in the same order, walked without making them: this
+                // runs on every lookup, and the first path (one top-level key) is the common case.
+                let components = key.components
+                guard !components.isEmpty else { return nil }
+                if let value = read(joined), Self.isValue(value) { return value }
+                guard components.count > 1, var reached = read(components[0]) else { return nil }
+                for split in 1..<components.count {
+                    // `reached` is what components[..<split] lead to.
+                    guard case .object(let members) = reached else { return nil }
+                    let isLast = split == components.count - 1
+                    let rest = isLast ? components[split] : components[split...].joined(separator: ".")
+                    if let value = members[rest], Self.isValue(value) { return value }
+                    guard !isLast, let next = members[components[split]] else { return nil }
+                    reached = next
+                }
+                return nil
+            case .paths(let makePaths):
+                for path in makePaths(key) {
+                    guard let first = path.first, var value = read(first) else { continue }
+                    var complete = true
+                    for member in path.dropFirst() {
+                        guard case .object(let members) = value, let next = members[member] else {
+                            complete = false
+                            break
+                        }
+                        value = next
                     }
-                    value = next
+                    if complete, Self.isValue(value) { return value }
                 }
-                guard complete else { continue }
-                switch value {
-                case .null, .object:
-                    // NB: as swift-configuration's JSON provider, which skips nulls and reads only
-                    // the leaves of objects.
-                    continue
-                default:
-                    return value
-                }
+                return nil
             }
-            return nil
+        }
+
+        /// Whether `value` is a value for a config key: not `null`, which is no value, and not an
+        /// object, whose leaves are the values (as swift-configuration's JSON provider reads them).
+        private static func isValue(_ value: Defaults.JSONValue) -> Bool {
+            switch value {
+            case .null, .object: return false
+            default: return true
+            }
         }
     }
 }

@@ -49,10 +49,13 @@ public struct DefaultsProvider: Sendable {
     /// How config keys find stored values.
     public let keyMapping: KeyMapping
 
+    /// `DefaultsProvider[<name>]`, where the name is the one given, or the suite's file.
+    ///
+    /// Made once: a `ConfigReader` asks for it on every lookup.
+    public let providerName: String
+
     /// The options that turn stored values into config values.
     let conversion: ValueConversion
-
-    private let name: String?
 
     /// Creates a provider over `suite`.
     ///
@@ -74,7 +77,7 @@ public struct DefaultsProvider: Sendable {
         self.suite = suite
         self.keyMapping = keyMapping
         self.conversion = ValueConversion(bytesDecoder: bytesDecoder, secretsSpecifier: secretsSpecifier)
-        self.name = name
+        self.providerName = "DefaultsProvider[\(name ?? suite.fileURL?.path ?? suite.description)]"
     }
 
     /// The stored-key names whose changes can change the value of `key`.
@@ -90,11 +93,6 @@ public struct DefaultsProvider: Sendable {
 }
 
 extension DefaultsProvider: ConfigProvider {
-    /// `DefaultsProvider[<name>]`, where the name is the one given, or the suite's file.
-    public var providerName: String {
-        "DefaultsProvider[\(name ?? suite.fileURL?.path ?? suite.description)]"
-    }
-
     /// The value of `key` as `type`, read from the suite now.
     ///
     /// - Parameters:
@@ -103,8 +101,9 @@ extension DefaultsProvider: ConfigProvider {
     /// - Returns: The value, or a result with no value when nothing usable is stored.
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        let found = keyMapping.resolve(key) { suite.storedValue(named: $0) }
-        return try conversion.lookup(found, key: key, type: type)
+        let joined = key.components.joined(separator: ".")
+        let found = keyMapping.resolve(key, joined: joined) { suite.storedValue(named: $0) }
+        return try conversion.lookup(found, encodedKey: joined, type: type)
     }
 
     /// The same as ``value(forKey:type:)``: the suite has everything in memory, and a change made

@@ -36,7 +36,12 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
     /// - Returns: The value, or a result with no value when nothing usable is stored.
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        try conversion.lookup(keyMapping.resolve(key) { values[$0] }, key: key, type: type)
+        let joined = key.components.joined(separator: ".")
+        return try conversion.lookup(
+            keyMapping.resolve(key, joined: joined) { values[$0] },
+            encodedKey: joined,
+            type: type
+        )
     }
 
     /// The provider's name and the number of top-level keys.

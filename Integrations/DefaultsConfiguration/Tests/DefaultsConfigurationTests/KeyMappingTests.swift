@@ -77,6 +77,39 @@ import Testing
         )
     }
 
+    @Test func theDottedMappingReadsWhatItsListOfPathsSays() throws {
+        // The default mapping is resolved without building its paths; this checks it against them.
+        let suite = Defaults.Suite.inMemory()
+        let raw = { (name: String) in Defaults.Key<Defaults.AnySerializable>(name, default: nil, suite: suite) }
+        suite[raw("a")] = ["b": ["c": 1, "c.d": 2, "x": nil], "b.c": 3, "e": "text", "f": [4]]
+        suite[raw("a.b")] = ["c": nil, "g": 5]
+        suite[raw("a.b.h")] = 6
+        suite[raw("z")] = nil
+        let listed = DefaultsProvider.KeyMapping { DefaultsProvider.KeyMapping.dotted.paths(for: $0) }
+        let fast = DefaultsProvider(suite: suite)
+        let slow = DefaultsProvider(suite: suite, keyMapping: listed)
+        let keys: [AbsoluteConfigKey] = [
+            [], ["a"], ["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"], ["a", "b", "x"], ["a", "b", "g"],
+            ["a", "b", "h"], ["a", "e"], ["a", "e", "f"], ["a", "f"], ["z"], ["z", "y"], ["q", "r", "s"],
+        ]
+        for key in keys {
+            for type in [ConfigType.int, .string, .intArray] {
+                let expected = Result { try slow.value(forKey: key, type: type).value }
+                let actual = Result { try fast.value(forKey: key, type: type).value }
+                switch (actual, expected) {
+                case (.success(let actual), .success(let expected)):
+                    #expect(actual == expected, "\(key) as \(type)")
+                case (.failure, .failure):
+                    break
+                default:
+                    Issue.record("\(key) as \(type): \(actual), listed paths give \(expected)")
+                }
+            }
+        }
+        #expect(try fast.value(forKey: ["a", "b", "c"], type: .int).value?.content == .int(3))
+        #expect(try fast.value(forKey: ["a", "b", "c", "d"], type: .int).value?.content == .int(2))
+    }
+
     @Test func keysWithEmptyComponentsReadNothingAndWatchWithoutTrapping() async throws {
         let suite = Defaults.Suite.inMemory()
         let provider = DefaultsProvider(suite: suite, keyMapping: .flat { _ in "" })

@@ -32,9 +32,9 @@ struct ValueConversion: Sendable {
     let bytesDecoder: any ConfigBytesFromStringDecoder
     let secretsSpecifier: SecretsSpecifier<String, Defaults.JSONValue>
 
-    /// The lookup result for `key` as `type`, given the value `resolve` found (`nil`: none).
-    func lookup(_ found: Defaults.JSONValue?, key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        let encodedKey = key.components.joined(separator: ".")
+    /// The lookup result for a key as `type`, given the value its mapping found (`nil`: none);
+    /// `encodedKey` is the key's components joined with `.`.
+    func lookup(_ found: Defaults.JSONValue?, encodedKey: String, type: ConfigType) throws -> LookupResult {
         guard let found else { return LookupResult(encodedKey: encodedKey, value: nil) }
         let content = try convert(found, to: type, key: encodedKey)
         let isSecret = secretsSpecifier.isSecret(key: encodedKey, value: found)
