@@ -6,8 +6,8 @@ extension Defaults {
     /// For code that cannot name its keys in advance, such as a bridge that hands out views of the
     /// whole suite: a write, a reset, a `removeAll`, a transaction, or a change read from the file
     /// (another process, a person editing it) is one call, whichever keys it touched, including keys
-    /// no ``Defaults/Key`` names. Read what you need from the suite inside the handler; for example
-    /// ``Defaults/Suite/storedValues()`` gives every value at one instant.
+    /// no `Defaults.Key` names. Read what you need from the suite inside the handler; for example
+    /// `suite.storedValues()` gives every value at one instant.
     ///
     /// Delivery follows the same rules as ``observe(_:options:handler:)``: a write in this process
     /// calls `handler` on the writing thread before the write returns, a change from outside the
