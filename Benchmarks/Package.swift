@@ -12,6 +12,13 @@ let package = Package(
         // "Reloading": its polling file provider, compared with ours for outside changes.
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "Reloading"]),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        // NB: named here (and linked below, where "Reloading" links it anyway) only so SwiftPM
+        // resolves it: swift-configuration needs it with "Reloading", and SwiftPM 6.3 leaves it
+        // unresolved when another package of the graph (the side package below) depends on
+        // swift-configuration without that trait.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.7.0"),
+        // The swift-configuration provider over a suite, compared with swift-configuration's own.
+        .package(name: "DefaultsConfiguration", path: "../Integrations/DefaultsConfiguration"),
     ],
     targets: [
         .executableTarget(
@@ -19,9 +26,11 @@ let package = Package(
             dependencies: [
                 .product(name: "Defaults", package: "Defaults"),
                 .product(name: "DefaultsObservation", package: "Defaults"),
+                .product(name: "DefaultsConfiguration", package: "DefaultsConfiguration"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             path: "Benchmarks/DefaultsBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],

@@ -170,8 +170,21 @@ extension Defaults.Suite {
         return nil
     }
 
-    /// The stored JSON under `name`, as a transaction in this task sees it.
-    package func storedValue(named name: String) -> JSONValue? {
+    /// The JSON stored under `name`, exactly as it sits in the file; `nil` when nothing is stored.
+    ///
+    /// This is the stored form, not a typed value: no bridge runs, no default applies, and values
+    /// given for this run by launch arguments or the environment are not seen. Inside a
+    /// ``transaction(_:)`` on this task, it includes the transaction's own writes. A change made by
+    /// another process or by editing the file is seen once the suite has read it (see
+    /// ``Defaults/Suite``).
+    ///
+    /// ```swift
+    /// if case .number(let text)? = suite.storedValue(named: "http.port") { print(text) }
+    /// ```
+    ///
+    /// - Parameter name: The stored key's name.
+    /// - Returns: The stored JSON, or `nil`.
+    public func storedValue(named name: String) -> Defaults.JSONValue? {
         if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
         return store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
@@ -181,8 +194,14 @@ extension Defaults.Suite {
         }
     }
 
-    /// Every stored value, as a transaction in this task sees it; for the `defaults` command.
-    package func storedValues() -> [String: JSONValue] {
+    /// Every stored value, by key name, all read at one instant: one state of the suite.
+    ///
+    /// The same stored form as ``storedValue(named:)``, including keys no ``Defaults/Key`` names.
+    /// The dictionary is shared with the suite until its next change (copy on write), so taking it
+    /// costs no copy; the next write after it pays for one copy of the suite's values.
+    ///
+    /// - Returns: The stored JSON of every key.
+    public func storedValues() -> [String: Defaults.JSONValue] {
         store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return scope.storedValues()

@@ -8,6 +8,7 @@
 import Benchmark
 import Configuration
 import Defaults
+import DefaultsConfiguration
 import DefaultsObservation
 import Foundation
 import Synchronization
@@ -240,6 +241,28 @@ func crossProcess() {
         }
         let peer = try Peer(["latency", url.path])
         return LatencyFixture(peer: peer, arrivals: arrivals, round: Box(0), keepAlive: [polling, watching])
+    }
+
+    // This package's provider over the same kind of file: `watchInt` through a `ConfigReader`, fed
+    // by the suite's change events.
+    Benchmark(
+        "CrossProcess/DefaultsProvider watchValue, 100 keys",
+        configuration: latency
+    ) { benchmark, fixture in
+        measureLatency(benchmark, fixture)
+    } setup: {
+        let url = try settingsFile(named: "latency-provider.json", keys: 100)
+        let reader = ConfigReader(provider: DefaultsProvider(suite: Defaults.Suite(fileURL: url)))
+        let arrivals = Arrivals()
+        let watching = Task {
+            try await reader.watchInt(forKey: "stamp") { updates in
+                for await value in updates {
+                    if let value, value > 0 { arrivals.record(value) }
+                }
+            }
+        }
+        let peer = try Peer(["latency", url.path])
+        return LatencyFixture(peer: peer, arrivals: arrivals, round: Box(0), keepAlive: [watching])
     }
 
     gsettingsLatency()

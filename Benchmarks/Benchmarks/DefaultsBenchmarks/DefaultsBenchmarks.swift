@@ -14,9 +14,11 @@
 import Benchmark
 import Configuration
 import Defaults
+import DefaultsConfiguration
 import DefaultsObservation
 import Foundation
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -369,6 +371,48 @@ func servicesRead() {
         let key: ConfigKey = "http.port"
         precondition(reader.int(forKey: key, default: 80) == 8080)
         return (Box(reader), Box(key))
+    }
+
+    /// A `ConfigReader` over `provider`, and the key it reads, checked to read 8080.
+    func readerFixture(_ provider: some ConfigProvider) -> (Box<ConfigReader>, Box<ConfigKey>) {
+        let reader = ConfigReader(provider: provider)
+        let key: ConfigKey = "http.port"
+        precondition(reader.int(forKey: key, default: 80) == 8080)
+        return (Box(reader), Box(key))
+    }
+
+    // The same file, `{"http.port": 8080}`, read through this package's provider (a top-level key:
+    // the first place the default mapping looks) and through swift-configuration's JSON file provider.
+    Benchmark("ServicesRead/ConfigReader(DefaultsProvider).int", configuration: perOperation) { benchmark, fixture in
+        let (reader, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(reader.value.int(forKey: key.value, default: 80)) }
+    } setup: { () throws -> (Box<ConfigReader>, Box<ConfigKey>) in
+        let url = Scratch.url("service-provider.json")
+        try Data(#"{"http.port": 8080}"#.utf8).write(to: url)
+        return readerFixture(DefaultsProvider(suite: Defaults.Suite(fileURL: url)))
+    }
+
+    Benchmark("ServicesRead/ConfigReader(DefaultsProvider, nested).int", configuration: perOperation) {
+        benchmark,
+        fixture in
+        let (reader, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(reader.value.int(forKey: key.value, default: 80)) }
+    } setup: { () throws -> (Box<ConfigReader>, Box<ConfigKey>) in
+        // `{"http": {"port": 8080}}`: the top-level "http.port" is looked for first, then "http".
+        let url = Scratch.url("service-provider-nested.json")
+        try Data(#"{"http": {"port": 8080}}"#.utf8).write(to: url)
+        return readerFixture(DefaultsProvider(suite: Defaults.Suite(fileURL: url)))
+    }
+
+    Benchmark("ServicesRead/ConfigReader(FileProvider<JSONSnapshot>).int", configuration: perOperation) {
+        benchmark,
+        fixture in
+        let (reader, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(reader.value.int(forKey: key.value, default: 80)) }
+    } setup: { () async throws -> (Box<ConfigReader>, Box<ConfigKey>) in
+        let url = Scratch.url("service-file.json")
+        try Data(#"{"http.port": 8080}"#.utf8).write(to: url)
+        return readerFixture(try await FileProvider<JSONSnapshot>(filePath: FilePath(url.path)))
     }
 }
 

@@ -4,23 +4,43 @@ import Glibc
 import Musl
 #endif
 
-/// A JSON value exactly as it sits in a suite's file.
-///
-/// Numbers keep their text, so an `Int64.max` or a `Float` survives a round trip through the file
-/// without passing through `Double`. Strings compare by their UTF-8 bytes rather than by Unicode
-/// canonical equivalence, so writing a decomposed "é" over a precomposed one is a change.
-package enum JSONValue: Sendable {
-    case null
-    case bool(Bool)
-    /// The number's text, as valid JSON number syntax.
-    case number(String)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
+extension Defaults {
+    /// A JSON value exactly as it sits in a suite's file.
+    ///
+    /// Numbers keep their text, so an `Int64.max` or a `Float` survives a round trip through the file
+    /// without passing through `Double`. Strings compare by their UTF-8 bytes rather than by Unicode
+    /// canonical equivalence, so writing a decomposed "é" over a precomposed one is a change.
+    ///
+    /// Read a suite's stored values in this form with ``Defaults/Suite/storedValue(named:)`` and
+    /// ``Defaults/Suite/storedValues()``, for code that must see the JSON itself rather than a typed
+    /// value: a bridge to another configuration system, a tool that prints the file.
+    ///
+    /// ```swift
+    /// if case .number(let text)? = suite.storedValue(named: "port") { print(text) }
+    /// ```
+    public enum JSONValue: Sendable {
+        /// JSON `null`.
+        case null
+        /// JSON `true` or `false`.
+        case bool(Bool)
+        /// A number, as its text in the file: valid JSON number syntax, never converted.
+        case number(String)
+        /// A string.
+        case string(String)
+        /// An array.
+        case array([JSONValue])
+        /// An object; its members in no particular order.
+        case object([String: JSONValue])
+    }
 }
 
-extension JSONValue: Equatable {
-    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+/// The stored JSON value, by its short name inside the package.
+package typealias JSONValue = Defaults.JSONValue
+
+extension Defaults.JSONValue: Equatable {
+    /// Whether two values are the same JSON: numbers and strings by their exact UTF-8 bytes,
+    /// objects regardless of member order.
+    public static func == (lhs: Defaults.JSONValue, rhs: Defaults.JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null):
             return true
@@ -60,8 +80,9 @@ private func utf8Equal(_ lhs: String, _ rhs: String) -> Bool {
     return lhs.utf8.elementsEqual(rhs.utf8)
 }
 
-extension JSONValue: Hashable {
-    package func hash(into hasher: inout Hasher) {
+extension Defaults.JSONValue: Hashable {
+    /// Hashes the value consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
         switch self {
         case .null:
             hasher.combine(0)

@@ -39,6 +39,8 @@ final class ObserverRegistry: Sendable {
 
     private struct State {
         var buckets: [KeyAddress: [ObjectIdentifier: Subscriber]] = [:]
+        /// Subscribers to every key of a suite's state, by that state's identity.
+        var wholeSuites: [ObjectIdentifier: [ObjectIdentifier: Subscriber]] = [:]
         /// Every registered subscriber that has ever been tied to an owner, whatever its keys.
         var tied: [ObjectIdentifier: Subscriber] = [:]
         /// How many entries of ``tied`` the last sweep left.
@@ -52,6 +54,9 @@ final class ObserverRegistry: Sendable {
             subscriber.isRegistered = true
             for address in subscriber.addresses {
                 state.buckets[address, default: [:]][ObjectIdentifier(subscriber)] = subscriber
+            }
+            for suite in subscriber.wholeSuites {
+                state.wholeSuites[suite, default: [:]][ObjectIdentifier(subscriber)] = subscriber
             }
         }
     }
@@ -101,6 +106,11 @@ final class ObserverRegistry: Sendable {
             bucket[ObjectIdentifier(subscriber)] = nil
             if !bucket.isEmpty { state.buckets[address] = bucket }
         }
+        for suite in subscriber.wholeSuites {
+            guard var bucket = state.wholeSuites.removeValue(forKey: suite) else { continue }
+            bucket[ObjectIdentifier(subscriber)] = nil
+            if !bucket.isEmpty { state.wholeSuites[suite] = bucket }
+        }
     }
 
     /// Calls every subscriber of the changed keys once, outside the lock.
@@ -135,6 +145,18 @@ final class ObserverRegistry: Sendable {
                     for subscriber in pruned { Self.removeEntries(of: subscriber, from: &state) }
                 }
             }
+            // NB: tested for emptiness first, so a program that never watches a whole suite pays
+            // one load here, not a hash lookup.
+            if !state.wholeSuites.isEmpty, let bucket = state.wholeSuites[suite] {
+                for subscriber in bucket.values {
+                    if let tie = subscriber.releaseIfOwnerGone() {
+                        released.append(tie)
+                        Self.removeEntries(of: subscriber, from: &state)
+                        continue
+                    }
+                    if first == nil { first = subscriber } else { others.append(subscriber) }
+                }
+            }
             return (first, others)
         }
         // NB: stopped after unlocking: stopping runs a debouncer's `onStop`, which cancels a task
@@ -152,11 +174,13 @@ final class ObserverRegistry: Sendable {
     /// tests of cleanup.
     var tiedCount: Int { state.withLock { $0.tied.count } }
 
-    /// The number of (key, subscriber) entries for keys of `suite`; for tests of cleanup.
+    /// The number of (key, subscriber) entries for keys of `suite`, and of subscribers to the whole
+    /// suite; for tests of cleanup.
     func entryCount(for suite: Defaults.Suite) -> Int {
         let identifier = suite.stateIdentifier
         return state.withLock { state in
             state.buckets.reduce(0) { $0 + ($1.key.suite == identifier ? $1.value.count : 0) }
+                + (state.wholeSuites[identifier]?.count ?? 0)
         }
     }
 }
@@ -164,6 +188,8 @@ final class ObserverRegistry: Sendable {
 /// One subscription: the keys, what to call, and an optional tie to an owner's lifetime.
 final class Subscriber: Sendable {
     let addresses: [KeyAddress]
+    /// The states (suites) of which every key is watched.
+    let wholeSuites: [ObjectIdentifier]
     let handler: @Sendable (Defaults.SuiteChange) -> Void
     /// Called once when the subscriber stops, for subscribers that hold work of their own (timers).
     let onStop: (@Sendable () -> Void)?
@@ -182,10 +208,12 @@ final class Subscriber: Sendable {
 
     init(
         addresses: [KeyAddress],
+        wholeSuites: [ObjectIdentifier] = [],
         onStop: (@Sendable () -> Void)? = nil,
         handler: @escaping @Sendable (Defaults.SuiteChange) -> Void
     ) {
         self.addresses = addresses
+        self.wholeSuites = wholeSuites
         self.onStop = onStop
         self.handler = handler
     }
@@ -224,7 +252,8 @@ final class Subscriber: Sendable {
 }
 
 extension Defaults {
-    /// The number of registry entries for keys of `suite`: one per key per live subscription.
+    /// The number of registry entries for `suite`: one per key per live subscription, and one per
+    /// live subscription to the whole suite.
     package static func observerEntryCount(for suite: Suite) -> Int {
         ObserverRegistry.shared.entryCount(for: suite)
     }

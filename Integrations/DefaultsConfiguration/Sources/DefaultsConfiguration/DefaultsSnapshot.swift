@@ -1,0 +1,49 @@
+import Configuration
+import Defaults
+
+/// One state of a suite, as a ``DefaultsProvider`` hands it out: every value as it was at one
+/// instant.
+///
+/// Reading keys from a snapshot never sees a later change, nor half of a transaction. Lookups
+/// follow the provider's key mapping and conversions (see ``DefaultsProvider``).
+public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
+    /// Every stored value of the suite at the snapshot's instant, by top-level key.
+    public let values: [String: Defaults.JSONValue]
+
+    /// The name of the provider that took the snapshot.
+    public let providerName: String
+
+    let keyMapping: DefaultsProvider.KeyMapping
+    let conversion: ValueConversion
+
+    init(
+        values: [String: Defaults.JSONValue],
+        keyMapping: DefaultsProvider.KeyMapping,
+        conversion: ValueConversion,
+        providerName: String
+    ) {
+        self.values = values
+        self.keyMapping = keyMapping
+        self.conversion = conversion
+        self.providerName = providerName
+    }
+
+    /// The value of `key` as `type` in this snapshot.
+    ///
+    /// - Parameters:
+    ///   - key: The config key.
+    ///   - type: The type wanted.
+    /// - Returns: The value, or a result with no value when nothing usable is stored.
+    /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
+    public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
+        let joined = key.components.joined(separator: ".")
+        return try conversion.lookup(
+            keyMapping.resolve(key, joined: joined) { values[$0] },
+            encodedKey: joined,
+            type: type
+        )
+    }
+
+    /// The provider's name and the number of top-level keys.
+    public var description: String { "\(providerName)[\(values.count) values]" }
+}

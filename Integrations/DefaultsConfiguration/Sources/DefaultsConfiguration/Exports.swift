@@ -1,0 +1,2 @@
+// `import DefaultsConfiguration` brings `Defaults` along, for `Defaults.Suite`.
+@_exported import Defaults
