@@ -1,4 +1,5 @@
 import DefaultsObservation
+import DefaultsTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -40,27 +41,39 @@ import Testing
         init(_ capture: Capture) { self.capture = capture }
     }
 
-    @Test func aHundredThousandReleasedOwnersOfANeverWrittenKeyLeaveAtMostTheFloor() {
+    /// What a loop of made-and-released owners leaves; read once the loop has ended.
+    struct Outcome: @unchecked Sendable {  // built on one thread, read after it finished
+        var worstDead = 0
+        var kept: [ViewModel] = []
+        var captures: [Weak] = []
+    }
+
+    @Test func aHundredThousandReleasedOwnersOfANeverWrittenKeyLeaveAtMostTheFloor() async {
         let floor = Defaults.observerSweepFloor
         let calls = Calls()
-        var captures: [Weak] = []
-        var kept: [ViewModel] = []
-        var worstDead = 0
-        for index in 0..<100_000 {
-            do {
-                let capture = Capture()
-                captures.append(Weak(capture))
-                let model = ViewModel(observing: theme, capturing: capture, calls: calls)
-                // Every 200th view-model stays alive: 500 live observers at the end.
-                if index % 200 == 0 { kept.append(model) }
+        let (suite, theme) = (suite, theme)
+        // NB: off the cooperative pool: seconds of work under the sanitizers, which would starve
+        // the tasks of tests running beside this one.
+        var outcome = await offThePool {
+            var outcome = Outcome()
+            for index in 0..<100_000 {
+                do {
+                    let capture = Capture()
+                    outcome.captures.append(Weak(capture))
+                    let model = ViewModel(observing: theme, capturing: capture, calls: calls)
+                    // Every 200th view-model stays alive: 500 live observers at the end.
+                    if index % 200 == 0 { outcome.kept.append(model) }
+                }
+                // Every view-model made so far is gone here, but those kept.
+                let dead = Defaults.observerEntryCount(for: suite) - outcome.kept.count
+                outcome.worstDead = max(outcome.worstDead, dead)
             }
-            // Every view-model made so far is gone here, but those kept.
-            let dead = Defaults.observerEntryCount(for: suite) - kept.count
-            worstDead = max(worstDead, dead)
+            return outcome
         }
+        let (worstDead, captures) = (outcome.worstDead, outcome.captures)
         let entries = Defaults.observerEntryCount(for: suite)
-        #expect(worstDead <= max(floor, kept.count))
-        #expect(entries - kept.count <= max(floor, kept.count))
+        #expect(worstDead <= max(floor, outcome.kept.count))
+        #expect(entries - outcome.kept.count <= max(floor, outcome.kept.count))
         // What the swept observations captured is freed: only the captures of entries still held
         // (the live ones and the dead ones since the last sweep) are alive.
         let aliveCaptures = captures.count(where: { $0.capture != nil })
@@ -68,35 +81,39 @@ import Testing
         #expect(calls.value == 0)
         // The live ones still work.
         Defaults[theme] = "dark"
-        #expect(calls.value == kept.count)
-        #expect(Defaults.observerEntryCount(for: suite) == kept.count)
-        #expect(captures.count(where: { $0.capture != nil }) == kept.count)
-        kept.removeAll()
+        #expect(calls.value == outcome.kept.count)
+        #expect(Defaults.observerEntryCount(for: suite) == outcome.kept.count)
+        #expect(captures.count(where: { $0.capture != nil }) == outcome.kept.count)
+        outcome.kept.removeAll()
         Defaults[theme] = "light"
         #expect(Defaults.observerEntryCount(for: suite) == 0)
         #expect(captures.allSatisfy { $0.capture == nil })
     }
 
-    @Test func releasedOwnersOfDebouncedObservationsLeaveUnderTheSameBound() {
+    @Test func releasedOwnersOfDebouncedObservationsLeaveUnderTheSameBound() async {
         let floor = Defaults.observerSweepFloor
         let calls = Atomic<Int>(0)
-        var captures: [Weak] = []
-        var worst = 0
-        for _ in 0..<5_000 {
-            do {
-                let owner = NSObject()
-                let capture = Capture()
-                captures.append(Weak(capture))
-                Defaults.observe(keys: theme, debounce: .milliseconds(50)) { _ in
-                    withExtendedLifetime(capture) { _ = calls.add(1, ordering: .relaxed) }
+        let (suite, theme) = (suite, theme)
+        // NB: off the cooperative pool, as above.
+        let outcome = await offThePool {
+            var outcome = Outcome()
+            for _ in 0..<5_000 {
+                do {
+                    let owner = NSObject()
+                    let capture = Capture()
+                    outcome.captures.append(Weak(capture))
+                    Defaults.observe(keys: theme, debounce: .milliseconds(50)) { _ in
+                        withExtendedLifetime(capture) { _ = calls.add(1, ordering: .relaxed) }
+                    }
+                    .tieToLifetime(of: owner)
                 }
-                .tieToLifetime(of: owner)
+                // Every owner made so far is gone here.
+                outcome.worstDead = max(outcome.worstDead, Defaults.observerEntryCount(for: suite))
             }
-            // Every owner made so far is gone here.
-            worst = max(worst, Defaults.observerEntryCount(for: suite))
+            return outcome
         }
-        #expect(worst <= floor)
-        #expect(captures.count(where: { $0.capture != nil }) == Defaults.observerEntryCount(for: suite))
+        #expect(outcome.worstDead <= floor)
+        #expect(outcome.captures.count(where: { $0.capture != nil }) == Defaults.observerEntryCount(for: suite))
         #expect(calls.load(ordering: .relaxed) == 0)
     }
 
