@@ -24,6 +24,12 @@ final class Store: Sendable {
     }
 
     let backend: Backend
+    /// The backend's object once more, as a plain reference.
+    ///
+    /// NB: in `backend` the pointer carries the enum's case in its spare bits, so LeakSanitizer cannot
+    /// follow it and reports a store that lives to the end of the process (an adapter kept in the
+    /// table of `UserDefaults` adapters) as a leak of its storage.
+    private let backendObject: (any AnyObject & Sendable)?
     /// Whether `backend` is a file; kept apart so the write path tests it without touching the enum.
     let isFileBacked: Bool
     let state: Lock<Defaults.Suite.State>
@@ -50,6 +56,11 @@ final class Store: Sendable {
 
     init(backend: Backend, file: FileStorage.Snapshot? = nil, writesBlocked: Bool = false) {
         self.backend = backend
+        switch backend {
+        case .memory: backendObject = nil
+        case .file(let storage): backendObject = storage
+        case .userDefaults(let storage): backendObject = storage
+        }
         var initial = Defaults.Suite.State()
         initial.tree = file?.members ?? [:]
         initial.file = file
