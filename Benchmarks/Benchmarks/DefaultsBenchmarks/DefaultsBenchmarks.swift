@@ -550,18 +550,23 @@ func openLargeSuite() {
 
 // MARK: Observation
 
+/// Pairs of operations, with the allocations they leave: 1,000 samples of 1,000 pairs, so the
+/// median is taken over 1,000,000 pairs.
+var perPair: Benchmark.Configuration {
+    .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal, .mallocFreeDelta, .memoryLeakedBytes],
+        timeUnits: .nanoseconds,
+        warmupIterations: 10,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(20),
+        maxIterations: 1_000
+    )
+}
+
 func observation() {
     Benchmark(
         "Observe/observe+invalidate pair",
-        configuration: .init(
-            metrics: [.wallClock, .throughput, .mallocCountTotal, .mallocFreeDelta, .memoryLeakedBytes],
-            timeUnits: .nanoseconds,
-            warmupIterations: 10,
-            scalingFactor: .kilo,
-            // 1,000 samples of 1,000 pairs: the median is taken over 1,000,000 pairs.
-            maxDuration: .seconds(20),
-            maxIterations: 1_000
-        )
+        configuration: perPair
     ) { benchmark, key in
         for _ in benchmark.scaledIterations {
             let observation = Defaults.observe(key, options: []) { _ in }
@@ -578,14 +583,7 @@ func observation() {
     // itself, and is released. The registry's sweep removes what such pairs leave behind.
     Benchmark(
         "Observe/observe+tieToLifetime+owner released pair",
-        configuration: .init(
-            metrics: [.wallClock, .throughput, .mallocCountTotal, .mallocFreeDelta, .memoryLeakedBytes],
-            timeUnits: .nanoseconds,
-            warmupIterations: 10,
-            scalingFactor: .kilo,
-            maxDuration: .seconds(20),
-            maxIterations: 1_000
-        )
+        configuration: perPair
     ) { benchmark, key in
         for _ in benchmark.scaledIterations {
             let owner = Owner()

@@ -75,26 +75,6 @@ extension Defaults {
             self.storage = .many(changes)
         }
 
-        /// A change of the one key `name`.
-        package init(
-            suite: Suite,
-            name: String,
-            change: StoredChange,
-            origin: ChangeOrigin,
-            isPropagationSuppressed: Bool
-        ) {
-            self.suite = suite
-            self.origin = origin
-            self.isPropagationSuppressed = isPropagationSuppressed
-            self.storage = .one(
-                name: name,
-                old: change.old,
-                new: change.new,
-                oldDecoded: change.oldDecoded,
-                newDecoded: change.newDecoded
-            )
-        }
-
         /// A local change of the one key `name`, its change given as its parts.
         package init(
             suite: Suite,
@@ -125,15 +105,6 @@ extension Defaults {
             switch storage {
             case .one: 1
             case .many(let changes): changes.count
-            }
-        }
-
-        /// The change of `name`, or `nil` when it did not change.
-        package func change(named name: String) -> StoredChange? {
-            switch storage {
-            case .one(let changed, let old, let new, let oldDecoded, let newDecoded):
-                changed == name ? StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded) : nil
-            case .many(let changes): changes[name]
             }
         }
 

@@ -170,10 +170,6 @@ final class ObserverRegistry: Sendable {
         }
     }
 
-    /// The number of subscribers ever tied to an owner still registered, over every suite; for
-    /// tests of cleanup.
-    var tiedCount: Int { state.withLock { $0.tied.count } }
-
     /// The number of (key, subscriber) entries for keys of `suite`, and of subscribers to the whole
     /// suite; for tests of cleanup.
     func entryCount(for suite: Defaults.Suite) -> Int {
@@ -258,9 +254,6 @@ extension Defaults {
         ObserverRegistry.shared.entryCount(for: suite)
     }
 
-    /// The number of subscriptions tied to an owner that the registry holds, over every suite.
-    package static var tiedObserverCount: Int { ObserverRegistry.shared.tiedCount }
-
-    /// The fewest ties made between two sweeps for owners that are gone.
+    /// The fewest tied observations the registry holds before it sweeps those whose owner is gone.
     package static var observerSweepFloor: Int { ObserverRegistry.sweepFloor }
 }
