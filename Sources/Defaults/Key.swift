@@ -20,11 +20,14 @@ extension Defaults {
         public let name: String
         /// The suite the key reads and writes through `Defaults[key]`.
         public let suite: Suite
+        /// The name with its hash, by which a suite's table of keys is searched.
+        let hashedName: Suite.HashedName
 
         init(name: String, suite: Suite) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
             self.suite = suite
+            self.hashedName = Suite.HashedName(name)
         }
 
         /// Removes the stored value, so the key reads its default again.

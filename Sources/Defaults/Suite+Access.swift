@@ -9,7 +9,7 @@ extension Defaults.Suite {
         get {
             // NB: the cached case stays free of `Optional<Value>` and generic enums, whose runtime
             // metadata an unspecialized generic read would otherwise look up on every call.
-            if case .cached(let box?) = cachedLookup(named: key.name, typeID: ObjectIdentifier(Value.self)) {
+            if case .cached(let box?) = cachedLookup(named: key.hashedName, typeID: ObjectIdentifier(Value.self)) {
                 return unsafeDowncast(box, to: Box<Value>.self).value
             }
             return uncachedValue(of: key)
@@ -69,8 +69,8 @@ extension Defaults.Suite {
     }
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
-    package func value<Value: Defaults.Serializable>(named name: String, as type: Value.Type) -> Value? {
-        if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
+    func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
+        if case .userDefaults(let storage) = store.backend { refresh(name.text, from: storage) }
         let typeID = ObjectIdentifier(Value.self)
         let lookup = lookup(named: name, typeID: typeID)
         switch lookup {
@@ -83,9 +83,9 @@ extension Defaults.Suite {
             return ValueCoding.decode(json.value, as: Value.self)
         case .overridden:
             let candidates = store.state.withLock { state in
-                state.hasOverrides ? state.overrides!.candidates(for: name) : []
+                state.hasOverrides ? state.overrides!.candidates(for: name.text) : []
             }
-            if let value = overrideValue(named: name, candidates, as: Value.self) { return value }
+            if let value = overrideValue(named: name.text, candidates, as: Value.self) { return value }
             // NB: every candidate is rejected now, so this looks at the stored value.
             return self.value(named: name, as: type)
         case .decode(let json, let generation):
@@ -93,7 +93,7 @@ extension Defaults.Suite {
             let decoded = ValueCoding.decode(json.value, as: Value.self)
             store.state.withLock { state in
                 guard state.generation == generation else { return }
-                state.cache[name] = decoded.map { .holding($0) } ?? .undecodable(as: Value.self)
+                state.keepDecoded(decoded.map { .holding($0) } ?? .undecodable(as: Value.self), for: name)
             }
             return decoded
         }
@@ -102,28 +102,30 @@ extension Defaults.Suite {
     /// The slow path of the subscript, kept out of line so the fast path needs no `Optional<Value>`.
     @inline(never)
     private func uncachedValue<Value: Defaults.Serializable>(of key: Defaults.Key<Value>) -> Value {
-        value(named: key.name, as: Value.self) ?? key.defaultValue
+        value(named: key.hashedName, as: Value.self) ?? key.defaultValue
     }
 
     /// `lookup(named:typeID:)` when nothing may need refreshing from `UserDefaults` first.
-    private func cachedLookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
+    private func cachedLookup(named name: HashedName, typeID: ObjectIdentifier) -> Lookup {
         if case .userDefaults = store.backend { return .absent }
         return lookup(named: name, typeID: typeID)
     }
 
-    private func lookup(named name: String, typeID: ObjectIdentifier) -> Lookup {
+    private func lookup(named name: HashedName, typeID: ObjectIdentifier) -> Lookup {
         store.state.withLock { state in
-            if state.hasOverrides, let overridden = Self.overrideLookup(&state, named: name, typeID: typeID) {
+            if state.hasOverrides, let overridden = Self.overrideLookup(&state, named: name.text, typeID: typeID) {
                 return overridden
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                guard let json = scope.storedValue(named: name) else { return .absent }
+                guard let json = scope.storedValue(named: name.text) else { return .absent }
                 return .uncached(Box(json))
             }
-            if let entry = state.cache[name], entry.type == typeID {
-                return .cached(entry.box)
+            if let index = state.keys.index(forKey: name) {
+                // NB: the entry is lent in place (`inout`); read as a value, all of it would be
+                // copied, and its observers retained and released, on every read.
+                if let box = State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
             }
-            guard let json = state.tree[name] else { return .absent }
+            guard let json = state.tree[name.text] else { return .absent }
             return .decode(Box(json), generation: state.generation)
         }
     }
@@ -240,7 +242,7 @@ extension Defaults.Suite {
         // look its metadata up in the runtime on every write.
         let decoded =
             key.isLosslessType ? CacheEntry(type: ObjectIdentifier(Value.self), box: key.boxType.init(value)) : nil
-        commitValue(json, named: name, decoded: decoded)
+        commitValue(json, named: key.hashedName, decoded: decoded)
     }
 
     /// What ``commitValue(_:named:decoded:)`` did under the lock.
@@ -256,26 +258,28 @@ extension Defaults.Suite {
     /// Stores `new` (`nil` removes) under `name` as one change, and reports it: the general path
     /// (``commit(suppressedKeys:decoded:_:)``) for one key, with no dictionary built and each of
     /// the state's tables searched once.
+    ///
+    /// The change goes to the key's observer slot and the state's whole-suite one, when set, and
+    /// as an event to the sinks that get every change, when there are any: a write of a key nobody
+    /// observes makes no event.
     @inline(never)
-    private func commitValue(_ new: JSONValue?, named name: String, decoded: CacheEntry?) {
+    private func commitValue(_ new: JSONValue?, named hashedName: HashedName, decoded: CacheEntry?) {
+        let name = hashedName.text
         let store = store
         let isFile = store.isFileBacked
         // NB: the old values come out as separate values and the event is made after the lock, and
         // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
         // through runtime value witnesses, which costs more than everything else here.
-        let (outcome, old, oldDecoded) = store.state.withLock {
-            state -> (OneKeyCommit, JSONValue?, CacheEntry?) in
-            if state.openTransactions > 0 { return (.inTransaction, nil, nil) }
+        let (outcome, old, oldDecoded, observers, suiteObservers) = store.state.withLock {
+            state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
+            in
+            if state.openTransactions > 0 { return (.inTransaction, nil, nil, nil, nil) }
             // NB: replaced before comparing, one search of the table: equal JSON is the same bytes,
             // so replacing a value with an equal one changes nothing.
             let old =
                 if let new { state.tree.updateValue(new, forKey: name) } else { state.tree.removeValue(forKey: name) }
-            guard old != new else { return (.unchanged, nil, nil) }
-            if isFile { state.changedSinceFlush.insert(name) }
-            let oldDecoded =
-                if let decoded { state.cache.updateValue(decoded, forKey: name) } else {
-                    state.cache.removeValue(forKey: name)
-                }
+            guard old != new else { return (.unchanged, nil, nil, nil, nil) }
+            let (oldDecoded, observers) = state.recordChange(of: hashedName, decoded: decoded, marksChanged: isFile)
             state.generation &+= 1
             var schedulesFlush = false
             if isFile {
@@ -288,7 +292,10 @@ extension Defaults.Suite {
             }
             // NB: reads of an overridden key return the override, which did not change.
             let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
-            return (.changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded)
+            return (
+                .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
+                state.suiteObservers
+            )
         }
         switch outcome {
         case .unchanged:
@@ -302,18 +309,41 @@ extension Defaults.Suite {
         case .changed(let isReported, let schedulesFlush):
             if schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
             guard isReported else { return }
-            let sinks = Defaults.currentChangeSinks
-            guard !sinks.isEmpty else { return }
-            let event = Defaults.SuiteChange(
-                suite: self,
-                name: name,
-                old: old,
-                new: new,
-                oldDecoded: oldDecoded,
-                newDecoded: decoded,
-                isPropagationSuppressed: Defaults.Propagation.isSuppressed
-            )
-            for sink in sinks { sink.deliver(event) }
+            let toSinks = Defaults.hasEveryChangeSinks
+            guard toSinks || observers != nil || suiteObservers != nil else { return }
+            let suppressed = Defaults.Propagation.isSuppressed
+            if toSinks {
+                let event = Defaults.SuiteChange(
+                    suite: self,
+                    name: name,
+                    old: old,
+                    new: new,
+                    oldDecoded: oldDecoded,
+                    newDecoded: decoded,
+                    isPropagationSuppressed: suppressed
+                )
+                for sink in Defaults.currentChangeSinks where !sink.usesObserverSlots { sink.deliver(event) }
+            }
+            observers?
+                .deliverChange(
+                    in: self,
+                    named: name,
+                    old: old,
+                    new: new,
+                    oldDecoded: oldDecoded,
+                    newDecoded: decoded,
+                    isPropagationSuppressed: suppressed
+                )
+            suiteObservers?
+                .deliverChange(
+                    in: self,
+                    named: name,
+                    old: old,
+                    new: new,
+                    oldDecoded: oldDecoded,
+                    newDecoded: decoded,
+                    isPropagationSuppressed: suppressed
+                )
         }
     }
 
@@ -373,11 +403,13 @@ extension Defaults.Suite {
                 let old = state.tree[name]
                 guard old != new else { continue }
                 state.tree[name] = new
-                if isFile { state.changedSinceFlush.insert(name) }
-                let oldDecoded = state.cache[name]
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
-                state.cache[name] = newDecoded
+                let (oldDecoded, _) = state.recordChange(
+                    of: HashedName(name),
+                    decoded: newDecoded,
+                    marksChanged: isFile
+                )
                 changes[name] = Defaults.StoredChange(
                     old: old,
                     new: new,
@@ -454,7 +486,7 @@ extension Defaults.Suite {
         store.state.withLock { state in
             guard state.tree[name] != current else { return }
             state.tree[name] = current
-            state.cache[name] = nil
+            state.forgetDecoded(name)
             state.generation &+= 1
         }
     }

@@ -140,16 +140,19 @@ extension Defaults.Suite {
     struct State {
         /// The stored values exactly as they sit in the file, including keys no `Key` names.
         var tree: [String: JSONValue] = [:]
-        /// Decoded values by key name, for the type they were decoded as.
-        var cache: [String: CacheEntry] = [:]
+        /// What is kept beside a key's stored value: its decoded value, whether it waits for the
+        /// next flush, and its observers.
+        ///
+        /// One table for the three, so a write searches it once. A key may have an entry and no
+        /// stored value (it is observed), or a stored value and no entry.
+        var keys: [HashedName: KeyState] = [:]
+        /// How many entries of ``keys`` are marked changed since the last flush.
+        var changedCount = 0
+        /// The observers of every key of this state, as the observation module keeps them.
+        var suiteObservers: (any Defaults.ObserverSlot)?
         /// Bumped on every committed change, local or external.
         var generation: UInt64 = 0
-        /// File stores: keys changed here since the last successful write.
-        ///
-        /// A write applies these to the file as it is then, so keys another process wrote meanwhile are not lost; the file
-        /// watcher leaves them alone, so an unflushed local change wins until its flush.
-        var changedSinceFlush: Set<String> = []
-        /// Set while a flush has taken `changedSinceFlush` and not finished.
+        /// Set while a flush has taken the changed keys and not finished.
         var flushInFlight = false
         var flushScheduled = false
         var retryDelay = 0.0
@@ -168,7 +171,160 @@ extension Defaults.Suite {
         /// instructions than the optional (set the two together).
         var hasOverrides = false
 
-        var isDirty: Bool { !changedSinceFlush.isEmpty }
+        /// File stores: whether keys were changed here since the last successful write.
+        var isDirty: Bool { changedCount > 0 }
+
+        /// Whether `name` was changed here since the last successful write.
+        ///
+        /// A flush writes such keys into the file as it is then, so keys another process wrote
+        /// meanwhile are not lost; the file watcher leaves them alone, so an unflushed local change
+        /// wins until its flush.
+        func isChanged(_ name: String) -> Bool {
+            keys[HashedName(name)]?.isChanged ?? false
+        }
+
+        /// Marks `name` as changed since the last flush.
+        mutating func markChanged(_ name: String) {
+            if !keys[HashedName(name), default: KeyState()].markChanged() { changedCount += 1 }
+        }
+
+        /// Marks each of `names` as changed since the last flush.
+        mutating func markChanged(_ names: some Sequence<String>) {
+            for name in names { markChanged(name) }
+        }
+
+        /// The keys changed since the last flush, which are no longer marked so.
+        mutating func takeChanged() -> Set<String> {
+            guard changedCount > 0 else { return [] }
+            var changed = Set<String>(minimumCapacity: changedCount)
+            var emptied = false
+            // NB: by index, so clearing a mark searches nothing.
+            var index = keys.startIndex
+            while index != keys.endIndex {
+                if keys.values[index].isChanged {
+                    keys.values[index].isChanged = false
+                    changed.insert(keys.keys[index].text)
+                    emptied = emptied || keys.values[index].isEmpty
+                }
+                keys.formIndex(after: &index)
+            }
+            // NB: entries held only for the mark go, so keys written once and removed leave nothing.
+            if emptied { keys = keys.filter { !$0.value.isEmpty } }
+            changedCount = 0
+            return changed
+        }
+
+        /// The box kept in `entry` for a value decoded as the type `typeID` names: `.some(nil)` when
+        /// the stored value does not decode as that type, `nil` when nothing is kept for it.
+        static func decodedBox(
+            _ entry: inout KeyState,
+            as typeID: ObjectIdentifier
+        ) -> (any AnyObject & Sendable)?? {
+            guard let decoded = entry.decoded, decoded.type == typeID else { return nil }
+            return .some(decoded.box)
+        }
+
+        /// The decoded value kept for `name`.
+        func decoded(_ name: String) -> CacheEntry? {
+            keys[HashedName(name)]?.decoded
+        }
+
+        /// Forgets the decoded value kept for `name`, if any.
+        mutating func forgetDecoded(_ name: String) {
+            // NB: an entry's other parts stay; an entry left with nothing goes.
+            guard let index = keys.index(forKey: HashedName(name)), keys.values[index].decoded != nil else { return }
+            keys.values[index].decoded = nil
+            if keys.values[index].isEmpty { keys.remove(at: index) }
+        }
+
+        /// Keeps `decoded` as the decoded value of `name`.
+        mutating func keepDecoded(_ decoded: CacheEntry?, for name: HashedName) {
+            if let decoded {
+                keys[name, default: KeyState()].decoded = decoded
+            } else {
+                forgetDecoded(name.text)
+            }
+        }
+
+        /// Records one committed change of `name`, with one search of ``keys``: keeps `decoded` (or
+        /// forgets the old one), marks the key changed when `marksChanged`.
+        ///
+        /// - Returns: The decoded value kept before, and the key's observers.
+        mutating func recordChange(
+            of name: HashedName,
+            decoded: CacheEntry?,
+            marksChanged: Bool
+        ) -> (oldDecoded: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
+            // NB: a removal of an unobserved, unchanged key with nothing kept adds no entry.
+            if decoded == nil && !marksChanged {
+                guard let index = keys.index(forKey: name) else { return (nil, nil) }
+                var old: CacheEntry?
+                swap(&old, &keys.values[index].decoded)
+                let observers = keys.values[index].observers
+                if keys.values[index].isEmpty { keys.remove(at: index) }
+                return (old, observers)
+            }
+            let (old, observers, wasChanged) = keys[name, default: KeyState()]
+                .record(decoded, marksChanged: marksChanged)
+            if marksChanged && !wasChanged { changedCount += 1 }
+            return (old, observers)
+        }
+    }
+
+    /// A key's name with its hash, worked out once, by which the table of keys is searched.
+    ///
+    /// A read or a write of a ``Defaults/Key`` then hashes one integer instead of the name's text,
+    /// and a search compares the hashes of the names it passes before their text.
+    struct HashedName: Hashable, Sendable {
+        let text: String
+        /// `text.hashValue`: stable for the life of the process.
+        let hash: Int
+
+        init(_ text: String) {
+            self.text = text
+            self.hash = text.hashValue
+        }
+
+        static func == (lhs: HashedName, rhs: HashedName) -> Bool {
+            lhs.hash == rhs.hash && lhs.text == rhs.text
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
+    }
+
+    /// What a state keeps beside one key's stored value.
+    struct KeyState {
+        /// The value decoded as the type last read or written; `nil` when none is kept.
+        var decoded: CacheEntry?
+        /// File stores: whether the key was changed here since the last successful write.
+        var isChanged = false
+        /// The key's observers, as the observation module keeps them.
+        var observers: (any Defaults.ObserverSlot)?
+
+        /// Whether the entry holds nothing, so it can go.
+        var isEmpty: Bool { decoded == nil && !isChanged && observers == nil }
+
+        /// Marks the key changed; returns whether it was already.
+        mutating func markChanged() -> Bool {
+            defer { isChanged = true }
+            return isChanged
+        }
+
+        /// Replaces the decoded value and marks the key changed when asked; returns the old decoded
+        /// value, the observers and whether the key was marked changed already.
+        mutating func record(
+            _ newDecoded: CacheEntry?,
+            marksChanged: Bool
+        ) -> (CacheEntry?, (any Defaults.ObserverSlot)?, Bool) {
+            // NB: swapped out, not copied: a copy and a release of the old box on every write.
+            var old = newDecoded
+            swap(&old, &decoded)
+            let wasChanged = isChanged
+            if marksChanged { isChanged = true }
+            return (old, observers, wasChanged)
+        }
     }
 
     /// A decoded value, or the fact that the stored value did not decode as `type`.

@@ -47,7 +47,7 @@ extension Defaults {
     ) -> Observation {
         func start<C: Clock<Duration>>(_ clock: C) -> Observation {
             let debouncer = Debouncer(keys: keys, quietPeriod: quietPeriod, clock: clock, handler: handler)
-            let subscriber = Subscriber(addresses: Array(debouncer.keysByAddress.keys), onStop: debouncer.stop) {
+            let subscriber = Subscriber(keys: Array(debouncer.keysByAddress.values), onStop: debouncer.stop) {
                 change in debouncer.record(change)
             }
             return Observation(subscriber: subscriber)

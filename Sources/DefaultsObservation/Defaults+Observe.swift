@@ -28,16 +28,14 @@ extension Defaults {
         options: ObservationOptions = [.initial],
         handler: @escaping @Sendable (KeyChange<Value>) -> Void
     ) -> Observation {
-        let name = key.name
-        let subscriber = Subscriber(addresses: [KeyAddress(key)]) { change in
-            change.withChange(named: name) { old, new, oldDecoded, newDecoded in
-                handler(
-                    Defaults.KeyChange(
-                        oldValue: key.value(from: old, decoded: oldDecoded),
-                        newValue: key.value(from: new, decoded: newDecoded)
-                    )
+        // NB: called with the parts of each change of the key: a write of it makes no event.
+        let subscriber = Subscriber(key: key) { old, new, oldDecoded, newDecoded in
+            handler(
+                Defaults.KeyChange(
+                    oldValue: key.value(from: old, decoded: oldDecoded),
+                    newValue: key.value(from: new, decoded: newDecoded)
                 )
-            }
+            )
         }
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) {
@@ -77,8 +75,7 @@ extension Defaults {
         options: ObservationOptions = [.initial],
         handler: @escaping @Sendable () -> Void
     ) -> Observation {
-        let addresses = Array(Set(keys.map(KeyAddress.init)))
-        let observation = Observation(subscriber: Subscriber(addresses: addresses) { _ in handler() })
+        let observation = Observation(subscriber: Subscriber(keys: keys) { _ in handler() })
         if options.contains(.initial) { handler() }
         return observation
     }

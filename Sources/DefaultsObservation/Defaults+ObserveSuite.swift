@@ -31,7 +31,7 @@ extension Defaults {
         options: ObservationOptions = [.initial],
         handler: @escaping @Sendable () -> Void
     ) -> Observation {
-        let subscriber = Subscriber(addresses: [], wholeSuites: [suite.stateIdentifier]) { _ in handler() }
+        let subscriber = Subscriber(keys: [], wholeSuites: [suite]) { _ in handler() }
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) { handler() }
         return observation

@@ -66,9 +66,8 @@ extension Defaults {
         element: @escaping @Sendable (SuiteChange) -> Element
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(1))
-        let addresses = Array(Set(keys.map(KeyAddress.init)))
         let observation = Observation(
-            subscriber: Subscriber(addresses: addresses) { change in
+            subscriber: Subscriber(keys: keys) { change in
                 continuation.yield(element(change))
             }
         )

@@ -47,6 +47,23 @@ import Testing
         }
     }
 
+    @Test func keysWrittenAndRemovedLeaveNothingBehindOnceFlushed() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let suite = Defaults.Suite(fileURL: file)
+            let keys = (0..<1_000).map { Defaults.Key<Int>("session-\($0)", default: 0, suite: suite) }
+            for key in keys { Defaults[key] = 1 }
+            try suite.synchronize()
+            // Each key keeps its decoded value beside the stored one.
+            #expect(suite.keyEntryCount == keys.count)
+            // Each key is marked for the next flush, which writes the removal and clears the mark.
+            for key in keys { key.reset() }
+            try suite.synchronize()
+            #expect(suite.keyEntryCount == 0)
+            #expect(try storeFileText(file).filter { !$0.isWhitespace } == "{}")
+        }
+    }
+
     @Test func unknownKeysInTheFileAreKeptOnEveryWrite() throws {
         try withStoreTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)

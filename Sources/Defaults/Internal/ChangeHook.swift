@@ -131,38 +131,117 @@ extension Defaults {
         }
     }
 
-    /// A receiver of every committed change: the narrow hook through which changes leave the core.
+    /// A receiver of committed changes: the narrow hook through which changes leave the core.
     ///
-    /// The observation module adds one. It is called on the writing thread, after the change is
-    /// committed and outside every lock.
+    /// It is called on the writing thread, after the change is committed and outside every lock.
+    /// The observation module adds one that uses observer slots; every other sink gets every change.
     package final class ChangeSink: Sendable {
         package let deliver: @Sendable (SuiteChange) -> Void
+        /// Whether the sink keeps its observers in the states' observer slots (``ObserverSlot``).
+        ///
+        /// Such a sink is not given a local write of one key: the write hands it to the key's slot
+        /// and the state's whole-suite slot, and only when they are set.
+        package let usesObserverSlots: Bool
 
-        package init(_ deliver: @escaping @Sendable (SuiteChange) -> Void) {
+        package init(usesObserverSlots: Bool = false, _ deliver: @escaping @Sendable (SuiteChange) -> Void) {
+            self.usesObserverSlots = usesObserverSlots
             self.deliver = deliver
         }
+    }
+
+    /// The observers of one key of a suite's state, or of all its keys, as the observation module
+    /// keeps them.
+    ///
+    /// A state holds one beside each observed key (``Suite/setObservers(_:forKeyNamed:)``), and
+    /// one for the whole state (``Suite/setSuiteObservers(_:)``). A local write of one key, which
+    /// searches the state's table of keys anyway, so finds the key's observers with no search of
+    /// its own, and a write of a key nobody observes makes no change event at all.
+    package protocol ObserverSlot: AnyObject, Sendable {
+        /// Tells the observers about a local change of the one key `name`.
+        ///
+        /// Called on the writing thread, after the change is committed and outside every lock. The
+        /// parts are lent: a change event is made only for observers that need one.
+        func deliverChange(
+            in suite: Suite,
+            named name: String,
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Suite.CacheEntry?,
+            newDecoded: Suite.CacheEntry?,
+            isPropagationSuppressed: Bool
+        )
     }
 
     // NB: the sinks are kept in a class box, never as a bare closure in the Mutex: reading a closure
     // back out of `withLock` re-wraps it in a thunk and stores that back, deeper on every read.
     private static let changeSinks = Lock<[ChangeSink]>([])
+    /// How many sinks get every change; a one-key write reads it before anything else.
+    private static let everyChangeSinkCount = Atomic<Int>(0)
 
     /// Starts delivering committed changes to `sink`.
     package static func addChangeSink(_ sink: ChangeSink) {
-        changeSinks.withLock { $0.append(sink) }
+        changeSinks.withLock { sinks in
+            sinks.append(sink)
+            if !sink.usesObserverSlots { everyChangeSinkCount.add(1, ordering: .releasing) }
+        }
     }
 
     /// Stops delivering committed changes to `sink`.
     package static func removeChangeSink(_ sink: ChangeSink) {
-        changeSinks.withLock { $0.removeAll { $0 === sink } }
+        changeSinks.withLock { sinks in
+            let count = sinks.count
+            sinks.removeAll { $0 === sink }
+            if sinks.count < count && !sink.usesObserverSlots { everyChangeSinkCount.subtract(1, ordering: .releasing) }
+        }
     }
 
     /// The sinks to deliver a change to.
     static var currentChangeSinks: [ChangeSink] { changeSinks.withLock { $0 } }
 
+    /// Whether any sink gets every change, including one-key writes nobody observes.
+    static var hasEveryChangeSinks: Bool { everyChangeSinkCount.load(ordering: .acquiring) > 0 }
+
     /// Whether writes made in the current task or thread are kept from observers.
     package enum Propagation {
         /// Set by `Defaults.withoutPropagation`; task-local so other tasks and threads still propagate.
         @TaskLocal package static var isSuppressed = false
+    }
+}
+
+extension Defaults.Suite {
+    /// Hangs `slot` on the key `name` of this suite's state (shared by every suite on its file), or
+    /// takes the key's slot away when `slot` is `nil`.
+    ///
+    /// For the observation module, which keeps a key's observers in it; see ``Defaults/ObserverSlot``.
+    package func setObservers(_ slot: (any Defaults.ObserverSlot)?, forKeyNamed name: String) {
+        let name = HashedName(name)
+        // NB: the old slot leaves the lock and is released after it.
+        let old = store.state.withLock { state -> (any Defaults.ObserverSlot)? in
+            if let slot {
+                var old: (any Defaults.ObserverSlot)? = slot
+                swap(&old, &state.keys[name, default: KeyState()].observers)
+                return old
+            }
+            guard let index = state.keys.index(forKey: name) else { return nil }
+            var old: (any Defaults.ObserverSlot)?
+            swap(&old, &state.keys.values[index].observers)
+            if state.keys.values[index].isEmpty { state.keys.remove(at: index) }
+            return old
+        }
+        _ = old
+    }
+
+    /// The entries of the state's table of keys: keys with a decoded value kept, a change not yet
+    /// flushed, or observers; for tests that it does not grow.
+    package var keyEntryCount: Int { store.state.withLock { $0.keys.count } }
+
+    /// Hangs `slot` on every key of this suite's state, or takes that slot away when `slot` is `nil`.
+    package func setSuiteObservers(_ slot: (any Defaults.ObserverSlot)?) {
+        let old = store.state.withLock { state in
+            var old = slot
+            swap(&old, &state.suiteObservers)
+            return old
+        }
+        _ = old
     }
 }

@@ -192,8 +192,7 @@ final class Store: Sendable {
         }
         let pending = state.withLock { state -> (tree: [String: JSONValue], changed: Set<String>)? in
             guard state.isDirty || !transaction.isEmpty, !state.writesBlocked else { return nil }
-            let changed = state.changedSinceFlush
-            state.changedSinceFlush = []
+            let changed = state.takeChanged()
             state.flushInFlight = true
             return (state.tree, changed)
         }
@@ -258,7 +257,7 @@ final class Store: Sendable {
 
     /// Puts back the keys a failed flush took, and arms a retry; returns the failure.
     private func failed(_ changed: Set<String>, _ error: Defaults.StorageError) -> Result<Void, Defaults.StorageError> {
-        state.withLock { $0.changedSinceFlush.formUnion(changed) }
+        state.withLock { $0.markChanged(changed) }
         scheduleRetry()
         return .failure(error)
     }
@@ -372,7 +371,8 @@ final class Store: Sendable {
         switch storage.moveAside(reason: reason) {
         case .success(let report):
             state.withLock { state in
-                state.changedSinceFlush.formUnion(state.tree.keys)
+                let names = state.tree.keys
+                state.markChanged(names)
                 state.file = nil
             }
             let written = flushLocked(storage)
@@ -406,25 +406,25 @@ final class Store: Sendable {
             state.file = file
             state.writesBlocked = false
             var changes: [String: Defaults.StoredChange] = [:]
-            let hasLocalChanges = !state.changedSinceFlush.isEmpty
+            let hasLocalChanges = state.isDirty
             // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
             var shared = 0
             for (name, new) in members {
                 let old = state.tree[name]
                 if old != nil { shared += 1 }
-                guard old != new, !hasLocalChanges || !state.changedSinceFlush.contains(name) else { continue }
-                changes[name] = Defaults.StoredChange(old: old, new: new, oldDecoded: state.cache[name])
+                guard old != new, !hasLocalChanges || !state.isChanged(name) else { continue }
+                changes[name] = Defaults.StoredChange(old: old, new: new, oldDecoded: state.decoded(name))
             }
             if shared < state.tree.count {
                 for (name, old) in state.tree where members[name] == nil {
-                    guard !hasLocalChanges || !state.changedSinceFlush.contains(name) else { continue }
-                    changes[name] = Defaults.StoredChange(old: old, new: nil, oldDecoded: state.cache[name])
+                    guard !hasLocalChanges || !state.isChanged(name) else { continue }
+                    changes[name] = Defaults.StoredChange(old: old, new: nil, oldDecoded: state.decoded(name))
                 }
             }
             guard !changes.isEmpty else { return changes }
             for (name, change) in changes {
                 state.tree[name] = change.new
-                state.cache[name] = nil
+                state.forgetDecoded(name)
             }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
