@@ -21,7 +21,7 @@ extension Defaults {
         /// The suite the key reads and writes through `Defaults[key]`.
         public let suite: Suite
         /// The name with its hash, by which a suite's table of keys is searched.
-        let hashedName: Suite.HashedName
+        package let hashedName: Suite.HashedName
 
         init(name: String, suite: Suite) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")

@@ -397,7 +397,11 @@ extension Defaults.Suite {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
         let isFile = store.isFileBacked && !isWritten
-        let outcome = store.state.withLock { state -> (changes: [String: Defaults.StoredChange], flush: Bool)? in
+        let outcome = store.state.withLock {
+            state -> (
+                changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
+            )?
+            in
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in makeWrites(state.tree) {
                 let old = state.tree[name]
@@ -405,7 +409,7 @@ extension Defaults.Suite {
                 state.tree[name] = new
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
-                let (oldDecoded, _) = state.recordChange(
+                let (oldDecoded, observers) = state.recordChange(
                     of: HashedName(name),
                     decoded: newDecoded,
                     marksChanged: isFile
@@ -414,7 +418,8 @@ extension Defaults.Suite {
                     old: old,
                     new: new,
                     oldDecoded: oldDecoded,
-                    newDecoded: newDecoded
+                    newDecoded: newDecoded,
+                    observers: observers
                 )
             }
             guard !changes.isEmpty else { return nil }
@@ -424,14 +429,14 @@ extension Defaults.Suite {
             if isFile {
                 let schedule = !state.flushScheduled
                 state.flushScheduled = true
-                return (reported, schedule)
+                return (reported, schedule, state.suiteObservers)
             }
             if case .userDefaults(let storage) = store.backend {
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 for (name, change) in changes { storage.set(change.new, forKey: name) }
             }
-            return (reported, false)
+            return (reported, false, state.suiteObservers)
         }
         guard let outcome else { return nil }
         if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
@@ -451,11 +456,18 @@ extension Defaults.Suite {
                     suite: self,
                     changes: propagated,
                     origin: .local,
-                    isPropagationSuppressed: false
+                    isPropagationSuppressed: false,
+                    suiteObservers: outcome.suiteObservers
                 ),
             silenced: silenced.isEmpty
                 ? nil
-                : Defaults.SuiteChange(suite: self, changes: silenced, origin: .local, isPropagationSuppressed: true)
+                : Defaults.SuiteChange(
+                    suite: self,
+                    changes: silenced,
+                    origin: .local,
+                    isPropagationSuppressed: true,
+                    suiteObservers: outcome.suiteObservers
+                )
         )
     }
 
@@ -466,16 +478,10 @@ extension Defaults.Suite {
         /// The changes made inside `withoutPropagation`, delivered marked as such.
         let silenced: Defaults.SuiteChange?
 
-        /// Hands the events to every change sink, on the calling thread.
+        /// Hands the events to the change sinks, on the calling thread.
         func deliver() {
-            let sinks = Defaults.currentChangeSinks
-            guard !sinks.isEmpty else { return }
-            if let propagated {
-                for sink in sinks { sink.deliver(propagated) }
-            }
-            if let silenced {
-                for sink in sinks { sink.deliver(silenced) }
-            }
+            if let propagated { Defaults.deliverToSinks(propagated) }
+            if let silenced { Defaults.deliverToSinks(silenced) }
         }
     }
 

@@ -224,9 +224,9 @@ extension Defaults.Suite {
             return .some(decoded.box)
         }
 
-        /// The decoded value kept for `name`.
-        func decoded(_ name: String) -> CacheEntry? {
-            keys[HashedName(name)]?.decoded
+        /// What is kept beside the stored value of `name`.
+        func entry(_ name: String) -> KeyState? {
+            keys[HashedName(name)]
         }
 
         /// Forgets the decoded value kept for `name`, if any.
@@ -275,21 +275,21 @@ extension Defaults.Suite {
     ///
     /// A read or a write of a ``Defaults/Key`` then hashes one integer instead of the name's text,
     /// and a search compares the hashes of the names it passes before their text.
-    struct HashedName: Hashable, Sendable {
-        let text: String
+    package struct HashedName: Hashable, Sendable {
+        package let text: String
         /// `text.hashValue`: stable for the life of the process.
         let hash: Int
 
-        init(_ text: String) {
+        package init(_ text: String) {
             self.text = text
             self.hash = text.hashValue
         }
 
-        static func == (lhs: HashedName, rhs: HashedName) -> Bool {
+        package static func == (lhs: HashedName, rhs: HashedName) -> Bool {
             lhs.hash == rhs.hash && lhs.text == rhs.text
         }
 
-        func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(hash)
         }
     }
@@ -328,6 +328,7 @@ extension Defaults.Suite {
     }
 
     /// A decoded value, or the fact that the stored value did not decode as `type`.
+    @usableFromInline
     package struct CacheEntry: Sendable {
         package let type: ObjectIdentifier
         /// A `Box<Value>` for the type `type` names; `nil` when the stored value did not decode.

@@ -28,6 +28,7 @@ extension Defaults.Key {
     /// `stored` decoded as the key's value, or the default when it is missing or does not decode.
     ///
     /// `decoded`, when the suite had it for this type, saves decoding the JSON.
+    @usableFromInline
     func value(from stored: JSONValue?, decoded: Defaults.Suite.CacheEntry? = nil) -> Value {
         guard let stored else { return defaultValue }
         if let decoded, decoded.type == ObjectIdentifier(Value.self) {

@@ -13,6 +13,7 @@ extension Defaults {
     public final class Observation: Sendable {
         let subscriber: Subscriber
 
+        @usableFromInline
         init(subscriber: Subscriber) {
             self.subscriber = subscriber
             ObserverRegistry.shared.add(subscriber)

@@ -5,9 +5,8 @@ import Testing
 
 /// Observers hang on their keys in the suite's state, where a write finds them.
 ///
-/// A write of a key reaches its observers through the key's observer slot, with no search of the
-/// registry, and a key's bucket of observers stays on the key when its last observer leaves: what
-/// must hold whatever buckets the registry keeps.
+/// A write of a key reaches its observers through the key's observer slot, with no search of a
+/// registry: the only observer itself, or a bucket of the key's observers.
 @Suite struct ObserverSlotTests {
     @Test func aKeyObservedAgainAfterItsLastObserverLeftIsToldOfItsChanges() {
         let suite = Defaults.Suite.inMemory()
@@ -62,7 +61,7 @@ import Testing
             let url = directory.appending(path: "shared.json")
             let second = Defaults.Suite(fileURL: url)
             do {
-                // The bucket is made for the first suite, and left empty on the file's state.
+                // Observed and left through the first suite, whose state the second one shares.
                 let first = Defaults.Suite(fileURL: url)
                 Defaults.observe(Defaults.Key<Int>("count", default: 0, suite: first), options: []) { _ in }
                     .invalidate()
@@ -76,32 +75,68 @@ import Testing
         }
     }
 
-    @Test func emptyBucketsNeverOutnumberTheFloorAndTheBucketsInUse() {
+    @Test func keysObservedOnceKeepNothingInTheSuiteOnceTheirObserversLeave() {
         let suite = Defaults.Suite.inMemory()
-        let floor = Defaults.emptyObserverBucketFloor
-        var worst = 0
-        for index in 0..<5_000 {
-            Defaults.observe(Defaults.Key<Int>("key-\(index)", default: 0, suite: suite), options: []) { _ in }
-                .invalidate()
-            let (all, empty) = Defaults.observerBucketCounts
-            worst = max(worst, empty - max(floor, all - empty))
+        let keys = (0..<5_000).map { Defaults.Key<Int>("key-\($0)", default: 0, suite: suite) }
+        for key in keys {
+            Defaults.observe(key, options: []) { _ in }.invalidate()
         }
-        #expect(worst <= 0)
-        // What this suite's state keeps for the keys is no more than the empty buckets left.
-        #expect(suite.keyEntryCount <= Defaults.observerBucketCounts.empty)
-        #expect(suite.keyEntryCount < 5_000)
-        // Keys whose bucket went, and keys whose bucket stayed, are observed again as before.
+        #expect(suite.keyEntryCount == 0)
+        // Observed again, they are told as before; two observers of a key, then one, then none.
         let told = Recorder<String>()
-        let observations = [0, 4_999]
-            .map { index in
-                Defaults.observe(Defaults.Key<Int>("key-\(index)", default: 0, suite: suite), options: []) { _ in
-                    told.append("key-\(index)")
-                }
-            }
-        suite[Defaults.Key<Int>("key-0", default: 0, suite: suite)] = 1
-        suite[Defaults.Key<Int>("key-4999", default: 0, suite: suite)] = 1
-        #expect(told.elements == ["key-0", "key-4999"])
-        for observation in observations { observation.invalidate() }
+        let first = Defaults.observe(keys[0], options: []) { _ in told.append("first") }
+        let second = Defaults.observe(keys[0], options: []) { _ in told.append("second") }
+        Defaults[keys[0]] = 1
+        first.invalidate()
+        Defaults[keys[0]] = 2
+        second.invalidate()
+        Defaults[keys[0]] = 3
+        #expect(told.elements.sorted() == ["first", "second", "second"])
+        #expect(Defaults.observerEntryCount(for: suite) == 0)
+        // Written once, a key keeps its decoded value, and nothing for its observers.
+        #expect(suite.keyEntryCount == 1)
+    }
+
+    @Test func observersComingAndGoingAreEachToldOfEveryWriteMadeWhileTheyObserve() {
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("count", default: 0, suite: suite)
+        let told = Recorder<String>()
+        func observer(_ label: String) -> Defaults.Observation {
+            Defaults.observe(key, options: []) { told.append("\(label)\($0.newValue)") }
+        }
+        // One observer, two, one again (the other one), three, none, one.
+        let a = observer("a")
+        Defaults[key] = 1
+        let b = observer("b")
+        Defaults[key] = 2
+        a.invalidate()
+        Defaults[key] = 3
+        let (c, d) = (observer("c"), observer("d"))
+        Defaults[key] = 4
+        for observation in [b, c, d] { observation.invalidate() }
+        Defaults[key] = 5
+        let e = observer("e")
+        Defaults[key] = 6
+        e.invalidate()
+        #expect(told.elements.filter { $0.hasSuffix("1") } == ["a1"])
+        #expect(Set(told.elements.filter { $0.hasSuffix("2") }) == ["a2", "b2"])
+        #expect(told.elements.filter { $0.hasSuffix("3") } == ["b3"])
+        #expect(Set(told.elements.filter { $0.hasSuffix("4") }) == ["b4", "c4", "d4"])
+        #expect(told.elements.filter { $0.hasSuffix("5") || $0.hasSuffix("6") } == ["e6"])
+    }
+
+    @Test func wholeSuiteObserversComingAndGoingAreEachTold() {
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("count", default: 0, suite: suite)
+        let told = Recorder<String>()
+        let a = Defaults.observe(suite: suite, options: []) { told.append("a") }
+        let b = Defaults.observe(suite: suite, options: []) { told.append("b") }
+        Defaults[key] = 1
+        a.invalidate()
+        Defaults[key] = 2
+        b.invalidate()
+        Defaults[key] = 3
+        #expect(told.elements.sorted() == ["a", "b", "b"])
     }
 
     @Test func aSubscriberOfSeveralKeysIsToldOnceForEachWriteOfAny() {

@@ -12,23 +12,28 @@ extension Defaults {
     /// A key's stored value before and after a change; `nil` means nothing stored.
     ///
     /// Where the suite already held a decoded value (the old one from its cache, the new one when a
-    /// lossless built-in type was written), it travels along so observers need not decode JSON.
+    /// lossless built-in type was written), it travels along so observers need not decode JSON;
+    /// where the key has observers, their slot travels along, so they are found with no search.
     package struct StoredChange: Sendable, Equatable {
         package var old: JSONValue?
         package var new: JSONValue?
         package var oldDecoded: Suite.CacheEntry?
         package var newDecoded: Suite.CacheEntry?
+        /// The key's observers when the change was committed (see ``ObserverSlot``).
+        package var observers: (any ObserverSlot)?
 
         package init(
             old: JSONValue?,
             new: JSONValue?,
             oldDecoded: Suite.CacheEntry? = nil,
-            newDecoded: Suite.CacheEntry? = nil
+            newDecoded: Suite.CacheEntry? = nil,
+            observers: (any ObserverSlot)? = nil
         ) {
             self.old = old
             self.new = new
             self.oldDecoded = oldDecoded
             self.newDecoded = newDecoded
+            self.observers = observers
         }
 
         /// Changes are equal when their stored values are; the decoded copies are a cache.
@@ -45,6 +50,8 @@ extension Defaults {
         package let origin: ChangeOrigin
         /// True when the write was made inside `Defaults.withoutPropagation`.
         package let isPropagationSuppressed: Bool
+        /// The observers of every key of the suite when the change was committed.
+        package let suiteObservers: (any ObserverSlot)?
         private let storage: Storage
 
         // NB: a write of one key holds its change inline: a dictionary would be an allocation,
@@ -62,16 +69,19 @@ extension Defaults {
             case many([String: StoredChange])
         }
 
-        /// A change of several keys (or of none).
+        /// A change of several keys (or of none), with the observers of each changed key (in its
+        /// ``StoredChange``) and of the whole suite.
         package init(
             suite: Suite,
             changes: [String: StoredChange],
             origin: ChangeOrigin,
-            isPropagationSuppressed: Bool
+            isPropagationSuppressed: Bool,
+            suiteObservers: (any ObserverSlot)? = nil
         ) {
             self.suite = suite
             self.origin = origin
             self.isPropagationSuppressed = isPropagationSuppressed
+            self.suiteObservers = suiteObservers
             self.storage = .many(changes)
         }
 
@@ -88,6 +98,7 @@ extension Defaults {
             self.suite = suite
             self.origin = .local
             self.isPropagationSuppressed = isPropagationSuppressed
+            self.suiteObservers = nil
             self.storage = .one(name: name, old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)
         }
 
@@ -122,6 +133,26 @@ extension Defaults {
             }
         }
 
+        /// Whether observers travel with the change: a changed key's, or the whole suite's.
+        ///
+        /// A local write of one key hands the change to its observers itself; its event carries none.
+        package var hasObserverSlots: Bool {
+            if suiteObservers != nil { return true }
+            guard case .many(let changes) = storage else { return false }
+            return changes.values.contains { $0.observers != nil }
+        }
+
+        /// Calls `body` with the observers of each changed key that has any, then with those of
+        /// the whole suite.
+        package func forEachObserverSlot(_ body: (any ObserverSlot) -> Void) {
+            if case .many(let changes) = storage {
+                for change in changes.values {
+                    if let observers = change.observers { body(observers) }
+                }
+            }
+            if let suiteObservers { body(suiteObservers) }
+        }
+
         /// Calls `body` with the name of every changed key.
         package func forEachName(_ body: (String) throws -> Void) rethrows {
             switch storage {
@@ -139,8 +170,9 @@ extension Defaults {
         package let deliver: @Sendable (SuiteChange) -> Void
         /// Whether the sink keeps its observers in the states' observer slots (``ObserverSlot``).
         ///
-        /// Such a sink is not given a local write of one key: the write hands it to the key's slot
-        /// and the state's whole-suite slot, and only when they are set.
+        /// Such a sink is given only changes that observers travel with
+        /// (``SuiteChange/hasObserverSlots``), and no local write of one key: the write hands that
+        /// to the key's slot and the state's whole-suite slot itself.
         package let usesObserverSlots: Bool
 
         package init(usesObserverSlots: Bool = false, _ deliver: @escaping @Sendable (SuiteChange) -> Void) {
@@ -152,10 +184,11 @@ extension Defaults {
     /// The observers of one key of a suite's state, or of all its keys, as the observation module
     /// keeps them.
     ///
-    /// A state holds one beside each observed key (``Suite/setObservers(_:forKeyNamed:)``), and
-    /// one for the whole state (``Suite/setSuiteObservers(_:)``). A local write of one key, which
+    /// A state holds one beside each observed key (``Suite/updateObservers(named:_:)``), and
+    /// one for the whole state (``Suite/updateSuiteObservers(_:)``). A local write of one key, which
     /// searches the state's table of keys anyway, so finds the key's observers with no search of
-    /// its own, and a write of a key nobody observes makes no change event at all.
+    /// its own, and a write of a key nobody observes makes no change event at all. The state
+    /// holds it strongly: whoever hangs it takes it off when it is done.
     package protocol ObserverSlot: AnyObject, Sendable {
         /// Tells the observers about a local change of the one key `name`.
         ///
@@ -198,6 +231,15 @@ extension Defaults {
     /// The sinks to deliver a change to.
     static var currentChangeSinks: [ChangeSink] { changeSinks.withLock { $0 } }
 
+    /// Hands `event` to every sink that gets every change, and to those that use observer slots
+    /// when observers travel with it.
+    static func deliverToSinks(_ event: SuiteChange) {
+        let sinks = currentChangeSinks
+        guard !sinks.isEmpty else { return }
+        let isObserved = event.hasObserverSlots
+        for sink in sinks where isObserved || !sink.usesObserverSlots { sink.deliver(event) }
+    }
+
     /// Whether any sink gets every change, including one-key writes nobody observes.
     static var hasEveryChangeSinks: Bool { everyChangeSinkCount.load(ordering: .acquiring) > 0 }
 
@@ -209,39 +251,57 @@ extension Defaults {
 }
 
 extension Defaults.Suite {
-    /// Hangs `slot` on the key `name` of this suite's state (shared by every suite on its file), or
-    /// takes the key's slot away when `slot` is `nil`.
-    ///
-    /// For the observation module, which keeps a key's observers in it; see ``Defaults/ObserverSlot``.
-    package func setObservers(_ slot: (any Defaults.ObserverSlot)?, forKeyNamed name: String) {
-        let name = HashedName(name)
-        // NB: the old slot leaves the lock and is released after it.
-        let old = store.state.withLock { state -> (any Defaults.ObserverSlot)? in
-            if let slot {
-                var old: (any Defaults.ObserverSlot)? = slot
-                swap(&old, &state.keys[name, default: KeyState()].observers)
-                return old
-            }
-            guard let index = state.keys.index(forKey: name) else { return nil }
-            var old: (any Defaults.ObserverSlot)?
-            swap(&old, &state.keys.values[index].observers)
-            if state.keys.values[index].isEmpty { state.keys.remove(at: index) }
-            return old
-        }
-        _ = old
-    }
-
     /// The entries of the state's table of keys: keys with a decoded value kept, a change not yet
     /// flushed, or observers; for tests that it does not grow.
     package var keyEntryCount: Int { store.state.withLock { $0.keys.count } }
 
-    /// Hangs `slot` on every key of this suite's state, or takes that slot away when `slot` is `nil`.
-    package func setSuiteObservers(_ slot: (any Defaults.ObserverSlot)?) {
-        let old = store.state.withLock { state in
-            var old = slot
-            swap(&old, &state.suiteObservers)
+    /// Changes what hangs on the key `name` of this suite's state (shared by every suite on its
+    /// file): `body` gets the key's observer slot, under the state's lock, and may change it.
+    ///
+    /// For the observation module, which keeps a key's observers in it; see ``Defaults/ObserverSlot``.
+    /// `body` must not use the suite. It runs under the lock, so what it hangs is in place for
+    /// the next write, and what it takes away is not called by writes after this returns.
+    ///
+    /// - Returns: What hung on the key before, so it is released after the lock.
+    @discardableResult
+    package func updateObservers(
+        named name: HashedName,
+        _ body: (inout (any Defaults.ObserverSlot)?) -> Void
+    ) -> (any Defaults.ObserverSlot)? {
+        store.state.withLock { state in
+            guard let index = state.keys.index(forKey: name) else {
+                var slot: (any Defaults.ObserverSlot)?
+                body(&slot)
+                if let slot { state.keys[name] = KeyState(observers: slot) }
+                return nil
+            }
+            let old = state.keys.values[index].observers
+            body(&state.keys.values[index].observers)
+            // NB: an entry left with nothing goes, so keys observed once leave nothing behind.
+            if state.keys.values[index].isEmpty { state.keys.remove(at: index) }
             return old
         }
-        _ = old
+    }
+
+    /// Changes what hangs on every key of this suite's state, as ``updateObservers(named:_:)``
+    /// does for one key.
+    ///
+    /// - Returns: What hung on the state before, so it is released after the lock.
+    @discardableResult
+    package func updateSuiteObservers(
+        _ body: (inout (any Defaults.ObserverSlot)?) -> Void
+    ) -> (any Defaults.ObserverSlot)? {
+        store.state.withLock { state in
+            let old = state.suiteObservers
+            body(&state.suiteObservers)
+            return old
+        }
+    }
+
+    /// Everything hanging on the keys of this suite's state, and on the whole state.
+    package func observerSlots() -> [any Defaults.ObserverSlot] {
+        store.state.withLock { state in
+            state.keys.values.compactMap(\.observers) + [state.suiteObservers].compactMap { $0 }
+        }
     }
 }

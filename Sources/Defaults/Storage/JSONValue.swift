@@ -35,6 +35,7 @@ extension Defaults {
 }
 
 /// The stored JSON value, by its short name inside the package.
+@usableFromInline
 package typealias JSONValue = Defaults.JSONValue
 
 extension Defaults.JSONValue: Equatable {

@@ -402,7 +402,8 @@ final class Store: Sendable {
     /// The caller holds the process lock, so events leave in the order they were applied.
     private func absorb(_ file: FileStorage.Snapshot?) {
         let members = file?.members ?? [:]
-        let changes = state.withLock { state -> [String: Defaults.StoredChange] in
+        let (changes, suiteObservers) = state.withLock {
+            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             state.file = file
             state.writesBlocked = false
             var changes: [String: Defaults.StoredChange] = [:]
@@ -413,22 +414,34 @@ final class Store: Sendable {
                 let old = state.tree[name]
                 if old != nil { shared += 1 }
                 guard old != new, !hasLocalChanges || !state.isChanged(name) else { continue }
-                changes[name] = Defaults.StoredChange(old: old, new: new, oldDecoded: state.decoded(name))
+                let entry = state.entry(name)
+                changes[name] = Defaults.StoredChange(
+                    old: old,
+                    new: new,
+                    oldDecoded: entry?.decoded,
+                    observers: entry?.observers
+                )
             }
             if shared < state.tree.count {
                 for (name, old) in state.tree where members[name] == nil {
                     guard !hasLocalChanges || !state.isChanged(name) else { continue }
-                    changes[name] = Defaults.StoredChange(old: old, new: nil, oldDecoded: state.decoded(name))
+                    let entry = state.entry(name)
+                    changes[name] = Defaults.StoredChange(
+                        old: old,
+                        new: nil,
+                        oldDecoded: entry?.decoded,
+                        observers: entry?.observers
+                    )
                 }
             }
-            guard !changes.isEmpty else { return changes }
+            guard !changes.isEmpty else { return (changes, nil) }
             for (name, change) in changes {
                 state.tree[name] = change.new
                 state.forgetDecoded(name)
             }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
-            return state.hasOverrides ? state.overrides!.reportable(changes) : changes
+            return (state.hasOverrides ? state.overrides!.reportable(changes) : changes, state.suiteObservers)
         }
         guard !changes.isEmpty, let deliveryQueue else { return }
         deliveryQueue.async { [weak self] in
@@ -438,9 +451,10 @@ final class Store: Sendable {
                 suite: suite,
                 changes: changes,
                 origin: .external,
-                isPropagationSuppressed: false
+                isPropagationSuppressed: false,
+                suiteObservers: suiteObservers
             )
-            for sink in Defaults.currentChangeSinks { sink.deliver(event) }
+            Defaults.deliverToSinks(event)
         }
     }
 }

@@ -4,38 +4,39 @@ import Synchronization
 /// Where a subscriber listens: one key name in one suite's state (shared by every suite on a file).
 struct KeyAddress: Hashable, Sendable {
     let suite: ObjectIdentifier
-    let name: String
+    /// The name, with its hash worked out once.
+    let name: Defaults.Suite.HashedName
 
     init(suite: ObjectIdentifier, name: String) {
         self.suite = suite
-        self.name = name
+        self.name = Defaults.Suite.HashedName(name)
     }
 
     init(_ key: Defaults._AnyKey) {
-        self.init(suite: key.suite.stateIdentifier, name: key.name)
+        self.suite = key.suite.stateIdentifier
+        self.name = key.hashedName
     }
 }
 
-/// Every live subscription of this library, by the keys it listens to.
+/// Every live subscription of this library.
 ///
-/// Each observed key has a ``Bucket`` of its subscribers, hung on the key in the suite's state
-/// (its observer slot): a write of one key finds the bucket in the search of its state's table it
-/// makes anyway, and calls it, with no lookup here and no change event for keys nobody observes.
-/// Other changes (transactions, resets, changes read from the file) come through the core's change
-/// sink, and are looked up here per changed key, so observers of other keys cost nothing.
+/// The subscribers of a key hang on the key in its suite's state (the key's observer slot): the
+/// subscriber itself when it is the only one, a ``Bucket`` of them when there are more; those of a
+/// whole suite hang on its state. The state is the only index: a write of one key finds them in
+/// the search of its state's table it makes anyway, and calls them, with no lock for a lone
+/// subscriber and no change event for keys nobody observes; other changes (transactions, resets,
+/// changes read from the file) carry the slots of the keys they change, and come here through the
+/// core's change sink only when they carry any.
 ///
 /// Subscribers tied to an owner that is gone leave when their key is next written, or at the
 /// latest at the next sweep: a tie that makes the tied subscribers outnumber max(``sweepFloor``,
 /// 2 × those that outlived the previous sweep) sweeps. So the registry never holds more tied
 /// subscribers than that bound, and a sweep, O(tied subscribers), comes after at least half as
-/// many new ties: O(1) per tie, amortised.
+/// many new ties: O(1) per tie, amortised. The table of tied subscribers is all the registry's
+/// lock guards.
 ///
-/// A key's bucket stays on the key when its last subscriber leaves, so observing and invalidating
-/// again and again makes no bucket and touches no suite; when empty buckets outnumber
-/// max(``emptyBucketFloor``, the others), they all go.
-///
-/// Locks: the registry's, then a bucket's or a suite state's; a delivery takes a bucket's alone.
-/// Buckets are made, filled, emptied and hung under the registry's lock.
+/// Locks: a suite state's, then a bucket's (while what hangs on a key changes); a delivery takes
+/// a bucket's alone.
 final class ObserverRegistry: Sendable {
     /// The one registry; creating it adds it to the core store's change sinks.
     static let shared: ObserverRegistry = {
@@ -47,61 +48,64 @@ final class ObserverRegistry: Sendable {
     /// The tied subscribers held before a sweep at least, so a program with few ties never sweeps.
     static let sweepFloor = 1024
 
-    /// The empty buckets kept at least before they are taken off their keys.
-    static let emptyBucketFloor = 256
-
     private struct State {
-        var buckets: [KeyAddress: Bucket] = [:]
-        /// Subscribers to every key of a suite's state, by that state's identity.
-        var wholeSuites: [ObjectIdentifier: Bucket] = [:]
         /// Every registered subscriber that has ever been tied to an owner, whatever its keys.
         var tied: [ObjectIdentifier: Subscriber] = [:]
         /// How many entries of ``tied`` the last sweep left.
         var tiedAfterSweep = 0
-        /// How many of ``buckets`` are empty.
-        var emptyBuckets = 0
     }
 
     private let state = Lock(State())
 
     func add(_ subscriber: Subscriber) {
-        state.withLock { state in
-            subscriber.isRegistered = true
-            for target in subscriber.targets {
-                if let bucket = state.buckets[target.address] {
-                    if !bucket.isEmpty {
-                        bucket.insert(subscriber)
-                        continue
-                    }
-                    state.emptyBuckets -= 1
-                    // NB: an empty bucket whose suite is gone may hang on no state, or on a state
-                    // gone since (whose identity a new one may now have): a new one replaces it.
-                    if bucket.suite != nil {
-                        bucket.insert(subscriber)
-                        continue
-                    }
-                }
-                let bucket = Bucket(suite: target.suite, name: target.address.name)
-                bucket.insert(subscriber)
-                state.buckets[target.address] = bucket
-                target.suite.setObservers(bucket, forKeyNamed: target.address.name)
-            }
-            for suite in subscriber.wholeSuites {
-                let identifier = suite.stateIdentifier
-                if let bucket = state.wholeSuites[identifier] {
-                    bucket.insert(subscriber)
-                    continue
-                }
-                let bucket = Bucket(suite: suite, name: nil)
-                bucket.insert(subscriber)
-                state.wholeSuites[identifier] = bucket
-                suite.setSuiteObservers(bucket)
-            }
+        subscriber.register()
+        subscriber.forEachTarget { target in
+            target.suite.updateObservers(named: target.address.name) { Self.join(subscriber, &$0) }
+        }
+        for suite in subscriber.wholeSuites {
+            suite.updateSuiteObservers { Self.join(subscriber, &$0) }
         }
     }
 
     func remove(_ subscriber: Subscriber) {
-        state.withLock { Self.removeEntries(of: subscriber, from: &$0) }
+        guard subscriber.unregister() else { return }
+        subscriber.forEachTarget { target in
+            target.suite.updateObservers(named: target.address.name) { Self.leave(subscriber, &$0) }
+        }
+        for suite in subscriber.wholeSuites {
+            suite.updateSuiteObservers { Self.leave(subscriber, &$0) }
+        }
+        // NB: only for subscribers ever tied: the registry's lock on every `invalidate` would make
+        // each observe-and-invalidate pair dearer.
+        if subscriber.mayHaveBeenTied { state.withLock { $0.tied[ObjectIdentifier(subscriber)] = nil } }
+    }
+
+    /// Makes `subscriber` hang on a key (or a state) where `slot` hangs: alone, or in a bucket.
+    private static func join(_ subscriber: Subscriber, _ slot: inout (any Defaults.ObserverSlot)?) {
+        guard let current = slot else {
+            slot = subscriber
+            return
+        }
+        if let bucket = current as? Bucket {
+            bucket.insert(subscriber)
+        } else if let other = current as? Subscriber, other !== subscriber {
+            slot = Bucket(other, subscriber)
+        }
+    }
+
+    /// Takes `subscriber` off a key (or a state) where `slot` hangs; a lone subscriber left in a
+    /// bucket hangs alone again.
+    private static func leave(_ subscriber: Subscriber, _ slot: inout (any Defaults.ObserverSlot)?) {
+        guard let current = slot else { return }
+        if current === subscriber {
+            slot = nil
+        } else if let bucket = current as? Bucket {
+            switch bucket.remove(subscriber) {
+            case .unchanged: break
+            case .hang(let last): slot = last
+            case .empty: slot = nil
+            }
+        }
     }
 
     /// Records a tie of `subscriber` to an owner, and sweeps when tied subscribers exceed the bound.
@@ -113,162 +117,158 @@ final class ObserverRegistry: Sendable {
             guard state.tied.count > max(Self.sweepFloor, 2 * state.tiedAfterSweep) else { return [] }
             return Self.sweep(&state)
         }
-        // NB: stopped after unlocking, as in `deliver`; releasing them here frees what their
-        // handlers captured.
+        // NB: stopped after unlocking: stopping takes this lock, and releasing them frees what
+        // their handlers captured.
         for observation in released { observation.invalidate() }
     }
 
-    /// Removes every tied subscriber whose owner is gone; returns their observations, to stop
-    /// once the lock is released.
+    /// Drops every tied subscriber whose owner is gone (or that was stopped) from the table;
+    /// returns the observations of the first, to stop once the lock is released.
     private static func sweep(_ state: inout State) -> [Defaults.Observation] {
         var released: [Defaults.Observation] = []
-        var gone: [Subscriber] = []
-        for subscriber in state.tied.values {
-            guard let observation = subscriber.releaseIfOwnerGone() else { continue }
-            released.append(observation)
-            gone.append(subscriber)
+        var gone: [ObjectIdentifier] = []
+        for (identifier, subscriber) in state.tied {
+            if let observation = subscriber.releaseIfOwnerGone() {
+                released.append(observation)
+                gone.append(identifier)
+            } else if !subscriber.isRegistered {
+                gone.append(identifier)
+            }
         }
-        for subscriber in gone { removeEntries(of: subscriber, from: &state) }
+        for identifier in gone { state.tied[identifier] = nil }
         state.tiedAfterSweep = state.tied.count
         return released
     }
 
-    /// Removes every entry of `subscriber`, dropping buckets that become empty (and taking them
-    /// off their keys).
-    private static func removeEntries(of subscriber: Subscriber, from state: inout State) {
-        guard subscriber.isRegistered else { return }
-        subscriber.isRegistered = false
-        // NB: only for subscribers ever tied: a hash of the table on every `invalidate` would
-        // make each observe-and-invalidate pair dearer.
-        if subscriber.mayHaveBeenTied { state.tied[ObjectIdentifier(subscriber)] = nil }
-        for target in subscriber.targets {
-            guard let bucket = state.buckets[target.address], bucket.remove(subscriber) else { continue }
-            // NB: left on its key, for the next subscriber of the key.
-            state.emptyBuckets += 1
-        }
-        if state.emptyBuckets > max(emptyBucketFloor, state.buckets.count - state.emptyBuckets) {
-            removeEmptyBuckets(from: &state)
-        }
-        for suite in subscriber.wholeSuites {
-            let identifier = suite.stateIdentifier
-            guard let bucket = state.wholeSuites[identifier], bucket.remove(subscriber) else { continue }
-            state.wholeSuites[identifier] = nil
-            suite.setSuiteObservers(nil)
-        }
-    }
-
-    /// Takes every empty bucket off its key and out of the registry.
-    private static func removeEmptyBuckets(from state: inout State) {
-        state.buckets = state.buckets.filter { address, bucket in
-            guard bucket.isEmpty else { return true }
-            bucket.suite?.setObservers(nil, forKeyNamed: address.name)
-            return false
-        }
-        state.emptyBuckets = 0
-    }
-
-    /// Calls every subscriber of the changed keys once, outside the lock: the changes that do not
-    /// reach the buckets through the keys (transactions, resets, removals, outside changes).
+    /// Calls every subscriber hanging on the changed keys (and on the whole suite) once: the
+    /// changes that do not reach them through a key (transactions, resets, removals, outside
+    /// changes), which carry their slots.
     func deliver(_ change: Defaults.SuiteChange) {
-        let suite = change.suite.stateIdentifier
-        // NB: the first target apart from the rest: a change seen by one subscriber allocates no array.
-        let (first, others) = state.withLock { state -> (Subscriber?, [Subscriber]) in
-            var first: Subscriber?
-            var others: [Subscriber] = []
+        var subscribers: [Subscriber] = []
+        var slots = 0
+        change.forEachObserverSlot { slot in
+            slots += 1
+            if let subscriber = slot as? Subscriber {
+                subscribers.append(subscriber)
+            } else if let bucket = slot as? Bucket {
+                bucket.forEachMember { subscribers.append($0) }
+            }
+        }
+        // NB: a subscriber of several changed keys is told once.
+        if slots > 1 {
             var seen: Set<ObjectIdentifier> = []
-            let isOneKey = change.count == 1
-            change.forEachName { name in
-                guard let bucket = state.buckets[KeyAddress(suite: suite, name: name)] else { return }
-                bucket.forEachMember { subscriber in
-                    guard isOneKey || seen.insert(ObjectIdentifier(subscriber)).inserted else { return }
-                    if first == nil { first = subscriber } else { others.append(subscriber) }
-                }
-            }
-            // NB: tested for emptiness first, so a program that never watches a whole suite pays
-            // one load here, not a hash lookup.
-            if !state.wholeSuites.isEmpty, let bucket = state.wholeSuites[suite] {
-                bucket.forEachMember { subscriber in
-                    if first == nil { first = subscriber } else { others.append(subscriber) }
-                }
-            }
-            return (first, others)
+            subscribers = subscribers.filter { seen.insert(ObjectIdentifier($0)).inserted }
         }
-        guard let first else { return }
         var released: [Defaults.Observation] = []
-        if let tie = first.releaseIfOwnerGone() {
-            released.append(tie)
-        } else if !change.isPropagationSuppressed && first.isActive {
-            first.deliver(change)
-        }
-        for subscriber in others {
+        for subscriber in subscribers {
             if let tie = subscriber.releaseIfOwnerGone() {
                 released.append(tie)
             } else if !change.isPropagationSuppressed && subscriber.isActive {
                 subscriber.deliver(change)
             }
         }
-        // NB: stopped after the calls, outside every lock: stopping runs a debouncer's `onStop`,
-        // which cancels a task sleeping on a user-supplied clock.
+        // NB: stopped after the calls: stopping runs a debouncer's `onStop`, which cancels a task
+        // sleeping on a user-supplied clock.
         for observation in released { observation.invalidate() }
-    }
-
-    /// The key buckets, and how many of them are empty; for tests of cleanup.
-    var bucketCounts: (all: Int, empty: Int) {
-        state.withLock { state in (state.buckets.count, state.emptyBuckets) }
     }
 
     /// The number of (key, subscriber) entries for keys of `suite`, and of subscribers to the whole
     /// suite; for tests of cleanup.
     func entryCount(for suite: Defaults.Suite) -> Int {
-        let identifier = suite.stateIdentifier
-        return state.withLock { state in
-            state.buckets.reduce(0) { $0 + ($1.key.suite == identifier ? $1.value.count : 0) }
-                + (state.wholeSuites[identifier]?.count ?? 0)
-        }
+        suite.observerSlots()
+            .reduce(0) { count, slot in
+                count + ((slot as? Bucket)?.count ?? 1)
+            }
     }
 }
 
-/// The subscribers of one key of a suite's state, or of all its keys; hung on the key (or the
-/// state) as its observer slot, so a write of one key calls it directly.
+/// The subscribers of one key of a suite's state, or of all its keys, when there are two or more.
 ///
-/// Its members change under the registry's lock (and its own); a delivery takes its own alone.
+/// It hangs on the key (or the state) as its observer slot, so a write of the key calls it
+/// directly. Its members change under the lock of the state it hangs on (and its own); a delivery
+/// takes its own alone.
 final class Bucket: Defaults.ObserverSlot {
-    /// A suite of the state where the bucket hangs, so the registry can take it off again.
-    ///
-    /// NB: weak, since the state holds the bucket: an empty bucket kept on its key must not keep
-    /// the suite alive.
-    weak let suite: Defaults.Suite?
-    /// The key it hangs on; `nil` for the whole state.
-    let name: String?
-    private let members = Lock<[ObjectIdentifier: Subscriber]>([:])
+    private let members: Lock<Members>
 
-    init(suite: Defaults.Suite, name: String?) {
-        self.suite = suite
-        self.name = name
+    /// The subscribers in an array, which a delivery reads, and where each one is in it.
+    private struct Members {
+        var list: [Subscriber]
+        /// Where each subscriber is in ``list``, kept once the list is longer than a search of it
+        /// is cheap (``indexedCount``); `nil` before.
+        var positions: [ObjectIdentifier: Int]?
+
+        /// The longest list searched from one end.
+        static let indexedCount = 16
+
+        /// Where `subscriber` is in the list.
+        func position(of subscriber: Subscriber) -> Int? {
+            if let positions { return positions[ObjectIdentifier(subscriber)] }
+            return list.firstIndex { $0 === subscriber }
+        }
+
+        mutating func append(_ subscriber: Subscriber) {
+            list.append(subscriber)
+            if positions != nil {
+                positions![ObjectIdentifier(subscriber)] = list.count - 1
+            } else if list.count > Self.indexedCount {
+                positions = Dictionary(uniqueKeysWithValues: list.indices.map { (ObjectIdentifier(list[$0]), $0) })
+            }
+        }
+
+        /// Removes the subscriber at `position`; the last one takes its place, so a removal moves
+        /// one subscriber, not the rest.
+        mutating func remove(at position: Int) {
+            let removed = list[position]
+            let last = list.removeLast()
+            positions?[ObjectIdentifier(removed)] = nil
+            guard position < list.count else { return }
+            list[position] = last
+            positions?[ObjectIdentifier(last)] = position
+        }
+    }
+
+    /// What hangs on the key after a removal.
+    enum AfterRemoval {
+        /// The bucket stays.
+        case unchanged
+        /// One subscriber is left: it hangs on the key alone, for a delivery that takes no lock.
+        case hang(Subscriber)
+        /// No subscriber is left: nothing hangs on the key.
+        case empty
+    }
+
+    /// A bucket of two subscribers.
+    init(_ first: Subscriber, _ second: Subscriber) {
+        members = Lock(Members(list: [first, second]))
     }
 
     /// The number of subscribers.
-    var count: Int { members.withLock { $0.count } }
-
-    /// Whether the bucket has no subscriber.
-    var isEmpty: Bool { members.withLock { $0.isEmpty } }
+    var count: Int { members.withLock { $0.list.count } }
 
     func insert(_ subscriber: Subscriber) {
-        members.withLock { $0[ObjectIdentifier(subscriber)] = subscriber }
+        members.withLock { members in
+            guard members.position(of: subscriber) == nil else { return }
+            members.append(subscriber)
+        }
     }
 
-    /// Removes `subscriber`; returns true when the bucket is empty after it.
-    func remove(_ subscriber: Subscriber) -> Bool {
+    /// Removes `subscriber`; returns what is to hang on the key after it.
+    func remove(_ subscriber: Subscriber) -> AfterRemoval {
         members.withLock { members in
-            members[ObjectIdentifier(subscriber)] = nil
-            return members.isEmpty
+            guard let position = members.position(of: subscriber) else { return .unchanged }
+            members.remove(at: position)
+            switch members.list.count {
+            case 0: return .empty
+            case 1: return .hang(members.list[0])
+            default: return .unchanged
+            }
         }
     }
 
     /// Calls `body` with each subscriber, under the bucket's lock.
     func forEachMember(_ body: (Subscriber) -> Void) {
         members.withLock { members in
-            for subscriber in members.values { body(subscriber) }
+            for subscriber in members.list { body(subscriber) }
         }
     }
 
@@ -281,46 +281,26 @@ final class Bucket: Defaults.ObserverSlot {
         newDecoded: Defaults.Suite.CacheEntry?,
         isPropagationSuppressed: Bool
     ) {
-        // NB: the first subscriber apart from the rest, as in the registry's `deliver`: a key with
-        // one observer, the common case, allocates no array.
-        let (first, others) = members.withLock { members -> (Subscriber?, [Subscriber]) in
-            if members.count == 1 { return (members.first!.value, []) }
-            return (nil, Array(members.values))
-        }
-        // NB: built only for a subscriber that needs the event; most take the change's parts.
+        let list = members.withLock { $0.list }
+        // NB: made once, for the subscribers that need the event; most take the change's parts.
         var event: Defaults.SuiteChange?
-        var released: [Defaults.Observation] = []
-        func call(_ subscriber: Subscriber) {
-            if let tie = subscriber.releaseIfOwnerGone() {
-                released.append(tie)
-                return
-            }
-            guard !isPropagationSuppressed, subscriber.isActive else { return }
-            if let keyHandler = subscriber.keyHandler {
-                keyHandler(old, new, oldDecoded, newDecoded)
-                return
-            }
-            if event == nil {
-                event = Defaults.SuiteChange(
-                    suite: suite,
-                    name: name,
-                    old: old,
-                    new: new,
-                    oldDecoded: oldDecoded,
-                    newDecoded: newDecoded,
-                    isPropagationSuppressed: isPropagationSuppressed
-                )
-            }
-            subscriber.deliver(event!)
+        for subscriber in list {
+            subscriber.deliverChange(
+                in: suite,
+                named: name,
+                old: old,
+                new: new,
+                oldDecoded: oldDecoded,
+                newDecoded: newDecoded,
+                isPropagationSuppressed: isPropagationSuppressed,
+                event: &event
+            )
         }
-        if let first { call(first) }
-        for subscriber in others { call(subscriber) }
-        // NB: stopped after the calls, outside every lock, as in the registry's `deliver`.
-        for observation in released { observation.invalidate() }
     }
 }
 
 /// One subscription: the keys, what to call, and an optional tie to an owner's lifetime.
+@usableFromInline
 final class Subscriber: Sendable {
     /// A watched key: where it is, and a suite it is in.
     struct Target: Sendable {
@@ -328,8 +308,12 @@ final class Subscriber: Sendable {
         let suite: Defaults.Suite
     }
 
-    /// The keys watched, each once.
-    let targets: [Target]
+    /// The first key watched; `nil` for a subscriber of whole suites only.
+    ///
+    /// NB: apart from the others, so a subscriber of one key, the common case, makes no array.
+    let firstTarget: Target?
+    /// The other keys watched, each once.
+    let otherTargets: [Target]
     /// The suites of which every key is watched, each state once.
     let wholeSuites: [Defaults.Suite]
     /// Called with each change; `nil` for a subscriber with a ``keyHandler``.
@@ -343,8 +327,11 @@ final class Subscriber: Sendable {
     private let tie = Lock<LifetimeTie?>(nil)
     /// Whether ``tie`` may hold a tie: lets a delivery skip the tie's lock for untied subscribers.
     private let mayBeTied = Atomic<Bool>(false)
-    /// Whether the registry holds this subscriber; read and written under the registry's lock.
-    nonisolated(unsafe) var isRegistered = false
+    /// Whether the subscriber hangs on its keys.
+    ///
+    /// NB: sequentially consistent, with ``mayBeTied``: a tie and a removal on two threads must
+    /// not each miss the other's flag, or the registry would keep a removed subscriber as tied.
+    private let registered = Atomic<Bool>(false)
 
     /// Keeps the observation alive while `owner` lives.
     struct LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used
@@ -354,14 +341,17 @@ final class Subscriber: Sendable {
 
     /// What a subscriber of one key is called with: the old and new stored values of the key, and
     /// the old and new decoded ones where the suite had them.
+    @usableFromInline
     typealias KeyHandler =
         @Sendable (
             JSONValue?, JSONValue?, Defaults.Suite.CacheEntry?, Defaults.Suite.CacheEntry?
         ) -> Void
 
     /// A subscriber of `key` alone, called with the parts of each change of it.
+    @usableFromInline
     init(key: Defaults._AnyKey, keyHandler: @escaping KeyHandler) {
-        self.targets = [Target(address: KeyAddress(key), suite: key.suite)]
+        self.firstTarget = Target(address: KeyAddress(key), suite: key.suite)
+        self.otherTargets = []
         self.wholeSuites = []
         self.onStop = nil
         self.keyHandler = keyHandler
@@ -377,15 +367,18 @@ final class Subscriber: Sendable {
     ) {
         // NB: a set to drop repeats only where there can be any: one for a subscriber of one key
         // would be most of what making the subscriber costs.
+        var targets: [Target]
         if keys.count < 2 {
-            self.targets = keys.map { Target(address: KeyAddress($0), suite: $0.suite) }
+            targets = keys.map { Target(address: KeyAddress($0), suite: $0.suite) }
         } else {
             var seen: Set<KeyAddress> = []
-            self.targets = keys.compactMap { key in
+            targets = keys.compactMap { key in
                 let address = KeyAddress(key)
                 return seen.insert(address).inserted ? Target(address: address, suite: key.suite) : nil
             }
         }
+        self.firstTarget = targets.first
+        self.otherTargets = Array(targets.dropFirst())
         if wholeSuites.count < 2 {
             self.wholeSuites = wholeSuites
         } else {
@@ -403,14 +396,73 @@ final class Subscriber: Sendable {
         if let handler {
             handler(change)
         } else if let keyHandler {
-            change.withChange(named: targets[0].address.name, keyHandler)
+            change.withChange(named: firstTarget!.address.name.text, keyHandler)
         }
+    }
+
+    /// Calls `body` with each key watched.
+    func forEachTarget(_ body: (Target) -> Void) {
+        guard let firstTarget else { return }
+        body(firstTarget)
+        for target in otherTargets { body(target) }
+    }
+
+    /// Calls the subscriber with a local change of its key `name`, from the change's parts: its
+    /// key handler with them, or its handler with `event`, made from them when still `nil`.
+    ///
+    /// A subscriber tied to an owner that is gone is stopped instead.
+    func deliverChange(
+        in suite: Defaults.Suite,
+        named name: String,
+        old: JSONValue?,
+        new: JSONValue?,
+        oldDecoded: Defaults.Suite.CacheEntry?,
+        newDecoded: Defaults.Suite.CacheEntry?,
+        isPropagationSuppressed: Bool,
+        event: inout Defaults.SuiteChange?
+    ) {
+        if let tie = releaseIfOwnerGone() {
+            // NB: outside every lock: stopping takes the registry's.
+            tie.invalidate()
+            return
+        }
+        guard !isPropagationSuppressed, isActive else { return }
+        if let keyHandler {
+            keyHandler(old, new, oldDecoded, newDecoded)
+            return
+        }
+        guard let handler else { return }
+        if event == nil {
+            event = Defaults.SuiteChange(
+                suite: suite,
+                name: name,
+                old: old,
+                new: new,
+                oldDecoded: oldDecoded,
+                newDecoded: newDecoded,
+                isPropagationSuppressed: isPropagationSuppressed
+            )
+        }
+        handler(event!)
     }
 
     var isActive: Bool { active.load(ordering: .acquiring) }
 
+    /// Whether the subscriber hangs on its keys.
+    var isRegistered: Bool { registered.load(ordering: .sequentiallyConsistent) }
+
+    /// Marks the subscriber as hanging on its keys.
+    func register() {
+        registered.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Marks the subscriber as taken off its keys; true the first time only.
+    func unregister() -> Bool {
+        registered.exchange(false, ordering: .sequentiallyConsistent)
+    }
+
     /// Whether a tie was ever set; false means the registry's table of tied subscribers lacks it.
-    var mayHaveBeenTied: Bool { mayBeTied.load(ordering: .acquiring) }
+    var mayHaveBeenTied: Bool { mayBeTied.load(ordering: .sequentiallyConsistent) }
 
     /// Marks the subscriber stopped; true the first time only.
     func deactivate() -> Bool {
@@ -420,7 +472,7 @@ final class Subscriber: Sendable {
     }
 
     func setTie(_ newTie: LifetimeTie?) -> LifetimeTie? {
-        if newTie != nil { mayBeTied.store(true, ordering: .releasing) }
+        if newTie != nil { mayBeTied.store(true, ordering: .sequentiallyConsistent) }
         return tie.withLock { tie in
             let old = tie
             tie = newTie
@@ -440,6 +492,31 @@ final class Subscriber: Sendable {
     }
 }
 
+// NB: a key's only subscriber hangs on the key itself, so telling it takes no lock.
+extension Subscriber: Defaults.ObserverSlot {
+    func deliverChange(
+        in suite: Defaults.Suite,
+        named name: String,
+        old: JSONValue?,
+        new: JSONValue?,
+        oldDecoded: Defaults.Suite.CacheEntry?,
+        newDecoded: Defaults.Suite.CacheEntry?,
+        isPropagationSuppressed: Bool
+    ) {
+        var event: Defaults.SuiteChange?
+        deliverChange(
+            in: suite,
+            named: name,
+            old: old,
+            new: new,
+            oldDecoded: oldDecoded,
+            newDecoded: newDecoded,
+            isPropagationSuppressed: isPropagationSuppressed,
+            event: &event
+        )
+    }
+}
+
 extension Defaults {
     /// The number of registry entries for `suite`: one per key per live subscription, and one per
     /// live subscription to the whole suite.
@@ -449,10 +526,4 @@ extension Defaults {
 
     /// The fewest tied observations the registry holds before it sweeps those whose owner is gone.
     package static var observerSweepFloor: Int { ObserverRegistry.sweepFloor }
-
-    /// The fewest empty key buckets the registry keeps before it takes them all off their keys.
-    package static var emptyObserverBucketFloor: Int { ObserverRegistry.emptyBucketFloor }
-
-    /// The registry's key buckets, and how many of them are empty, read at one instant.
-    package static var observerBucketCounts: (all: Int, empty: Int) { ObserverRegistry.shared.bucketCounts }
 }
