@@ -224,11 +224,6 @@ extension Defaults.Suite {
             return .some(decoded.box)
         }
 
-        /// What is kept beside the stored value of `name`.
-        func entry(_ name: String) -> KeyState? {
-            keys[HashedName(name)]
-        }
-
         /// Forgets the decoded value kept for `name`, if any.
         mutating func forgetDecoded(_ name: String) {
             // NB: an entry's other parts stay; an entry left with nothing goes.

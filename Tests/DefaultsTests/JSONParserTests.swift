@@ -67,6 +67,14 @@ import Testing
         }
     }
 
+    @Test func aNameGivenTwiceInAnObjectKeepsItsLastValue() throws {
+        let document = Array(#"{"a": 1, "b": {"x": [1], "x": [2]}, "a": "last", "c": null}"#.utf8)
+        let expected = JSONValue.object([
+            "a": .string("last"), "b": .object(["x": .array([.number("2")])]), "c": .null,
+        ])
+        #expect(try JSONParser.parse(document) == expected)
+    }
+
     @Test func nestingUpToTheMaximumDepthIsAcceptedAndDeeperIsRejected() throws {
         let depth = JSONParser.maximumDepth
         let deepest = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)

@@ -54,23 +54,38 @@ package final class FileStorage: Sendable {
     }
 
     /// Releases what ``lockExclusively()`` took, making a replacement made under it durable.
-    func unlockExclusively() {
+    ///
+    /// - Parameter work: Runs once other processes may lock the file again (and the replacement is
+    ///   durable), but before other threads of this process may; inside an outer hold of the lock,
+    ///   which this release does not end, it runs with the lock still held.
+    func unlockExclusively(then work: () -> Void = {}) {
+        var ran = false
         lock.unlockExclusively { [self] in
-            guard directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) else { return }
-            let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if descriptor >= 0 {
-                fsync(descriptor)
-                close(descriptor)
+            if directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) {
+                let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                if descriptor >= 0 {
+                    fsync(descriptor)
+                    close(descriptor)
+                }
             }
+            work()
+            ran = true
         }
+        // NB: not the outermost release: the thread lock is still this thread's, held outside.
+        if !ran { work() }
     }
 
     /// Runs `body` holding the file's exclusive lock; the lock is released on every path.
+    ///
+    /// - Parameters:
+    ///   - afterward: Work for the release, as ``unlockExclusively(then:)`` does it.
+    ///   - body: The work done under the lock.
     func withExclusiveLock<Result>(
+        afterward: () -> Void = {},
         _ body: () throws(Defaults.StorageError) -> Result
     ) throws(Defaults.StorageError) -> Result {
         try lockExclusively()
-        defer { unlockExclusively() }
+        defer { unlockExclusively(then: afterward) }
         return try body()
     }
 

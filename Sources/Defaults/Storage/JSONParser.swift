@@ -89,11 +89,13 @@ package struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
+        // NB: listed first, and made a dictionary of the right size at the end: growing one member
+        // by member was a fifth of parsing a file of thousands of keys.
+        var listed: [(key: String, value: JSONValue)] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
         while true {
             skipWhitespace()
@@ -105,13 +107,16 @@ package struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue(depth: depth + 1)
+            listed.append((key, try parseValue(depth: depth + 1)))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of data") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
+                var members = [String: JSONValue](minimumCapacity: listed.count)
+                // NB: a name given twice keeps its last value.
+                for (key, value) in listed { members[key] = value }
                 return .object(members)
             default: throw failure("expected ',' or '}'")
             }

@@ -55,16 +55,44 @@ package enum JSONWriter {
             }
             output.append(UInt8(ascii: "{"))
             // NB: sort by UTF-8 bytes so the order is stable whatever the Unicode normalisation.
-            for (offset, key) in members.keys.sorted(by: utf8Precedes).enumerated() {
+            for (offset, member) in sortedMembers(members).enumerated() {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
                 newline(indent.map { $0 + 1 }, into: &output)
-                writeString(key, into: &output)
+                writeString(member.key, into: &output)
                 output.append(contentsOf: (indent == nil ? ":" : " : ").utf8)
-                write(members[key]!, indent: indent.map { $0 + 1 }, into: &output)
+                write(member.value, indent: indent.map { $0 + 1 }, into: &output)
             }
             newline(indent, into: &output)
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// The members of an object in the order of their names' UTF-8 bytes.
+    ///
+    /// Each name's first eight bytes are read once, as a big-endian integer whose order is theirs:
+    /// most comparisons of a sort compare two integers, and only names sharing their first eight
+    /// bytes compare the rest. (Comparing the text in each of the sort's comparisons was most of
+    /// the cost of writing a 10,000-key file.)
+    package static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+        var entries = members.map { member in (prefix: utf8Prefix(member.key), member: member) }
+        entries.sort { lhs, rhs in
+            if lhs.prefix != rhs.prefix { return lhs.prefix < rhs.prefix }
+            return utf8Precedes(lhs.member.key, rhs.member.key)
+        }
+        return entries.map(\.member)
+    }
+
+    /// The first eight UTF-8 bytes of `text` as a big-endian integer, zeros after a shorter text:
+    /// two texts whose integers differ sort as their integers do.
+    static func utf8Prefix(_ text: String) -> UInt64 {
+        var prefix: UInt64 = 0
+        var count = 0
+        for byte in text.utf8 {
+            prefix = prefix << 8 | UInt64(byte)
+            count += 1
+            if count == 8 { return prefix }
+        }
+        return prefix << (8 * UInt64(8 - count))
     }
 
     /// Whether `lhs`'s UTF-8 bytes sort before `rhs`'s.

@@ -159,10 +159,14 @@ final class Store: Sendable {
             return state.isDirty || state.flushInFlight
         }
         guard needed else { return .success(()) }
+        // NB: what the file brought from other processes is taken in once they may write again:
+        // comparing a file of thousands of keys with memory need not keep them waiting.
+        var later: FileStorage.Snapshot?
         do {
-            return try storage.withExclusiveLock { () throws(Defaults.StorageError) in
-                flushLocked(storage)
-            }
+            return try storage.withExclusiveLock(
+                afterward: { if let later { absorb(later) } },
+                { () throws(Defaults.StorageError) in flushLocked(storage, absorbingLater: &later) }
+            )
         } catch {
             scheduleRetry()
             return .failure(error)
@@ -180,6 +184,20 @@ final class Store: Sendable {
         _ storage: FileStorage,
         adding transaction: [String: JSONValue?] = [:],
         commit: () -> Void = {}
+    ) -> Result<Void, Defaults.StorageError> {
+        var now: FileStorage.Snapshot?
+        let result = flushLocked(storage, adding: transaction, commit: commit, absorbingLater: &now)
+        if let now { absorb(now) }
+        return result
+    }
+
+    /// ``flushLocked(_:adding:commit:)``, leaving what the written file brought from elsewhere in
+    /// `later`, for the caller to take in (``absorb(_:)``) before it releases the process lock.
+    private func flushLocked(
+        _ storage: FileStorage,
+        adding transaction: [String: JSONValue?] = [:],
+        commit: () -> Void = {},
+        absorbingLater later: inout FileStorage.Snapshot?
     ) -> Result<Void, Defaults.StorageError> {
         // NB: a file that could not be read when opened is never written over. Look again: its
         // permissions may have been fixed, or it may be gone.
@@ -214,6 +232,12 @@ final class Store: Sendable {
         switch storage.readSettled(knowing: state.withLock { $0.file }) {
         case .missing:
             document = [:]
+            // NB: a new file that gets every key memory holds is memory's own, as a known one is:
+            // comparing all of it with memory afterwards (most of a first write of many keys)
+            // would find nothing.
+            baseIsKnown =
+                transaction.isEmpty && pending.tree.count <= changed.count
+                && pending.tree.keys.allSatisfy(changed.contains)
         case .parsed(let snapshot):
             document = snapshot.members
         case .unchanged(let snapshot):
@@ -250,7 +274,7 @@ final class Store: Sendable {
             state.withLock { $0.file = written }
         } else {
             // Keys the file brought, written by another process since this one last looked, join memory.
-            absorb(written)
+            later = written
         }
         return .success(())
     }
@@ -397,7 +421,7 @@ final class Store: Sendable {
 
     /// Makes memory match `file` (the file as just read or written; `nil`: there is none), except
     /// for keys changed here since the last flush, and reports the keys that changed as one
-    /// external change.
+    /// external change (those someone can be told of: see below).
     ///
     /// The caller holds the process lock, so events leave in the order they were applied.
     private func absorb(_ file: FileStorage.Snapshot?) {
@@ -406,40 +430,48 @@ final class Store: Sendable {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             state.file = file
             state.writesBlocked = false
-            var changes: [String: Defaults.StoredChange] = [:]
+            // NB: listed first and made a dictionary of the right size at the end: growing one
+            // key by key was a fifth of taking in a file of thousands of new keys.
+            var listed: [(name: String, change: Defaults.StoredChange)] = []
             let hasLocalChanges = state.isDirty
-            // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
-            var shared = 0
-            for (name, new) in members {
-                let old = state.tree[name]
-                if old != nil { shared += 1 }
-                guard old != new, !hasLocalChanges || !state.isChanged(name) else { continue }
-                let entry = state.entry(name)
-                changes[name] = Defaults.StoredChange(
+            // NB: what is kept beside a changed key, found with one search; only for keys that
+            // changed, and searched by a name hashed once.
+            func change(of name: String, from old: JSONValue?, to new: JSONValue?) {
+                let entry = state.keys[Defaults.Suite.HashedName(name)]
+                guard !hasLocalChanges || entry?.isChanged != true else { return }
+                let change = Defaults.StoredChange(
                     old: old,
                     new: new,
                     oldDecoded: entry?.decoded,
                     observers: entry?.observers
                 )
+                listed.append((name, change))
+            }
+            // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
+            var shared = 0
+            for (name, new) in members {
+                let old = state.tree[name]
+                if old != nil { shared += 1 }
+                if old != new { change(of: name, from: old, to: new) }
             }
             if shared < state.tree.count {
-                for (name, old) in state.tree where members[name] == nil {
-                    guard !hasLocalChanges || !state.isChanged(name) else { continue }
-                    let entry = state.entry(name)
-                    changes[name] = Defaults.StoredChange(
-                        old: old,
-                        new: nil,
-                        oldDecoded: entry?.decoded,
-                        observers: entry?.observers
-                    )
-                }
+                for (name, old) in state.tree where members[name] == nil { change(of: name, from: old, to: nil) }
             }
-            guard !changes.isEmpty else { return (changes, nil) }
-            for (name, change) in changes {
+            guard !listed.isEmpty else { return ([:], nil) }
+            // NB: the event lists only changes someone can be told of: those of observed keys,
+            // unless a sink gets every change or the whole suite is observed. A file of thousands of
+            // keys nobody observes makes no event of thousands of changes.
+            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+            state.tree.reserveCapacity(state.tree.count + listed.count)
+            var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
+            for (name, change) in listed {
                 state.tree[name] = change.new
-                state.forgetDecoded(name)
+                // NB: only a key that had a decoded value kept has one to forget.
+                if change.oldDecoded != nil { state.forgetDecoded(name) }
+                if isAllReported || change.observers != nil { changes[name] = change }
             }
             state.generation &+= 1
+            guard !changes.isEmpty else { return ([:], nil) }
             // NB: reads of an overridden key return the override, which did not change.
             return (state.hasOverrides ? state.overrides!.reportable(changes) : changes, state.suiteObservers)
         }
