@@ -301,6 +301,12 @@ extension Defaults.Suite {
         /// Whether the entry holds nothing, so it can go.
         var isEmpty: Bool { decoded == nil && !isChanged && observers == nil }
 
+        /// Whether `entry` holds nothing; for an entry lent in place.
+        static func isEmpty(_ entry: inout KeyState) -> Bool { entry.isEmpty }
+
+        /// The observers of `entry`; for an entry lent in place.
+        static func observers(of entry: inout KeyState) -> (any Defaults.ObserverSlot)? { entry.observers }
+
         /// Marks the key changed; returns whether it was already.
         mutating func markChanged() -> Bool {
             defer { isChanged = true }

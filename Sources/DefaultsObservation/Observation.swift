@@ -27,8 +27,14 @@ extension Defaults {
         ///
         /// A callback already running on another thread finishes; no new one starts.
         public func invalidate() {
+            stop(isInTiedTable: true)
+        }
+
+        /// Stops delivery; `isInTiedTable` false when the registry's table of tied subscribers is
+        /// known not to hold the subscriber (a sweep took it out), so it is not searched again.
+        func stop(isInTiedTable: Bool) {
             guard subscriber.deactivate() else { return }
-            ObserverRegistry.shared.remove(subscriber)
+            ObserverRegistry.shared.remove(subscriber, isInTiedTable: isInTiedTable)
             // NB: held in a local so the tie's reference to `self` is dropped after the lock.
             let tie = subscriber.setTie(nil)
             _ = tie

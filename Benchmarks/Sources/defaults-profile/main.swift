@@ -39,7 +39,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair open10k burst tied-owners"
+        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k burst tied-owners"
     )
     exit(2)
 }
@@ -135,6 +135,17 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         measured(iterations) { _ in sink(ViewModel(key)) }
         let after = residentKilobytes()
         print("VmRSS before \(before) kB, after \(after) kB, growth \(after - before) kB over \(iterations) owners")
+    case "tied-pair":
+        // observe + tieToLifetime(of:) + the owner released: the cost of a tie, and its share of
+        // the sweeps that remove the ties whose owner is gone.
+        final class Owner: Sendable {}
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("answer", default: 0, suite: suite)
+        installRegistry()
+        measured(iterations) { _ in
+            let owner = Owner()
+            Defaults.observe(key, options: []) { _ in }.tieToLifetime(of: owner)
+        }
     case "observe-pair":
         let suite = Defaults.Suite.inMemory()
         let key = Defaults.Key<Int>("answer", default: 0, suite: suite)

@@ -275,10 +275,12 @@ extension Defaults.Suite {
                 if let slot { state.keys[name] = KeyState(observers: slot) }
                 return nil
             }
-            let old = state.keys.values[index].observers
+            // NB: the entry is lent in place (`inout`), here and below: read as a value, all of it
+            // would be copied, and its references retained and released.
+            let old = KeyState.observers(of: &state.keys.values[index])
             body(&state.keys.values[index].observers)
             // NB: an entry left with nothing goes, so keys observed once leave nothing behind.
-            if state.keys.values[index].isEmpty { state.keys.remove(at: index) }
+            if KeyState.isEmpty(&state.keys.values[index]) { state.keys.remove(at: index) }
             return old
         }
     }

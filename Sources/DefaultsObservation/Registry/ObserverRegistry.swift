@@ -67,7 +67,9 @@ final class ObserverRegistry: Sendable {
         }
     }
 
-    func remove(_ subscriber: Subscriber) {
+    /// Takes `subscriber` off its keys, and out of the table of tied subscribers unless
+    /// `isInTiedTable` says a sweep took it out already.
+    func remove(_ subscriber: Subscriber, isInTiedTable: Bool = true) {
         guard subscriber.unregister() else { return }
         subscriber.forEachTarget { target in
             target.suite.updateObservers(named: target.address.name) { Self.leave(subscriber, &$0) }
@@ -77,7 +79,9 @@ final class ObserverRegistry: Sendable {
         }
         // NB: only for subscribers ever tied: the registry's lock on every `invalidate` would make
         // each observe-and-invalidate pair dearer.
-        if subscriber.mayHaveBeenTied { state.withLock { $0.tied[ObjectIdentifier(subscriber)] = nil } }
+        if isInTiedTable && subscriber.mayHaveBeenTied {
+            state.withLock { $0.tied[ObjectIdentifier(subscriber)] = nil }
+        }
     }
 
     /// Makes `subscriber` hang on a key (or a state) where `slot` hangs: alone, or in a bucket.
@@ -117,9 +121,9 @@ final class ObserverRegistry: Sendable {
             guard state.tied.count > max(Self.sweepFloor, 2 * state.tiedAfterSweep) else { return [] }
             return Self.sweep(&state)
         }
-        // NB: stopped after unlocking: stopping takes this lock, and releasing them frees what
-        // their handlers captured.
-        for observation in released { observation.invalidate() }
+        // NB: stopped after unlocking: stopping takes the suites' locks, and releasing them frees
+        // what their handlers captured. The sweep took them out of the table already.
+        for observation in released { observation.stop(isInTiedTable: false) }
     }
 
     /// Drops every tied subscriber whose owner is gone (or that was stopped) from the table;
@@ -190,40 +194,21 @@ final class ObserverRegistry: Sendable {
 final class Bucket: Defaults.ObserverSlot {
     private let members: Lock<Members>
 
-    /// The subscribers in an array, which a delivery reads, and where each one is in it.
+    /// The subscribers by identity, and the array of them a delivery reads.
     private struct Members {
-        var list: [Subscriber]
-        /// Where each subscriber is in ``list``, kept once the list is longer than a search of it
-        /// is cheap (``indexedCount``); `nil` before.
-        var positions: [ObjectIdentifier: Int]?
+        var byIdentity: [ObjectIdentifier: Subscriber]
+        /// The subscribers in an array, made again by the first delivery after they changed.
+        ///
+        /// NB: kept apart from the table, so an observer that comes and goes costs one insert
+        /// and one removal, and a key written often reads a ready array.
+        var list: [Subscriber]?
 
-        /// The longest list searched from one end.
-        static let indexedCount = 16
-
-        /// Where `subscriber` is in the list.
-        func position(of subscriber: Subscriber) -> Int? {
-            if let positions { return positions[ObjectIdentifier(subscriber)] }
-            return list.firstIndex { $0 === subscriber }
-        }
-
-        mutating func append(_ subscriber: Subscriber) {
-            list.append(subscriber)
-            if positions != nil {
-                positions![ObjectIdentifier(subscriber)] = list.count - 1
-            } else if list.count > Self.indexedCount {
-                positions = Dictionary(uniqueKeysWithValues: list.indices.map { (ObjectIdentifier(list[$0]), $0) })
-            }
-        }
-
-        /// Removes the subscriber at `position`; the last one takes its place, so a removal moves
-        /// one subscriber, not the rest.
-        mutating func remove(at position: Int) {
-            let removed = list[position]
-            let last = list.removeLast()
-            positions?[ObjectIdentifier(removed)] = nil
-            guard position < list.count else { return }
-            list[position] = last
-            positions?[ObjectIdentifier(last)] = position
+        /// The subscribers in an array.
+        mutating func array() -> [Subscriber] {
+            if let list { return list }
+            let made = Array(byIdentity.values)
+            list = made
+            return made
         }
     }
 
@@ -239,27 +224,33 @@ final class Bucket: Defaults.ObserverSlot {
 
     /// A bucket of two subscribers.
     init(_ first: Subscriber, _ second: Subscriber) {
-        members = Lock(Members(list: [first, second]))
+        members = Lock(
+            Members(byIdentity: [ObjectIdentifier(first): first, ObjectIdentifier(second): second], list: nil)
+        )
     }
 
     /// The number of subscribers.
-    var count: Int { members.withLock { $0.list.count } }
+    var count: Int { members.withLock { $0.byIdentity.count } }
 
     func insert(_ subscriber: Subscriber) {
         members.withLock { members in
-            guard members.position(of: subscriber) == nil else { return }
-            members.append(subscriber)
+            guard members.byIdentity.updateValue(subscriber, forKey: ObjectIdentifier(subscriber)) == nil else {
+                return
+            }
+            members.list = nil
         }
     }
 
     /// Removes `subscriber`; returns what is to hang on the key after it.
     func remove(_ subscriber: Subscriber) -> AfterRemoval {
         members.withLock { members in
-            guard let position = members.position(of: subscriber) else { return .unchanged }
-            members.remove(at: position)
-            switch members.list.count {
+            guard members.byIdentity.removeValue(forKey: ObjectIdentifier(subscriber)) != nil else {
+                return .unchanged
+            }
+            members.list = nil
+            switch members.byIdentity.count {
             case 0: return .empty
-            case 1: return .hang(members.list[0])
+            case 1: return .hang(members.byIdentity.first!.value)
             default: return .unchanged
             }
         }
@@ -268,7 +259,7 @@ final class Bucket: Defaults.ObserverSlot {
     /// Calls `body` with each subscriber, under the bucket's lock.
     func forEachMember(_ body: (Subscriber) -> Void) {
         members.withLock { members in
-            for subscriber in members.list { body(subscriber) }
+            for subscriber in members.byIdentity.values { body(subscriber) }
         }
     }
 
@@ -281,7 +272,7 @@ final class Bucket: Defaults.ObserverSlot {
         newDecoded: Defaults.Suite.CacheEntry?,
         isPropagationSuppressed: Bool
     ) {
-        let list = members.withLock { $0.list }
+        let list = members.withLock { $0.array() }
         // NB: made once, for the subscribers that need the event; most take the change's parts.
         var event: Defaults.SuiteChange?
         for subscriber in list {
