@@ -91,10 +91,12 @@ extension Defaults.Suite {
         case .decode(let json, let generation):
             // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
             let decoded = ValueCoding.decode(json.value, as: Value.self)
-            store.state.withLock { state in
-                guard state.generation == generation else { return }
-                state.keepDecoded(decoded.map { .holding($0) } ?? .undecodable(as: Value.self), for: name)
+            let replaced = store.state.withLock { state -> CacheEntry? in
+                guard state.generation == generation else { return nil }
+                return state.keepDecoded(decoded.map { .holding($0) } ?? .undecodable(as: Value.self), for: name)
             }
+            // NB: released here, after the lock: it may hold an instance of a class of the user's.
+            _ = replaced
             return decoded
         }
     }
@@ -397,6 +399,9 @@ extension Defaults.Suite {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
         let isFile = store.isFileBacked && !isWritten
+        // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
+        // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
+        var all: [String: Defaults.StoredChange] = [:]
         let outcome = store.state.withLock {
             state -> (
                 changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
@@ -426,6 +431,7 @@ extension Defaults.Suite {
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
             let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
+            all = changes
             if isFile {
                 let schedule = !state.flushScheduled
                 state.flushScheduled = true
@@ -438,6 +444,7 @@ extension Defaults.Suite {
             }
             return (reported, false, state.suiteObservers)
         }
+        all.removeAll()
         guard let outcome else { return nil }
         if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
         var propagated = outcome.changes
@@ -489,11 +496,13 @@ extension Defaults.Suite {
 
     private func refresh(_ name: String, from storage: UserDefaultsStorage) {
         let current = storage.value(forKey: name)
-        store.state.withLock { state in
-            guard state.tree[name] != current else { return }
+        let forgotten = store.state.withLock { state -> CacheEntry? in
+            guard state.tree[name] != current else { return nil }
             state.tree[name] = current
-            state.forgetDecoded(name)
             state.generation &+= 1
+            return state.forgetDecoded(name)
         }
+        // NB: released after the lock: it may hold an instance of a class of the user's.
+        _ = forgotten
     }
 }

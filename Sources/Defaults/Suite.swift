@@ -225,20 +225,25 @@ extension Defaults.Suite {
         }
 
         /// Forgets the decoded value kept for `name`, if any.
-        mutating func forgetDecoded(_ name: String) {
+        ///
+        /// - Returns: The value forgotten, for the caller to release after the lock: a decoded value
+        ///   may be an instance of a class of the user's, whose `deinit` is user code.
+        mutating func forgetDecoded(_ name: String) -> CacheEntry? {
             // NB: an entry's other parts stay; an entry left with nothing goes.
-            guard let index = keys.index(forKey: HashedName(name)), keys.values[index].decoded != nil else { return }
-            keys.values[index].decoded = nil
-            if keys.values[index].isEmpty { keys.remove(at: index) }
+            guard let index = keys.index(forKey: HashedName(name)) else { return nil }
+            var old: CacheEntry?
+            swap(&old, &keys.values[index].decoded)
+            if KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
+            return old
         }
 
         /// Keeps `decoded` as the decoded value of `name`.
-        mutating func keepDecoded(_ decoded: CacheEntry?, for name: HashedName) {
-            if let decoded {
-                keys[name, default: KeyState()].decoded = decoded
-            } else {
-                forgetDecoded(name.text)
-            }
+        ///
+        /// - Returns: The value kept before, for the caller to release after the lock.
+        mutating func keepDecoded(_ decoded: CacheEntry, for name: HashedName) -> CacheEntry? {
+            var old: CacheEntry? = decoded
+            swap(&old, &keys[name, default: KeyState()].decoded)
+            return old
         }
 
         /// Records one committed change of `name`, with one search of ``keys``: keeps `decoded` (or

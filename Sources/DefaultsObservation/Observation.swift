@@ -56,6 +56,13 @@ extension Defaults {
             let old = subscriber.setTie(Subscriber.LifetimeTie(owner: owner, observation: self))
             _ = old
             ObserverRegistry.shared.noteTie(of: subscriber)
+            // NB: an observation already stopped (or stopping on another thread) keeps no tie: the
+            // tie would hold it, and it its subscriber, for good. Looked at after the tie is set, so
+            // a stop either sees the tie and drops it, or is seen here.
+            if !subscriber.isActive {
+                let dropped = subscriber.setTie(nil)
+                _ = dropped
+            }
             return self
         }
 

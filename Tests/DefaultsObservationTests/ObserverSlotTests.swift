@@ -139,6 +139,21 @@ import Testing
         #expect(told.elements.sorted() == ["a", "b", "b"])
     }
 
+    @Test func aTieMadeAfterTheObservationStoppedKeepsNothingAlive() {
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Int>("count", default: 0, suite: suite)
+        let owner = NSObject()
+        weak var stopped: Defaults.Observation?
+        do {
+            let observation = Defaults.observe(key, options: []) { _ in }
+            observation.invalidate()
+            observation.tieToLifetime(of: owner)
+            stopped = observation
+        }
+        #expect(stopped == nil)
+        withExtendedLifetime(owner) {}
+    }
+
     @Test func aSubscriberOfSeveralKeysIsToldOnceForEachWriteOfAny() {
         let suite = Defaults.Suite.inMemory()
         let keys = (0..<3).map { Defaults.Key<Int>("key-\($0)", default: 0, suite: suite) }

@@ -206,8 +206,8 @@ import Glibc
         }
     }
 
-    @Test func aFileDeletedJustBeforeAWriteLeavesOnlyWhatWasWrittenSince() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test func aFileDeletedJustBeforeAWriteLeavesOnlyWhatWasWrittenSince() throws {
+        try withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"a" : 1, "b" : "two"}"#)
             defer { fixture.recorder.stop() }
             let (a, c) = (fixture.key("a", default: -1), fixture.key("c", default: -1))
@@ -320,6 +320,25 @@ import Glibc
                 try storeDirectoryListing(fixture.file.deletingLastPathComponent())
                     .allSatisfy { !$0.contains("corrupt") }
             )
+        }
+    }
+
+    @Test func anOldValueAnOutsideChangeReplacesIsReleasedAfterTheSuitesLock() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"p" : {"n" : 1}, "q" : 1}"#.utf8))
+            // NB: in a process of its own, with no sink that gets every change: there the change of
+            // "p", which nobody observes, is in no event, and memory alone holds the old value.
+            let helper = try RunningHelper(["release-outside-lock", file.path])
+            #expect(await helper.nextLine() == "ready")
+            let next = directory.appendingPathComponent("next.json")
+            try storeWriteFile(next, Array(#"{"p" : {"n" : 2}, "q" : 2}"#.utf8))
+            #expect(rename(next.path, file.path) == 0)
+            // The old value's deinit reads the suite: under the suite's lock, it would stop the process.
+            #expect(await helper.nextLine() == "released")
+            #expect(await helper.nextLine() == "changed n=2")
+            let result = await helper.waitForExit()
+            #expect(result.status == 0, "\(result.errorOutput)")
         }
     }
 

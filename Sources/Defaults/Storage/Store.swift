@@ -164,7 +164,12 @@ final class Store: Sendable {
         var later: FileStorage.Snapshot?
         do {
             return try storage.withExclusiveLock(
-                afterward: { if let later { absorb(later) } },
+                afterward: {
+                    if let later { absorb(later) }
+                    // NB: only now: a `synchronize()` on another thread waits for this flush until
+                    // memory holds what it brought.
+                    state.withLock { $0.flushInFlight = false }
+                },
                 { () throws(Defaults.StorageError) in flushLocked(storage, absorbingLater: &later) }
             )
         } catch {
@@ -188,11 +193,15 @@ final class Store: Sendable {
         var now: FileStorage.Snapshot?
         let result = flushLocked(storage, adding: transaction, commit: commit, absorbingLater: &now)
         if let now { absorb(now) }
+        state.withLock { $0.flushInFlight = false }
         return result
     }
 
     /// ``flushLocked(_:adding:commit:)``, leaving what the written file brought from elsewhere in
     /// `later`, for the caller to take in (``absorb(_:)``) before it releases the process lock.
+    ///
+    /// The flush stays in flight (`State.flushInFlight`) until the caller says it is done, once
+    /// memory holds what it brought.
     private func flushLocked(
         _ storage: FileStorage,
         adding transaction: [String: JSONValue?] = [:],
@@ -221,7 +230,6 @@ final class Store: Sendable {
                 .unreadableFile(url: storage.url, reason: "the file could not be read, so it is not overwritten")
             )
         }
-        defer { state.withLock { $0.flushInFlight = false } }
         var changed = pending.changed
         var document: [String: JSONValue]
         // NB: the file as this process last saw it: memory already holds it, but for pending keys.
@@ -426,6 +434,10 @@ final class Store: Sendable {
     /// The caller holds the process lock, so events leave in the order they were applied.
     private func absorb(_ file: FileStorage.Snapshot?) {
         let members = file?.members ?? [:]
+        // NB: everything taken out of memory leaves the lock in `dropped`, and is released after it:
+        // an old decoded value may be an instance of a class of the user's, whose `deinit` is user
+        // code, and a change nobody is told of is not in the event that would carry it out.
+        var dropped: [Defaults.Suite.CacheEntry?] = []
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             state.file = file
@@ -467,14 +479,22 @@ final class Store: Sendable {
             for (name, change) in listed {
                 state.tree[name] = change.new
                 // NB: only a key that had a decoded value kept has one to forget.
-                if change.oldDecoded != nil { state.forgetDecoded(name) }
-                if isAllReported || change.observers != nil { changes[name] = change }
+                if change.oldDecoded != nil { dropped.append(state.forgetDecoded(name)) }
+                if isAllReported || change.observers != nil {
+                    changes[name] = change
+                } else if change.oldDecoded != nil {
+                    dropped.append(change.oldDecoded)
+                }
             }
             state.generation &+= 1
             guard !changes.isEmpty else { return ([:], nil) }
+            guard state.hasOverrides else { return (changes, state.suiteObservers) }
             // NB: reads of an overridden key return the override, which did not change.
-            return (state.hasOverrides ? state.overrides!.reportable(changes) : changes, state.suiteObservers)
+            let reported = state.overrides!.reportable(changes)
+            for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
+            return (reported, state.suiteObservers)
         }
+        dropped.removeAll()
         guard !changes.isEmpty, let deliveryQueue else { return }
         deliveryQueue.async { [weak self] in
             // NB: no suite left means no observer left: an observer holds a key, which holds its suite.

@@ -34,6 +34,12 @@
 //         Foundation's UserDefaults over <path>.plist, for the README's baseline: sets "size" to 1,
 //         lets another writer change the file to 2, and prints what it reads before and after its
 //         own synchronize(), and how many change notifications it got.
+//     defaults-test-helper release-outside-lock <file>
+//         with the file holding "p" = {"n": …} (a class value whose deinit reads the suite) and "q",
+//         reads "p" so its value is kept, hangs a slot on "q" only, prints "ready", then waits for
+//         an outside change: prints "released" when the old "p" is released (a release under the
+//         suite's lock would stop the process: the read locks it again), then "changed n=<n>", and
+//         exits. With no sink that gets every change, so "p"'s change is in no event.
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -337,6 +343,42 @@ case "userdefaults-edit":
     print("read after synchronize: \(userDefaults.integer(forKey: "size"))")
     print("notifications: \(notifications.withLock { $0 })")
     withExtendedLifetime(token) {}
+
+case "release-outside-lock":
+    final class Payload: Codable, Defaults.Serializable, @unchecked Sendable {  // `n` is a `let`
+        let n: Int
+        nonisolated(unsafe) static var onRelease: (@Sendable () -> Void)?  // set before any release
+        deinit { Payload.onRelease?() }
+    }
+    /// Hangs on "q" so the outside change carries an observer slot; told of no one-key write here.
+    final class Slot: Defaults.ObserverSlot {
+        func deliverChange(
+            in suite: Defaults.Suite,
+            named name: String,
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Defaults.Suite.CacheEntry?,
+            newDecoded: Defaults.Suite.CacheEntry?,
+            isPropagationSuppressed: Bool
+        ) {}
+    }
+    let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+    let p = Defaults.Key<Payload?>("p", suite: suite)
+    Payload.onRelease = {
+        _ = suite.storedValues()
+        say("released")
+    }
+    guard suite[p]?.n == 1 else { fail("expected p.n == 1") }
+    suite.updateObservers(named: .init("q")) { $0 = Slot() }
+    Defaults.addChangeSink(
+        Defaults.ChangeSink(usesObserverSlots: true) { change in
+            guard change.origin == .external else { return }
+            say("changed n=\(suite[p]?.n ?? -1)")
+            exit(0)
+        }
+    )
+    say("ready")
+    withExtendedLifetime(suite) { dispatchMain() }
 
 case "watch":
     let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
