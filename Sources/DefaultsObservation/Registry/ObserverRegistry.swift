@@ -59,8 +59,14 @@ final class ObserverRegistry: Sendable {
 
     func add(_ subscriber: Subscriber) {
         subscriber.register()
+        // NB: a subscriber of one key notes the bucket it joins, for a removal that leaves the
+        // bucket as it hangs (see `remove`).
+        let notesBucket = subscriber.otherTargets.isEmpty && subscriber.wholeSuites.isEmpty
         subscriber.forEachTarget { target in
-            target.suite.updateObservers(named: target.address.name) { Self.join(subscriber, &$0) }
+            target.suite.updateObservers(named: target.address.name) { slot in
+                let bucket = Self.join(subscriber, &slot)
+                if notesBucket { subscriber.joinedBucket = bucket }
+            }
         }
         for suite in subscriber.wholeSuites {
             suite.updateSuiteObservers { Self.join(subscriber, &$0) }
@@ -71,8 +77,17 @@ final class ObserverRegistry: Sendable {
     /// `isInTiedTable` says a sweep took it out already.
     func remove(_ subscriber: Subscriber, isInTiedTable: Bool = true) {
         guard subscriber.unregister() else { return }
-        subscriber.forEachTarget { target in
-            target.suite.updateObservers(named: target.address.name) { Self.leave(subscriber, &$0) }
+        // NB: a bucket that keeps two subscribers or more after this one leaves still hangs as it
+        // is, so leaving it needs no change of what hangs on the key, and not the suite's lock: a
+        // bucket no longer hanging has one subscriber at most, so never goes this way.
+        let bucket = subscriber.joinedBucket
+        subscriber.joinedBucket = nil
+        if let bucket, bucket.remove(subscriber, keepingMoreThan: 1) {
+            // Taken out: nothing hangs differently.
+        } else {
+            subscriber.forEachTarget { target in
+                target.suite.updateObservers(named: target.address.name) { Self.leave(subscriber, &$0) }
+            }
         }
         for suite in subscriber.wholeSuites {
             suite.updateSuiteObservers { Self.leave(subscriber, &$0) }
@@ -85,16 +100,22 @@ final class ObserverRegistry: Sendable {
     }
 
     /// Makes `subscriber` hang on a key (or a state) where `slot` hangs: alone, or in a bucket.
-    private static func join(_ subscriber: Subscriber, _ slot: inout (any Defaults.ObserverSlot)?) {
+    ///
+    /// - Returns: The bucket it joined; `nil` when it hangs alone.
+    @discardableResult
+    private static func join(_ subscriber: Subscriber, _ slot: inout (any Defaults.ObserverSlot)?) -> Bucket? {
         guard let current = slot else {
             slot = subscriber
-            return
+            return nil
         }
         if let bucket = current as? Bucket {
             bucket.insert(subscriber)
-        } else if let other = current as? Subscriber, other !== subscriber {
-            slot = Bucket(other, subscriber)
+            return bucket
         }
+        guard let other = current as? Subscriber, other !== subscriber else { return nil }
+        let bucket = Bucket(other, subscriber)
+        slot = bucket
+        return bucket
     }
 
     /// Takes `subscriber` off a key (or a state) where `slot` hangs; a lone subscriber left in a
@@ -241,6 +262,17 @@ final class Bucket: Defaults.ObserverSlot {
         }
     }
 
+    /// Removes `subscriber` when more than `minimum` subscribers stay; whether it did.
+    func remove(_ subscriber: Subscriber, keepingMoreThan minimum: Int) -> Bool {
+        members.withLock { members in
+            guard members.byIdentity.count > minimum + 1,
+                members.byIdentity.removeValue(forKey: ObjectIdentifier(subscriber)) != nil
+            else { return false }
+            members.list = nil
+            return true
+        }
+    }
+
     /// Removes `subscriber`; returns what is to hang on the key after it.
     func remove(_ subscriber: Subscriber) -> AfterRemoval {
         members.withLock { members in
@@ -323,6 +355,13 @@ final class Subscriber: Sendable {
     /// NB: sequentially consistent, with ``mayBeTied``: a tie and a removal on two threads must
     /// not each miss the other's flag, or the registry would keep a removed subscriber as tied.
     private let registered = Atomic<Bool>(false)
+
+    /// For a subscriber of one key: the bucket it joined when added; `nil` when it hung alone.
+    ///
+    /// NB: written when the subscriber is added (under the suite's lock) and when it is removed, by
+    /// the one thread that stops it (after `unregister()`, which only one caller wins); an add
+    /// happens before the removal of the same subscriber, so the two never meet.
+    nonisolated(unsafe) var joinedBucket: Bucket?
 
     /// Keeps the observation alive while `owner` lives.
     struct LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used
