@@ -326,26 +326,20 @@ extension Defaults.Suite {
                 )
                 for sink in Defaults.currentChangeSinks where !sink.usesObserverSlots { sink.deliver(event) }
             }
-            observers?
-                .deliverChange(
-                    in: self,
-                    named: name,
-                    old: old,
-                    new: new,
-                    oldDecoded: oldDecoded,
-                    newDecoded: decoded,
-                    isPropagationSuppressed: suppressed
-                )
-            suiteObservers?
-                .deliverChange(
-                    in: self,
-                    named: name,
-                    old: old,
-                    new: new,
-                    oldDecoded: oldDecoded,
-                    newDecoded: decoded,
-                    isPropagationSuppressed: suppressed
-                )
+            func tell(_ slot: (any Defaults.ObserverSlot)?) {
+                slot?
+                    .deliverChange(
+                        in: self,
+                        named: name,
+                        old: old,
+                        new: new,
+                        oldDecoded: oldDecoded,
+                        newDecoded: decoded,
+                        isPropagationSuppressed: suppressed
+                    )
+            }
+            tell(observers)
+            tell(suiteObservers)
         }
     }
 

@@ -229,12 +229,20 @@ extension Defaults.Suite {
         /// - Returns: The value forgotten, for the caller to release after the lock: a decoded value
         ///   may be an instance of a class of the user's, whose `deinit` is user code.
         mutating func forgetDecoded(_ name: String) -> CacheEntry? {
-            // NB: an entry's other parts stay; an entry left with nothing goes.
             guard let index = keys.index(forKey: HashedName(name)) else { return nil }
+            return forgetDecoded(at: index).old
+        }
+
+        /// Forgets the decoded value of the entry at `index`; returns it, and the entry's observers.
+        private mutating func forgetDecoded(
+            at index: Dictionary<HashedName, KeyState>.Index
+        ) -> (old: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
             var old: CacheEntry?
             swap(&old, &keys.values[index].decoded)
+            let observers = KeyState.observers(of: &keys.values[index])
+            // NB: an entry's other parts stay; an entry left with nothing goes.
             if KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
-            return old
+            return (old, observers)
         }
 
         /// Keeps `decoded` as the decoded value of `name`.
@@ -258,10 +266,7 @@ extension Defaults.Suite {
             // NB: a removal of an unobserved, unchanged key with nothing kept adds no entry.
             if decoded == nil && !marksChanged {
                 guard let index = keys.index(forKey: name) else { return (nil, nil) }
-                var old: CacheEntry?
-                swap(&old, &keys.values[index].decoded)
-                let observers = keys.values[index].observers
-                if keys.values[index].isEmpty { keys.remove(at: index) }
+                let (old, observers) = forgetDecoded(at: index)
                 return (old, observers)
             }
             let (old, observers, wasChanged) = keys[name, default: KeyState()]

@@ -47,7 +47,7 @@ import Testing
     @Test func membersSortAsTheirNamesUTF8BytesWhateverTheyShare() {
         // Names around the eight bytes compared first: equal first bytes, NULs, shorter and longer
         // names, bytes above 0x7F, and names that differ only after the eighth byte.
-        var generator = SplitMix(seed: 11)
+        var generator = SeededGenerator(seed: 11)
         let alphabet: [String] = ["a", "b", "\u{0}", "\u{1}", "\u{7F}", "é", "ß", "中", "😀", "-", "z"]
         var names: Set<String> = ["", "a", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefg", "abcdefgg"]
         for _ in 0..<2_000 {
@@ -62,19 +62,6 @@ import Testing
         let firstDifference = zip(sorted, expected).enumerated().first { $0.element.0 != $0.element.1 }
         #expect(sorted.count == expected.count)
         #expect(firstDifference == nil)
-    }
-
-    /// A seeded generator, so the names above are the same on every run.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
     }
 
     @Test func stringsEscapeQuotesBackslashesAndControlCharactersOnly() throws {
