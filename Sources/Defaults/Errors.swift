@@ -30,6 +30,22 @@ extension Defaults {
         /// is neither JSON nor text that decodes as `valueType`. Reads of `key` ignore it and
         /// return the stored value or the default. Reported once per key and source.
         case invalidOverride(key: String, source: String, value: String, valueType: String)
+        /// The file is not valid JSON (or not a JSON object), and it is not this suite's to move:
+        /// a system file, or a file this process may not write. It was left as it is, and read as
+        /// if it held nothing: its keys read as the layers beneath it or their defaults.
+        case corruptFileLeftInPlace(url: URL, reason: String)
+        /// A write was refused because this process may not write the suite's file (`reason` says
+        /// why: its permissions, or a read-only file system such as a ConfigMap volume). Nothing
+        /// changed, in memory or on disk.
+        case readOnlyFile(url: URL, reason: String)
+        /// A write to `key` was refused because the system file `lockedBy` locks it. Nothing
+        /// changed: a value the user's file holds for it stays there, and is read again once the
+        /// lock is lifted.
+        case lockedKey(key: String, lockedBy: URL)
+        /// The member `""` of the system file at `url`, where it lists the keys it locks, is not
+        /// what it must be (`reason` says why); the file locks nothing until it is mended. Its
+        /// values still count.
+        case invalidLocks(url: URL, reason: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -55,6 +71,15 @@ extension Defaults {
             case .invalidOverride(let key, let source, let value, let valueType):
                 return
                     "Defaults: ignoring the \(source) for key \"\(key)\": \"\(value)\" is not a value of type \(valueType)"
+            case .corruptFileLeftInPlace(let url, let reason):
+                return "Defaults: \(url.path) is corrupt (\(reason)); leaving it as it is and reading it as empty"
+            case .readOnlyFile(let url, let reason):
+                return "Defaults: not writing \(url.path): \(reason); nothing was changed"
+            case .lockedKey(let key, let lockedBy):
+                return
+                    "Defaults: not writing \"\(key)\": it is locked by \(lockedBy.path); the stored value is unchanged"
+            case .invalidLocks(let url, let reason):
+                return "Defaults: \(url.path) locks no keys until it is mended: \(reason)"
             }
         }
     }

@@ -119,7 +119,8 @@ extension Defaults.Suite {
                 return overridden
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                guard let json = scope.storedValue(named: name.text) else { return .absent }
+                let stored = scope.storedValue(named: name.text)
+                guard let json = state.layeredValue(named: name.text, stored: stored) else { return .absent }
                 return .uncached(Box(json))
             }
             if let index = state.keys.index(forKey: name) {
@@ -127,7 +128,10 @@ extension Defaults.Suite {
                 // copied, and its observers retained and released, on every read.
                 if let box = State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
             }
-            guard let json = state.tree[name.text] else { return .absent }
+            // NB: the decoded value kept is that of what reads see, system files and locks included.
+            guard let json = state.hasLayers ? state.layeredValue(named: name.text) : state.tree[name.text] else {
+                return .absent
+            }
             return .decode(Box(json), generation: state.generation)
         }
     }
@@ -137,6 +141,8 @@ extension Defaults.Suite {
     /// Out of line, so a read in a run without overrides pays only for the flag.
     @inline(never)
     private static func overrideLookup(_ state: inout State, named name: String, typeID: ObjectIdentifier) -> Lookup? {
+        // NB: a lock wins over this run's overrides: the key reads its system value.
+        if state.isLocked(name) { return nil }
         if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
         return state.overrides!.candidates(for: name).isEmpty ? nil : .overridden
     }
@@ -177,10 +183,12 @@ extension Defaults.Suite {
     /// The JSON stored under `name`, exactly as it sits in the file; `nil` when nothing is stored.
     ///
     /// This is the stored form, not a typed value: no bridge runs, no default applies, and values
-    /// given for this run by launch arguments or the environment are not seen. Inside a
-    /// ``transaction(_:)`` on this task, it includes the transaction's own writes. A change made by
-    /// another process or by editing the file is seen once the suite has read it (see
-    /// ``Defaults/Suite``).
+    /// given for this run by launch arguments or the environment are not seen. For a suite with
+    /// system files beneath it, it is the value reads decode: a locked key's system value, or
+    /// else the user's file's, or else the first system file's that sets it (see
+    /// ``source(ofValueNamed:)`` for which). Inside a ``transaction(_:)`` on this task, it includes
+    /// the transaction's own writes. A change made by another process or by editing the file is
+    /// seen once the suite has read it (see ``Defaults/Suite``).
     ///
     /// ```swift
     /// if case .number(let text)? = suite.storedValue(named: "http.port") { print(text) }
@@ -192,20 +200,33 @@ extension Defaults.Suite {
         if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
         return store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                return scope.storedValue(named: name)
+                return state.layeredValue(named: name, stored: scope.storedValue(named: name))
             }
-            return state.tree[name]
+            return state.layeredValue(named: name)
         }
     }
 
     /// Every stored value, by key name, all read at one instant: one state of the suite.
     ///
-    /// The same stored form as ``storedValue(named:)``, including keys no ``Defaults/Key`` names.
-    /// The dictionary is shared with the suite until its next change (copy on write), so taking it
-    /// costs no copy; the next write after it pays for one copy of the suite's values.
+    /// The same stored form as ``storedValue(named:)``, including keys no ``Defaults/Key`` names,
+    /// and keys only a system file sets. Without system files, the dictionary is shared with the
+    /// suite until its next change (copy on write), so taking it costs no copy; the next write after
+    /// it pays for one copy of the suite's values.
     ///
     /// - Returns: The stored JSON of every key.
     public func storedValues() -> [String: Defaults.JSONValue] {
+        store.state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
+                return state.layeredValues(stored: scope.storedValues())
+            }
+            return state.layeredValues(stored: state.tree)
+        }
+    }
+
+    /// Every value the suite's own file holds (or will, once pending writes are flushed), without
+    /// the system files beneath it: what `defaults read <suite>` prints and `defaults delete --all`
+    /// removes.
+    package func userStoredValues() -> [String: Defaults.JSONValue] {
         store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return scope.storedValues()
@@ -249,8 +270,9 @@ extension Defaults.Suite {
 
     /// What ``commitValue(_:named:decoded:)`` did under the lock.
     private enum OneKeyCommit {
-        /// A transaction is open on this suite: the write takes the general path.
-        case inTransaction
+        /// A transaction is open on this suite, or system files or refusals are in play: the write
+        /// takes the general path.
+        case general
         /// The stored value was already the new one.
         case unchanged
         /// `isReported` is false when observers are not told (the key has an override).
@@ -275,7 +297,7 @@ extension Defaults.Suite {
         let (outcome, old, oldDecoded, observers, suiteObservers) = store.state.withLock {
             state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
             in
-            if state.openTransactions > 0 { return (.inTransaction, nil, nil, nil, nil) }
+            if state.openTransactions > 0 || state.writesTakeGeneralPath { return (.general, nil, nil, nil, nil) }
             // NB: replaced before comparing, one search of the table: equal JSON is the same bytes,
             // so replacing a value with an equal one changes nothing.
             let old =
@@ -302,7 +324,7 @@ extension Defaults.Suite {
         switch outcome {
         case .unchanged:
             return
-        case .inTransaction:
+        case .general:
             let suppressed = Defaults.Propagation.isSuppressed
             if let scope = TransactionScope.find(for: self), scope.record([name: new], suppressed: suppressed) {
                 return
@@ -396,6 +418,7 @@ extension Defaults.Suite {
         // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
         // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
         var all: [String: Defaults.StoredChange] = [:]
+        var refused: [(name: String, refusal: WriteRefusal)] = []
         let outcome = store.state.withLock {
             state -> (
                 changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
@@ -405,7 +428,16 @@ extension Defaults.Suite {
             for (name, new) in makeWrites(state.tree) {
                 let old = state.tree[name]
                 guard old != new else { continue }
+                if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
+                    refused.append((name, refusal))
+                    continue
+                }
                 state.tree[name] = new
+                if case .userDefaults(let storage) = store.backend {
+                    // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                    // its order the same as ours.
+                    storage.set(new, forKey: name)
+                }
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
                 let (oldDecoded, observers) = state.recordChange(
@@ -413,31 +445,32 @@ extension Defaults.Suite {
                     decoded: newDecoded,
                     marksChanged: isFile
                 )
-                changes[name] = Defaults.StoredChange(
-                    old: old,
-                    new: new,
+                // NB: what reads see: where the user's file has no value, a system file's stands in.
+                let seenOld = state.valueBeneath(name, stored: old)
+                let seenNew = state.valueBeneath(name, stored: new)
+                let change = Defaults.StoredChange(
+                    old: seenOld,
+                    new: seenNew,
                     oldDecoded: oldDecoded,
                     newDecoded: newDecoded,
                     observers: observers
                 )
+                guard seenOld != seenNew else {
+                    all[name] = change
+                    continue
+                }
+                changes[name] = change
             }
-            guard !changes.isEmpty else { return nil }
+            guard !changes.isEmpty || !all.isEmpty else { return nil }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
             let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
-            all = changes
-            if isFile {
-                let schedule = !state.flushScheduled
-                state.flushScheduled = true
-                return (reported, schedule, state.suiteObservers)
-            }
-            if case .userDefaults(let storage) = store.backend {
-                // NB: UserDefaults never calls back into us, so writing under our lock keeps
-                // its order the same as ours.
-                for (name, change) in changes { storage.set(change.new, forKey: name) }
-            }
-            return (reported, false, state.suiteObservers)
+            all.merge(changes) { kept, _ in kept }
+            let schedule = isFile && !state.flushScheduled
+            if isFile { state.flushScheduled = true }
+            return (reported, schedule, state.suiteObservers)
         }
+        reportRefusals(refused)
         all.removeAll()
         guard let outcome else { return nil }
         if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
@@ -483,6 +516,21 @@ extension Defaults.Suite {
         func deliver() {
             if let propagated { Defaults.deliverToSinks(propagated) }
             if let silenced { Defaults.deliverToSinks(silenced) }
+        }
+    }
+
+    /// Reports writes refused under the lock: one report for a read-only file, one per locked key.
+    func reportRefusals(_ refused: [(name: String, refusal: WriteRefusal)]) {
+        var readOnlyReported = false
+        for (name, refusal) in refused {
+            switch refusal {
+            case .readOnly(let reason):
+                guard !readOnlyReported else { continue }
+                readOnlyReported = true
+                report(.readOnlyFile(url: fileURL ?? URL(fileURLWithPath: "/"), reason: reason))
+            case .locked(let url):
+                report(.lockedKey(key: name, lockedBy: url))
+            }
         }
     }
 

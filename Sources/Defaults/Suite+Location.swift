@@ -33,12 +33,16 @@ extension Defaults.Suite {
     /// The suite keys use unless they name another: `$XDG_CONFIG_HOME/<application id>/settings.json`.
     ///
     /// `~/.config` stands in for `$XDG_CONFIG_HOME` when that variable is unset or not absolute.
+    /// Beneath it lie the system files of `$XDG_CONFIG_DIRS`, as for ``init(name:errorHandler:)``.
     /// See ``applicationIdentifier``. Reads return values given as `-name value` launch arguments
     /// for this run (see ``overrideWithLaunchArguments(_:)`` and ``standardReadsLaunchArguments``).
     public static let standard: Defaults.Suite = {
-        let directory = configurationDirectory(environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        let name = applicationIdentifier
+        let file = fileURL(forSuiteNamed: name, in: configurationDirectory(environment: environment))
         let suite = Defaults.Suite(
-            opening: fileURL(forSuiteNamed: applicationIdentifier, in: directory),
+            opening: file,
+            systemFiles: systemFileURLs(forSuiteNamed: name, environment: environment, excluding: file),
             errorHandler: nil,
             reportsLoadProblemsLater: true
         )
@@ -53,6 +57,32 @@ extension Defaults.Suite {
         }
         let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
         return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config", isDirectory: true)
+    }
+
+    /// The XDG system configuration directories for `environment`, most important first.
+    ///
+    /// `$XDG_CONFIG_DIRS`, or `/etc/xdg` when it is unset or empty. Entries that are not absolute
+    /// paths are ignored, as the XDG Base Directory spec says.
+    package static func systemConfigurationDirectories(environment: [String: String]) -> [URL] {
+        let listed = (environment["XDG_CONFIG_DIRS"] ?? "").split(separator: ":").map(String.init)
+        let absolute = listed.filter { $0.hasPrefix("/") }
+        return (absolute.isEmpty && listed.isEmpty ? ["/etc/xdg"] : absolute)
+            .map {
+                URL(fileURLWithPath: $0, isDirectory: true)
+            }
+    }
+
+    /// The system files beneath the suite named `name`: its file in each system configuration
+    /// directory, but `file` itself (the user's, which may be listed there too).
+    package static func systemFileURLs(
+        forSuiteNamed name: String,
+        environment: [String: String],
+        excluding file: URL
+    ) -> [URL] {
+        var seen: Set<String> = [file.standardizedFileURL.path]
+        return systemConfigurationDirectories(environment: environment)
+            .map { fileURL(forSuiteNamed: name, in: $0) }
+            .filter { seen.insert($0.standardizedFileURL.path).inserted }
     }
 
     /// Where the suite named `name` keeps its file inside `configurationDirectory`.

@@ -70,7 +70,20 @@ extension Defaults.Suite {
             throw error
         }
         // NB: closed first, so a task the body started writes directly from now on.
-        let (writes, suppressedKeys) = scope.close()
+        var (writes, suppressedKeys) = scope.close()
+        guard !writes.isEmpty else { return (result, nil) }
+        // NB: before the commit, which an exclusive transaction puts in the file directly.
+        let refused = store.state.withLock { state -> [(name: String, refusal: WriteRefusal)] in
+            guard state.guardsWrites else { return [] }
+            var refused: [(name: String, refusal: WriteRefusal)] = []
+            for (name, new) in writes {
+                guard let refusal = state.refusal(ofWriteTo: name) else { continue }
+                writes[name] = nil
+                if state.tree[name] != new { refused.append((name, refusal)) }
+            }
+            return refused
+        }
+        reportRefusals(refused)
         guard !writes.isEmpty else { return (result, nil) }
         return (result, commit(writes, suppressedKeys))
     }
@@ -98,6 +111,10 @@ extension Defaults.Suite {
     /// synchronize or start an exclusive transaction on another file: two processes doing so in
     /// opposite order would each wait for the other's lock.
     ///
+    /// On a file this process may not write, it runs nothing and throws
+    /// ``Defaults/StorageError/readOnlyFile(url:reason:)``; writes to keys a system file locks are
+    /// left out of the commit and reported.
+    ///
     /// For an in-memory suite or one over `UserDefaults` it is a plain ``transaction(_:)``. Inside
     /// another exclusive transaction on the same file it folds into that one; inside a plain
     /// transaction on the same suite it stops the program, since the outer one could not hold the lock.
@@ -116,6 +133,13 @@ extension Defaults.Suite {
             return try transaction(body)
         }
         guard case .file(let storage) = store.backend else { return try transaction(body) }
+        // NB: a file this process may not write cannot be locked either: say why, and take nothing.
+        store.followMoves(of: storage)
+        if let reason = storage.readOnlyReason {
+            let error = Defaults.StorageError.readOnlyFile(url: storage.url, reason: reason)
+            report(error)
+            throw error
+        }
         do {
             try storage.lockExclusively()
         } catch {

@@ -36,13 +36,15 @@ extension Defaults {
             store.attach(self)
         }
 
-        /// Opens the suite on the file at `fileURL`, sharing the state of any suite already open on it.
+        /// Opens the suite on the file at `fileURL` over `systemFiles`, sharing the state of any
+        /// suite already open on them.
         convenience init(
             opening fileURL: URL,
+            systemFiles: [URL] = [],
             errorHandler: (@Sendable (StorageError) -> Void)?,
             reportsLoadProblemsLater: Bool = false
         ) {
-            let (store, problems) = FileStores.store(for: fileURL)
+            let (store, problems) = FileStores.store(for: fileURL, systemFiles: systemFiles)
             self.init(store: store, location: fileURL.standardizedFileURL, errorHandler: errorHandler)
             guard !problems.isEmpty else { return }
             // NB: the standard suite is built inside Swift's one-time initialisation of a static,
@@ -68,6 +70,10 @@ extension Defaults {
         ///
         /// A corrupt file is moved aside to `<file>.corrupt-<timestamp>` and reported; the suite
         /// then starts from defaults. The file and its directory are created on the first write.
+        /// A file this process may not write (a mounted ConfigMap, another user's file) is read,
+        /// and writes to it are refused and reported (``Defaults/StorageError/readOnlyFile(url:reason:)``).
+        /// The path is followed live: when a link on the way is re-pointed, the suite reads the
+        /// file it leads to now, as one outside change.
         ///
         /// - Parameters:
         ///   - fileURL: The JSON file to use.
@@ -76,9 +82,46 @@ extension Defaults {
             self.init(opening: fileURL, errorHandler: errorHandler)
         }
 
+        /// Creates a suite stored in the file at `fileURL`, with the files `systemFiles` beneath
+        /// it: a key the file lacks reads the first system file's value that sets it, before the
+        /// key's default, and a system file can lock keys.
+        ///
+        /// Writes go to `fileURL` only; resetting a key brings back its system value. The system
+        /// files are read, watched and followed through links like the suite's own file, and never
+        /// written. See the article "Where settings come from" for the layers, their order, and how
+        /// a system file locks a key.
+        ///
+        /// ```swift
+        /// let suite = Defaults.Suite(
+        ///     fileURL: URL(fileURLWithPath: "/var/lib/tool/settings.json"),
+        ///     systemFiles: [URL(fileURLWithPath: "/etc/tool/settings.json")]
+        /// )
+        /// ```
+        ///
+        /// Every suite opened on the same file with the same system files shares one state; a suite
+        /// on the same file with other system files (or none) has a state of its own, and sees
+        /// this one's writes as changes made outside.
+        ///
+        /// - Parameters:
+        ///   - fileURL: The JSON file to read and write.
+        ///   - systemFiles: Files to read beneath it, the first listed winning.
+        ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
+        public convenience init(
+            fileURL: URL,
+            systemFiles: [URL],
+            errorHandler: (@Sendable (StorageError) -> Void)? = nil
+        ) {
+            self.init(opening: fileURL, systemFiles: systemFiles, errorHandler: errorHandler)
+        }
+
         /// Creates a suite named `name` in the XDG configuration directory:
         /// `$XDG_CONFIG_HOME/<name>/settings.json`, or `~/.config/<name>/settings.json` when that
         /// variable is unset or not an absolute path.
+        ///
+        /// Beneath it lie the system files `<dir>/<name>/settings.json` of each directory `<dir>`
+        /// of `$XDG_CONFIG_DIRS` (`/etc/xdg` when it is unset or empty), the first listed winning:
+        /// an administrator sets a default for every user there, or locks a setting. See
+        /// ``init(fileURL:systemFiles:errorHandler:)``.
         ///
         /// - Parameters:
         ///   - name: One path component: not empty, not `.` or `..`, no `/` and no control characters.
@@ -89,8 +132,14 @@ extension Defaults {
             errorHandler: (@Sendable (StorageError) -> Void)? = nil
         ) throws(SuiteNameError) {
             try Self.validate(name: name)
-            let directory = Self.configurationDirectory(environment: ProcessInfo.processInfo.environment)
-            self.init(fileURL: Self.fileURL(forSuiteNamed: name, in: directory), errorHandler: errorHandler)
+            let environment = ProcessInfo.processInfo.environment
+            let directory = Self.configurationDirectory(environment: environment)
+            let file = Self.fileURL(forSuiteNamed: name, in: directory)
+            self.init(
+                opening: file,
+                systemFiles: Self.systemFileURLs(forSuiteNamed: name, environment: environment, excluding: file),
+                errorHandler: errorHandler
+            )
         }
 
         /// Creates a suite that lives in memory only, for tests and previews.
@@ -100,6 +149,9 @@ extension Defaults {
 
         /// The file this suite reads and writes, if it is file-backed.
         public var fileURL: URL? { location }
+
+        /// The system files beneath ``fileURL``, first listed first; empty when there are none.
+        public var systemFileURLs: [URL] { store.layerFiles.map(\.url) }
 
         /// A short description naming the suite's storage.
         public var description: String {
@@ -170,6 +222,66 @@ extension Defaults.Suite {
         /// Whether ``overrides`` is set: a stored flag, which the read path tests in fewer
         /// instructions than the optional (set the two together).
         var hasOverrides = false
+        /// The system files beneath the user's file, when the suite was opened with some.
+        var layers: SystemLayers?
+        /// Whether some system file sets or locks a key, so reads and changes must look beneath
+        /// the user's values: a stored flag, as ``hasOverrides`` is (see ``updateLayerFlags()``).
+        var hasLayers = false
+        /// Why this process may not write the suite's file, when it may not.
+        var readOnlyReason: String?
+        /// Whether some writes are refused: the file is read-only, or a system file locks keys.
+        var guardsWrites = false
+        /// Whether a write of one key takes the general path, which knows layers and refusals.
+        var writesTakeGeneralPath = false
+
+        /// Sets the flags that follow from ``readOnlyReason`` and ``layers``; call it after
+        /// changing either.
+        mutating func updateLayerFlags() {
+            hasLayers = layers.map { !$0.values.isEmpty || !$0.locks.isEmpty } ?? false
+            guardsWrites = readOnlyReason != nil || layers?.locks.isEmpty == false
+            writesTakeGeneralPath = hasLayers || guardsWrites
+        }
+
+        /// Why a write of `name` is refused; `nil` when it is not.
+        func refusal(ofWriteTo name: String) -> WriteRefusal? {
+            if let readOnlyReason { return .readOnly(readOnlyReason) }
+            if hasLayers, let index = layers!.locks[name] { return .locked(by: layers!.layers[index].url) }
+            return nil
+        }
+
+        /// The value a read of `name` decodes before this run's overrides: a locked key's system
+        /// value, or else the user's, or else a system file's.
+        func layeredValue(named name: String) -> JSONValue? {
+            layeredValue(named: name, stored: tree[name])
+        }
+
+        /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view).
+        func layeredValue(named name: String, stored: JSONValue?) -> JSONValue? {
+            guard hasLayers else { return stored }
+            if let locked = layers!.lockedValue(named: name) { return locked }
+            return stored ?? layers!.values[name]
+        }
+
+        /// Every key's value as reads see it before this run's overrides: ``layeredValue(named:)``
+        /// of every key set somewhere, where the user's layer holds `stored`.
+        func layeredValues(stored: [String: JSONValue]) -> [String: JSONValue] {
+            guard hasLayers else { return stored }
+            var values = layers!.values
+            for (name, value) in stored where layers!.locks[name] == nil { values[name] = value }
+            return values
+        }
+
+        /// What reads of an unlocked key see when the user's file holds `stored` for it: that, or
+        /// else the first system file's value.
+        func valueBeneath(_ name: String, stored: JSONValue?) -> JSONValue? {
+            guard hasLayers, stored == nil else { return stored }
+            return layers!.values[name]
+        }
+
+        /// Whether a system file locks `name`.
+        func isLocked(_ name: String) -> Bool {
+            hasLayers && layers!.locks[name] != nil
+        }
 
         /// File stores: whether keys were changed here since the last successful write.
         var isDirty: Bool { changedCount > 0 }
@@ -274,6 +386,14 @@ extension Defaults.Suite {
             if marksChanged && !wasChanged { changedCount += 1 }
             return (old, observers)
         }
+    }
+
+    /// Why a write is refused.
+    enum WriteRefusal: Equatable {
+        /// The file may not be written by this process: why.
+        case readOnly(String)
+        /// A system file locks the key.
+        case locked(by: URL)
     }
 
     /// A key's name with its hash, worked out once, by which the table of keys is searched.

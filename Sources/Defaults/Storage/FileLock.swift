@@ -14,20 +14,18 @@ import Musl
 /// - **across processes**, an exclusive `flock` on a lock file beside the settings file
 ///   (`settings.json.lock`, mode 0600), taken on top of the thread lock by writers only. The data file
 ///   itself is never locked: it is replaced by rename, so a lock on it would lock a file that is gone.
+///   The lock file's path is given when the lock is taken: a settings file reached through symlinks
+///   is locked where they lead at that moment.
 ///
 /// Both are recursive on one thread, so a cross-process transaction whose body calls
 /// `synchronize()` does not wait for itself.
 final class FileLock: @unchecked Sendable {  // `depth` and `descriptor` change only under `threads`
-    /// The lock file's path.
-    let path: String
     private let threads = NSRecursiveLock()
     /// How many times the current holder of `threads` took the file lock.
     private var depth = 0
     private var descriptor: Int32 = -1
 
-    init(path: String) {
-        self.path = path
-    }
+    init() {}
 
     /// Runs `body` while no other thread of this process holds this lock.
     ///
@@ -39,16 +37,18 @@ final class FileLock: @unchecked Sendable {  // `depth` and `descriptor` change 
         return try body()
     }
 
-    /// Takes the thread lock and the lock file's exclusive `flock`, waiting for both.
+    /// Takes the thread lock and the exclusive `flock` of the lock file at `path`, waiting for both.
     ///
     /// Every call that returns must be balanced by ``unlockExclusively()`` on the same thread.
+    /// Inside an outer hold, `path` is not looked at: the outer hold's lock file stays locked.
     ///
+    /// - Parameter path: The lock file, asked for only when the file lock is not held yet.
     /// - Throws: ``SystemError`` when the lock file cannot be created or locked.
-    func lockExclusively() throws(SystemError) {
+    func lockExclusively(path: () -> String) throws(SystemError) {
         threads.lock()
         if depth == 0 {
             do {
-                descriptor = try acquire()
+                descriptor = try acquire(path())
             } catch {
                 threads.unlock()
                 throw error
@@ -73,8 +73,8 @@ final class FileLock: @unchecked Sendable {  // `depth` and `descriptor` change 
         threads.unlock()
     }
 
-    /// Opens the lock file, creating it and its directory when missing, and locks it.
-    private func acquire() throws(SystemError) -> Int32 {
+    /// Opens the lock file at `path`, creating it and its directory when missing, and locks it.
+    private func acquire(_ path: String) throws(SystemError) -> Int32 {
         while true {
             try createDirectory((path as NSString).deletingLastPathComponent)
             let opened = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)

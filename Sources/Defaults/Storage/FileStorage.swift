@@ -15,29 +15,60 @@ import Musl
 package final class FileStorage: Sendable {
     /// The file as the suite was given it.
     package let url: URL
-    /// The file's path with every symlink resolved: where it is read, written, locked and watched.
-    let path: String
-    /// The directory that holds ``path``.
-    let directory: String
-    /// The last component of ``path``.
-    let fileName: String
+    /// ``url``'s path, as given: reads open it, so they follow whatever links are on the way now.
+    let givenPath: String
     /// Serialises read-merge-replace cycles, in this process and across processes.
-    let lock: FileLock
+    let lock = FileLock()
+    /// Where ``givenPath`` leads, as last resolved, and whether this process may write there.
+    private let location: Lock<Location>
     private let replacements = Atomic<Int>(0)
     /// Set by a replacement whose directory entry is not flushed yet: that `fsync` waits until the
     /// file lock is released, since other processes' writers need only the rename, not its
     /// durability (this process's threads still wait for it).
     private let directoryNeedsSync = Atomic<Bool>(false)
 
+    /// Where the file is, as last resolved.
+    struct Location: Equatable, Sendable {
+        /// The given path with every symlink followed: where the file is written, locked and watched.
+        var resolved: ResolvedPath
+        /// Why this process may not write the file there; `nil` when it may.
+        var readOnlyReason: String?
+
+        init(_ path: String) {
+            resolved = ResolvedPath.resolve(path)
+            readOnlyReason = resolved.readOnlyReason
+        }
+    }
+
     /// The number of times the file has been replaced; tests use it to check coalescing.
     package var replacementCount: Int { replacements.load(ordering: .relaxed) }
 
     package init(url: URL) {
         self.url = url.standardizedFileURL
-        self.path = Self.canonicalPath(self.url.path)
-        self.directory = (path as NSString).deletingLastPathComponent
-        self.fileName = (path as NSString).lastPathComponent
-        self.lock = FileLock(path: path + ".lock")
+        self.givenPath = self.url.path
+        self.location = Lock(Location(givenPath))
+    }
+
+    /// Where the file is, as last resolved (see ``resolveAgain()``).
+    var current: Location { location.withLock { $0 } }
+
+    /// The file's path with every symlink resolved, as last resolved: where it is written, locked
+    /// and watched.
+    var path: String { current.resolved.path }
+
+    /// Why this process may not write the file, as last looked; `nil` when it may.
+    var readOnlyReason: String? { current.readOnlyReason }
+
+    /// Follows the given path again, and looks again whether the file may be written.
+    ///
+    /// - Returns: The new location when it differs from the last one.
+    func resolveAgain() -> Location? {
+        let now = Location(givenPath)
+        return location.withLock { location in
+            guard location != now else { return nil }
+            location = now
+            return now
+        }
     }
 
     // MARK: - Locking
@@ -46,10 +77,14 @@ package final class FileStorage: Sendable {
     ///
     /// - Throws: `writeFailed` naming this file, when the lock file cannot be created or locked.
     func lockExclusively() throws(Defaults.StorageError) {
+        var lockPath = ""
         do {
-            try lock.lockExclusively()
+            try lock.lockExclusively {
+                lockPath = path + ".lock"
+                return lockPath
+            }
         } catch {
-            throw .writeFailed(url: url, reason: "locking \(lock.path): \(error.description)")
+            throw .writeFailed(url: url, reason: "locking \(lockPath): \(error.description)")
         }
     }
 
@@ -62,7 +97,7 @@ package final class FileStorage: Sendable {
         var ran = false
         lock.unlockExclusively { [self] in
             if directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) {
-                let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                let descriptor = open(current.resolved.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 if descriptor >= 0 {
                     fsync(descriptor)
                     close(descriptor)
@@ -111,15 +146,17 @@ package final class FileStorage: Sendable {
         case unreadable(Defaults.StorageError)
     }
 
-    /// Reads and parses the file, without taking any lock: writers replace it by rename, so this
-    /// sees one whole version of it.
+    /// Reads and parses the file, without taking any lock.
+    ///
+    /// Writers replace it by rename, so this sees one whole version of it. It opens the path as
+    /// given, so it reads the file that the links on the way lead to at that moment.
     ///
     /// - Parameter known: The version the caller last saw; when the file still holds those bytes,
     ///   it is not parsed again.
     func read(knowing known: Snapshot? = nil) -> ReadResult {
         let bytes: [UInt8]
         do {
-            guard let read = try Self.contents(atPath: path, directoryIsMissing: true) else { return .missing }
+            guard let read = try Self.contents(atPath: givenPath, directoryIsMissing: true) else { return .missing }
             bytes = read
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
@@ -163,15 +200,21 @@ package final class FileStorage: Sendable {
         case movedAside(Defaults.StorageError)
         /// The file is there but could not be read or moved: never write over it.
         case unreadable(Defaults.StorageError)
+        /// The file is corrupt and read-only: left as it is; start from defaults.
+        case brokenReadOnly(Defaults.StorageError)
     }
 
-    /// Reads the file for a suite being opened; a corrupt file is moved aside under the lock.
+    /// Reads the file for a suite being opened; a corrupt file is moved aside under the lock,
+    /// unless this process may not write it.
     func load() -> LoadResult {
         var result = read()
+        if case .broken(let reason) = result, readOnlyReason != nil {
+            return .brokenReadOnly(.corruptFileLeftInPlace(url: url, reason: reason))
+        }
         if case .broken = result {
             // NB: under the lock, and read again (for a while): another process may have just
             // replaced it, or an editor may be half-way through saving it.
-            let locked = (try? lock.lockExclusively()) != nil
+            let locked = (try? lock.lockExclusively { path + ".lock" }) != nil
             defer { if locked { lock.unlockExclusively() } }
             if locked { result = readSettled() }
             if case .broken(let reason) = result {
@@ -192,6 +235,7 @@ package final class FileStorage: Sendable {
     ///
     /// - Returns: The `corruptFile` report on success; an `unreadableFile` one when it could not be moved.
     func moveAside(reason: String) -> Result<Defaults.StorageError, Defaults.StorageError> {
+        let path = self.path
         var stamp = Date.now.formatted(
             Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted).year().month().day()
                 .time(includingFractionalSeconds: false)
@@ -266,10 +310,12 @@ package final class FileStorage: Sendable {
     /// - Returns: The file as written.
     func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> Snapshot {
         let bytes = JSONWriter.prettyBytes(.object(document))
+        // NB: one resolution for the whole write, so its temporary file is renamed in its own directory.
+        let target = current.resolved
         do {
-            try createDirectory(directory)
-            removeTemporaryFilesOfKilledWriters()
-            try writeAtomically(bytes)
+            try createDirectory(target.directory)
+            removeTemporaryFilesOfKilledWriters(in: target)
+            try writeAtomically(bytes, to: target)
         } catch {
             throw .writeFailed(url: url, reason: error.description)
         }
@@ -277,11 +323,13 @@ package final class FileStorage: Sendable {
         return Snapshot(bytes: bytes, members: document)
     }
 
-    /// The prefix of this file's temporary files; the writer's pid follows it.
-    private var temporaryPrefix: String { "." + fileName + ".tmp-" }
+    /// The prefix of the temporary files of the file at `target`; the writer's pid follows it.
+    private static func temporaryPrefix(_ target: ResolvedPath) -> String { "." + target.fileName + ".tmp-" }
 
-    private func writeAtomically(_ bytes: [UInt8]) throws(SystemError) {
-        let temporary = directory + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
+    private func writeAtomically(_ bytes: [UInt8], to target: ResolvedPath) throws(SystemError) {
+        let temporary =
+            WatchTable.join(target.directory, Self.temporaryPrefix(target))
+            + "\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemError.current("creating a temporary file") }
         var succeeded = false
@@ -295,7 +343,7 @@ package final class FileStorage: Sendable {
             try writeAll(bytes, to: descriptor)
             guard fsync(descriptor) == 0 else { throw SystemError.current("flushing the temporary file") }
         }
-        guard rename(temporary, path) == 0 else { throw SystemError.current("renaming into place") }
+        guard rename(temporary, target.path) == 0 else { throw SystemError.current("renaming into place") }
         succeeded = true
         directoryNeedsSync.store(true, ordering: .releasing)
     }
@@ -320,63 +368,19 @@ package final class FileStorage: Sendable {
     /// while holding that lock, and removes or renames it before letting go, so none found now
     /// belongs to a writer still at work: each was left by one that died (its name holds the pid
     /// that made it, for a person who looks).
-    private func removeTemporaryFilesOfKilledWriters() {
+    private func removeTemporaryFilesOfKilledWriters(in target: ResolvedPath) {
+        let directory = target.directory
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
-        let prefix = temporaryPrefix
+        let prefix = Self.temporaryPrefix(target)
         while let entry = readdir(stream) {
             // NB: the name in place, up to its NUL. Copying `d_name` (256 bytes) read past the end
             // of a short entry at the end of readdir's buffer: the fuzzer's AddressSanitizer found it.
             let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
                 tuple.withMemoryRebound(to: CChar.self, capacity: 1) { String(cString: $0) }
             }
-            if name.hasPrefix(prefix) { unlink(directory + "/" + name) }
+            if name.hasPrefix(prefix) { unlink(WatchTable.join(directory, name)) }
         }
-    }
-
-    // MARK: - Paths
-
-    /// `path` with symlinks resolved: its own, and those of its deepest existing ancestor.
-    ///
-    /// A file that does not exist yet resolves through its parent, so two suites on one new file
-    /// agree before either has written it.
-    private static func canonicalPath(_ path: String) -> String {
-        var missing: [String] = []
-        // NB: a dangling symlink (a dotfile manager's link to a file not written yet) is followed
-        // too, so the first write creates the file where the link points and keeps the link.
-        var existing = resolvingSymlink(path)
-        while true {
-            if let resolved = realpath(existing, nil) {
-                defer { free(resolved) }
-                var result = String(cString: resolved)
-                for component in missing.reversed() {
-                    result = (result as NSString).appendingPathComponent(component)
-                }
-                return result
-            }
-            let parent = (existing as NSString).deletingLastPathComponent
-            guard !parent.isEmpty, parent != existing else { return path }
-            missing.append((existing as NSString).lastPathComponent)
-            existing = parent
-        }
-    }
-
-    /// The file a symlink at `path` points to (following chains); `path` itself otherwise.
-    private static func resolvingSymlink(_ path: String) -> String {
-        var current = path
-        for _ in 0..<32 {
-            var info = stat()
-            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(current, &buffer, buffer.count - 1)
-            guard count > 0 else { return current }
-            let destination = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current =
-                destination.hasPrefix("/")
-                ? destination
-                : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(destination)
-        }
-        return current
     }
 }
 

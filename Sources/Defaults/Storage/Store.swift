@@ -5,8 +5,12 @@ import Synchronization
 /// The values behind one or more suites, and what keeps them in step with their file.
 ///
 /// One per file per process: every ``Defaults/Suite`` naming the same file (after symlinks are
-/// resolved) shares it, so a write through one is read at once through the other. An in-memory suite
-/// and a suite over `UserDefaults` each have one of their own.
+/// resolved) with the same system files shares it, so a write through one is read at once through
+/// the other. An in-memory suite and a suite over `UserDefaults` each have one of their own.
+///
+/// A file store reads its file through the path it was given, so it follows the links on the way
+/// as they are at each read, and writes where they lead (the links stay links). Beneath it may lie
+/// system files (``SystemLayers``), read and watched the same way and never written.
 ///
 /// A file store meets the file in three places, all under the file's lock (``FileLock``), so they
 /// never interleave in this process:
@@ -33,13 +37,18 @@ final class Store: Sendable {
     /// Whether `backend` is a file; kept apart so the write path tests it without touching the enum.
     let isFileBacked: Bool
     let state: Lock<Defaults.Suite.State>
+    /// File stores only: the system files beneath the store's own, first listed first.
+    let layerFiles: [FileStorage]
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
-    /// File stores only: reads the file when the watcher says it changed, and retries.
+    /// File stores only: reads the files when the watcher says they changed, and retries.
     private let watchQueue: DispatchQueue?
     /// File stores only: delivers external changes, one at a time, in the order they were applied.
     private let deliveryQueue: DispatchQueue?
-    private let reloads = Lock(FileChangeMachine())
+    /// What to do about each file changing: the store's own file first, then each system file.
+    private let reloads: Lock<[FileChangeMachine]>
+    /// The entries the watcher watches for each file, in the same order; changed on the watch queue.
+    private let watchedEntries: Lock<[[String]]>
     private let suites = Lock<[WeakSuite]>([])
     /// Set on every store's delivery queue, so a thread can tell it is delivering.
     private static let deliveringKey = DispatchSpecificKey<Bool>()
@@ -54,17 +63,36 @@ final class Store: Sendable {
         let errorHandler: (@Sendable (Defaults.StorageError) -> Void)?
     }
 
-    init(backend: Backend, file: FileStorage.Snapshot? = nil, writesBlocked: Bool = false) {
+    /// - Parameters:
+    ///   - backend: Where the values live.
+    ///   - file: The file as loaded, for a file store.
+    ///   - layers: The system files beneath it and what they brought when loaded.
+    ///   - writesBlocked: The file could not be read: never write over it.
+    init(
+        backend: Backend,
+        file: FileStorage.Snapshot? = nil,
+        layers: (files: [FileStorage], loaded: SystemLayers)? = nil,
+        writesBlocked: Bool = false
+    ) {
         self.backend = backend
+        var storages: [FileStorage] = []
         switch backend {
         case .memory: backendObject = nil
-        case .file(let storage): backendObject = storage
+        case .file(let storage):
+            backendObject = storage
+            storages = [storage] + (layers?.files ?? [])
         case .userDefaults(let storage): backendObject = storage
         }
+        layerFiles = layers?.files ?? []
+        reloads = Lock(Array(repeating: FileChangeMachine(), count: storages.count))
+        watchedEntries = Lock(storages.map(\.current.resolved.watchedEntries))
         var initial = Defaults.Suite.State()
         initial.tree = file?.members ?? [:]
         initial.file = file
         initial.writesBlocked = writesBlocked
+        if case .file(let storage) = backend { initial.readOnlyReason = storage.readOnlyReason }
+        if let layers, !layers.files.isEmpty { initial.layers = layers.loaded }
+        initial.updateLayerFlags()
         self.state = Lock(initial)
         if case .file = backend {
             isFileBacked = true
@@ -80,9 +108,7 @@ final class Store: Sendable {
     }
 
     deinit {
-        if case .file(let storage) = backend {
-            FileWatcher.shared.unwatch(path: storage.path, store: ObjectIdentifier(self))
-        }
+        if case .file = backend { FileWatcher.shared.unwatch(store: ObjectIdentifier(self)) }
     }
 
     // MARK: - Suites
@@ -163,6 +189,7 @@ final class Store: Sendable {
         // comparing a file of thousands of keys with memory need not keep them waiting.
         var later: FileStorage.Snapshot?
         do {
+            followMoves(of: storage)
             return try storage.withExclusiveLock(
                 afterward: {
                     if let later { absorb(later) }
@@ -305,33 +332,103 @@ final class Store: Sendable {
         if let delay { scheduleFlush(after: .milliseconds(Int(delay * 1000))) }
     }
 
-    // MARK: - Reading the file again
+    // MARK: - Following the path
 
-    /// Called by the watcher when the file may have changed: it is read on this store's watch queue.
-    func fileMayHaveChanged() {
-        // NB: weakly, here and in the retries: a store whose last suite is gone is released at
-        // once, so a suite opened on the file next reads it afresh.
-        watchQueue?.async { [weak self] in self?.run(.fileEvent) }
+    /// Resolves the path of the store's own file again before it is locked and written, so a
+    /// write goes where the links on the way lead now; the watch follows on the watch queue.
+    func followMoves(of storage: FileStorage) {
+        guard let moved = storage.resolveAgain() else { return }
+        settle(moved)
+        fileMayHaveChanged(source: 0)
     }
 
-    /// Feeds `event` to the state machine and runs what it decides.
-    private func run(_ event: FileChangeMachine.Event) {
+    /// Takes in where the store's own file is now: whether it may be written, and the key this
+    /// store is found by.
+    private func settle(_ location: FileStorage.Location) {
+        state.withLock { state in
+            state.readOnlyReason = location.readOnlyReason
+            state.updateLayerFlags()
+        }
+        FileStores.moved(self)
+    }
+
+    /// Resolves the path of the file `source` again, and watches where it leads now; run on the
+    /// watch queue before the file is read.
+    ///
+    /// Looks until two resolutions agree, so links changed while the watch moved are not missed.
+    private func followLinks(_ source: Int) {
+        let storage = source == 0 ? backendFile : layerFiles[source - 1]
+        guard let storage else { return }
+        for _ in 0..<8 {
+            if let moved = storage.resolveAgain(), source == 0 { settle(moved) }
+            let entries = storage.current.resolved.watchedEntries
+            let changed = watchedEntries.withLock { watched in
+                guard watched[source] != entries else { return false }
+                watched[source] = entries
+                return true
+            }
+            guard changed else { return }
+            FileWatcher.shared.rewatch(self, source: source, entries: entries)
+        }
+    }
+
+    /// The store's own file, for a file store.
+    private var backendFile: FileStorage? {
+        guard case .file(let storage) = backend else { return nil }
+        return storage
+    }
+
+    // MARK: - Reading the files again
+
+    /// Called by the watcher when the file `source` (0, the store's own; then each system file)
+    /// may have changed: it is read on this store's watch queue.
+    func fileMayHaveChanged(source: Int = 0) {
+        // NB: weakly, here and in the retries: a store whose last suite is gone is released at
+        // once, so a suite opened on the file next reads it afresh.
+        watchQueue?.async { [weak self] in self?.run(.fileEvent, source: source) }
+    }
+
+    /// Feeds `event` to the state machine of the file `source` and runs what it decides.
+    private func run(_ event: FileChangeMachine.Event, source: Int) {
         guard case .file(let storage) = backend, let watchQueue else { return }
-        var action = reloads.withLock { $0.handle(event) }
+        var action = reloads.withLock { $0[source].handle(event) }
         if action == .read {
-            action = storage.lock.withProcessLock { readAndApply(storage) }
+            followLinks(source)
+            // NB: under the process lock for a system file too, so its events leave in order with
+            // those of the store's own file.
+            action = storage.lock.withProcessLock {
+                source == 0 ? readAndApply(storage) : readAndApplyLayer(source)
+            }
         }
         switch action {
         case .retry(let delay, let token):
             watchQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
-                self?.run(.retryFired(token: token))
+                self?.run(.retryFired(token: token), source: source)
             }
+        case .moveAside where source > 0 || storage.readOnlyReason != nil:
+            // Not this store's to move: read it as empty, and leave its bytes as they are.
+            let url = source == 0 ? storage.url : layerFiles[source - 1].url
+            let reason: String
+            switch (source == 0 ? storage : layerFiles[source - 1]).read() {
+            case .broken(let why): reason = why
+            default:
+                fileMayHaveChanged(source: source)
+                return
+            }
+            storage.lock.withProcessLock {
+                if source == 0 {
+                    absorb(nil)
+                } else {
+                    applyLayer(source - 1, SystemLayers.Layer(url: url))
+                }
+            }
+            reportInBackground(.corruptFileLeftInPlace(url: url, reason: reason))
         case .moveAside:
             do {
                 try storage.withExclusiveLock { () throws(Defaults.StorageError) in
                     guard case .broken(let reason) = storage.read() else {
                         // Fixed or replaced while the lock was awaited: look again.
-                        fileMayHaveChanged()
+                        fileMayHaveChanged(source: 0)
                         return
                     }
                     replaceBrokenFileLocked(storage, reason: reason)
@@ -360,13 +457,47 @@ final class Store: Sendable {
         case .parsed: finding = .parsed
         case .broken: finding = .broken
         }
-        let action = reloads.withLock { $0.handle(.readFound(finding)) }
+        let action = reloads.withLock { $0[0].handle(.readFound(finding)) }
         switch (action, result) {
         case (.apply, .parsed(let snapshot)):
             absorb(snapshot)
             return .none
         case (.applyDeletion, _):
             absorb(nil)
+            return .none
+        case (.reportUnreadable, .unreadable(let error)):
+            reportInBackground(error)
+            return .none
+        default:
+            return action
+        }
+    }
+
+    /// Reads the system file `source` and acts on what was found; the caller holds the process lock.
+    ///
+    /// Returns what is left to do after the lock is released.
+    private func readAndApplyLayer(_ source: Int) -> FileChangeMachine.Action {
+        let index = source - 1
+        let file = layerFiles[index]
+        let known = state.withLock { $0.layers?.layers[index].snapshot }
+        let result = file.read(knowing: known)
+        let finding: FileChangeMachine.Finding
+        switch result {
+        case .unreadable: finding = .unreadable
+        case .unchanged: finding = .unchanged
+        case .missing: finding = known == nil ? .unchanged : .missing
+        case .parsed: finding = .parsed
+        case .broken: finding = .broken
+        }
+        let action = reloads.withLock { $0[source].handle(.readFound(finding)) }
+        switch (action, result) {
+        case (.apply, .parsed(let snapshot)):
+            var problem: Defaults.StorageError?
+            applyLayer(index, SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem))
+            if let problem { reportInBackground(problem) }
+            return .none
+        case (.applyDeletion, _):
+            applyLayer(index, SystemLayers.Layer(url: file.url))
             return .none
         case (.reportUnreadable, .unreadable(let error)):
             reportInBackground(error)
@@ -444,20 +575,38 @@ final class Store: Sendable {
             state.writesBlocked = false
             // NB: listed first and made a dictionary of the right size at the end: growing one
             // key by key was a fifth of taking in a file of thousands of new keys.
-            var listed: [(name: String, change: Defaults.StoredChange)] = []
+            var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
             let hasLocalChanges = state.isDirty
             // NB: what is kept beside a changed key, found with one search; only for keys that
             // changed, and searched by a name hashed once.
             func change(of name: String, from old: JSONValue?, to new: JSONValue?) {
                 let entry = state.keys[Defaults.Suite.HashedName(name)]
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
+                // NB: what reads see of the key: a locked key does not change, and a system
+                // file's value stands in for the user's where the user's file has none.
+                guard state.hasLayers else {
+                    let change = Defaults.StoredChange(
+                        old: old,
+                        new: new,
+                        oldDecoded: entry?.decoded,
+                        observers: entry?.observers
+                    )
+                    listed.append((name, new, change))
+                    return
+                }
+                let seenOld = state.valueBeneath(name, stored: old)
+                let seenNew = state.valueBeneath(name, stored: new)
+                guard !state.isLocked(name), seenOld != seenNew else {
+                    listed.append((name, new, nil))
+                    return
+                }
                 let change = Defaults.StoredChange(
-                    old: old,
-                    new: new,
+                    old: seenOld,
+                    new: seenNew,
                     oldDecoded: entry?.decoded,
                     observers: entry?.observers
                 )
-                listed.append((name, change))
+                listed.append((name, new, change))
             }
             // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
             var shared = 0
@@ -476,8 +625,10 @@ final class Store: Sendable {
             let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
             state.tree.reserveCapacity(state.tree.count + listed.count)
             var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
-            for (name, change) in listed {
-                state.tree[name] = change.new
+            for (name, stored, change) in listed {
+                state.tree[name] = stored
+                // NB: a change reads do not see keeps the key's decoded value and tells nobody.
+                guard let change else { continue }
                 // NB: only a key that had a decoded value kept has one to forget.
                 if change.oldDecoded != nil { dropped.append(state.forgetDecoded(name)) }
                 if isAllReported || change.observers != nil {
@@ -495,6 +646,77 @@ final class Store: Sendable {
             return (reported, state.suiteObservers)
         }
         dropped.removeAll()
+        deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+
+    /// Makes the system file at `index` bring `layer` now, and reports the keys whose reads change
+    /// as one external change; the caller holds the process lock.
+    ///
+    /// A key changes for reads when its system value changes and neither the user's file nor this
+    /// run's overrides set it, or when it is locked or unlocked and the two values differ.
+    private func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
+        // NB: as in `absorb`: what leaves memory is released after the lock.
+        var dropped: [Defaults.Suite.CacheEntry?] = []
+        let (changes, suiteObservers) = state.withLock {
+            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            guard let before = state.layers else { return ([:], nil) }
+            var after = before
+            after.replace(index, with: layer)
+            var names: Set<String> = []
+            for (name, value) in after.values where before.values[name] != value { names.insert(name) }
+            for name in before.values.keys where after.values[name] == nil { names.insert(name) }
+            for name in after.locks.keys where before.locks[name] == nil { names.insert(name) }
+            for name in before.locks.keys where after.locks[name] == nil { names.insert(name) }
+            let seenBefore = names.map { Self.seen($0, under: before, in: &state) }
+            state.layers = after
+            state.updateLayerFlags()
+            guard !names.isEmpty else { return ([:], nil) }
+            state.generation &+= 1
+            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, old) in zip(names, seenBefore) {
+                let new = Self.seen(name, under: after, in: &state)
+                guard old.value != new.value else { continue }
+                let hashed = Defaults.Suite.HashedName(name)
+                let observers = state.keys[hashed]?.observers
+                // NB: the decoded value kept is that of what reads saw, unless an override or a
+                // lock stood in front of it.
+                let oldDecoded = old.isOverridden ? nil : state.keys[hashed]?.decoded
+                dropped.append(state.forgetDecoded(name))
+                guard isAllReported || observers != nil else { continue }
+                changes[name] = Defaults.StoredChange(
+                    old: old.value,
+                    new: new.value,
+                    oldDecoded: oldDecoded,
+                    observers: observers
+                )
+            }
+            return (changes, state.suiteObservers)
+        }
+        dropped.removeAll()
+        deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+
+    /// What reads of `name` see with the system files `layers` beneath the user's: a lock's value,
+    /// an override's stored form, or the user's value, or else the system value; and whether a
+    /// lock or an override gives it.
+    private static func seen(
+        _ name: String,
+        under layers: SystemLayers,
+        in state: inout Defaults.Suite.State
+    ) -> (value: JSONValue?, isOverridden: Bool) {
+        if let locked = layers.lockedValue(named: name) { return (locked, true) }
+        if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
+            return (candidate.forms.first, true)
+        }
+        return (state.tree[name] ?? layers.values[name], false)
+    }
+
+    /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.
+    private func deliverExternally(
+        _ changes: [String: Defaults.StoredChange],
+        suiteObservers: (any Defaults.ObserverSlot)?
+    ) {
         guard !changes.isEmpty, let deliveryQueue else { return }
         deliveryQueue.async { [weak self] in
             // NB: no suite left means no observer left: an observer holds a key, which holds its suite.
@@ -530,7 +752,8 @@ extension Defaults.StorageError {
     }
 }
 
-/// The file-backed stores of this process, by the canonical path of their file: one per file.
+/// The file-backed stores of this process, by the canonical path of their file (and the paths of
+/// their system files): one per file.
 enum FileStores {
     private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the lock
         weak var store: Store?
@@ -542,38 +765,86 @@ enum FileStores {
         atexit { FileStores.flushAll() }
     }()
 
-    /// The store of the file at `url`, loading the file if no suite has it open.
+    /// The key a store is found by: where its file is now, and the system files beneath it.
+    private static func key(_ storage: FileStorage, _ layers: [FileStorage]) -> String {
+        layers.reduce(storage.path) { $0 + "\n" + $1.givenPath }
+    }
+
+    /// The store of the file at `url` over the system files `systemFiles`, loading the files if no
+    /// suite has them open.
     ///
     /// - Returns: The store, and what its opener must be told: what loading found wrong, and that
     ///   the file can only be polled, when this call loaded it.
-    static func store(for url: URL) -> (store: Store, problems: [Defaults.StorageError]) {
+    static func store(for url: URL, systemFiles: [URL] = []) -> (store: Store, problems: [Defaults.StorageError]) {
         _ = installExitHandler
         let storage = FileStorage(url: url)
-        if let open = stores.withLock({ $0[storage.path]?.store }) { return (open, []) }
+        let layerFiles = systemFiles.map { FileStorage(url: $0) }
+        let key = key(storage, layerFiles)
+        if let open = stores.withLock({ $0[key]?.store }) { return (open, []) }
         // NB: loaded outside the registry lock: loading a corrupt file takes the file's lock, which
         // another thread may hold while it opens a suite.
-        let fresh: Store
-        var problem: Defaults.StorageError?
+        var problems: [Defaults.StorageError] = []
+        var snapshot: FileStorage.Snapshot?
+        var writesBlocked = false
         switch storage.load() {
-        case .loaded(let snapshot):
-            fresh = Store(backend: .file(storage), file: snapshot)
-        case .movedAside(let error):
-            fresh = Store(backend: .file(storage))
-            problem = error
+        case .loaded(let loaded):
+            snapshot = loaded
+        case .movedAside(let error), .brokenReadOnly(let error):
+            problems.append(error)
         case .unreadable(let error):
-            fresh = Store(backend: .file(storage), writesBlocked: true)
-            problem = error
+            writesBlocked = true
+            problems.append(error)
         }
+        let layers = layerFiles.map { loadLayer($0, problems: &problems) }
+        let fresh = Store(
+            backend: .file(storage),
+            file: snapshot,
+            layers: (layerFiles, SystemLayers(layers)),
+            writesBlocked: writesBlocked
+        )
         let winner = stores.withLock { stores -> Store? in
-            if let open = stores[storage.path]?.store { return open }
+            if let open = stores[key]?.store { return open }
             stores = stores.filter { $0.value.store != nil }
-            stores[storage.path] = WeakStore(fresh)
+            stores[key] = WeakStore(fresh)
             return nil
         }
-        // NB: the loser's report still goes out: its load may be what moved a corrupt file aside.
-        if let winner { return (winner, [problem].compactMap { $0 }) }
-        let polling = FileWatcher.shared.watch(fresh, path: storage.path)
-        return (fresh, [problem, polling].compactMap { $0 })
+        // NB: the loser's reports still go out: its load may be what moved a corrupt file aside.
+        if let winner { return (winner, problems) }
+        let sources = ([storage] + layerFiles).map(\.current.resolved.watchedEntries)
+        let polling = FileWatcher.shared.watch(fresh, sources: sources)
+        return (fresh, problems + polling)
+    }
+
+    /// Reads a system file for a store being opened: never moved or written, whatever it holds.
+    private static func loadLayer(_ file: FileStorage, problems: inout [Defaults.StorageError]) -> SystemLayers.Layer {
+        var problem: Defaults.StorageError?
+        defer { if let problem { problems.append(problem) } }
+        switch file.readSettled() {
+        case .parsed(let snapshot), .unchanged(let snapshot):
+            return SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem)
+        case .missing:
+            return SystemLayers.Layer(url: file.url)
+        case .broken(let reason):
+            problem = .corruptFileLeftInPlace(url: file.url, reason: reason)
+            return SystemLayers.Layer(url: file.url)
+        case .unreadable(let error):
+            problem = error
+            return SystemLayers.Layer(url: file.url)
+        }
+    }
+
+    /// Files `store` under where its file is now, after the links on the way to it changed.
+    ///
+    /// A suite opened on the file next then shares it. A store opened there meanwhile keeps its
+    /// place, and this one stays where it was (so it is still flushed at exit).
+    static func moved(_ store: Store) {
+        guard case .file(let storage) = store.backend else { return }
+        let key = key(storage, store.layerFiles)
+        stores.withLock { stores in
+            guard stores[key]?.store == nil else { return }
+            for (old, entry) in stores where entry.store === store { stores[old] = nil }
+            stores[key] = WeakStore(store)
+        }
     }
 
     /// Flushes every open file store; run at a normal exit.

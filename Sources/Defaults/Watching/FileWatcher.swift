@@ -10,35 +10,41 @@ import Musl
 
 /// The process's one watcher of settings files.
 ///
-/// inotify on the directories of the open file-backed stores, one watch per directory, read on a
-/// serial dispatch queue of its own. It only tells a store that its file may have changed; the
-/// store reads the file and decides (``FileChangeMachine``). What each event means:
+/// inotify on the directories of the files the open file-backed stores read, one watch per
+/// directory, read on a serial dispatch queue of its own. A store's file is watched as
+/// *entries*: the file itself, and every symlink its path goes through (see ``ResolvedPath``), so a
+/// link re-pointed by rename (a ConfigMap update, a dotfile manager) is seen as well as a file
+/// replaced. The watcher only tells a store that one of its files may have changed; the store
+/// resolves its path again, reads the file and decides (``FileChangeMachine``). What each event means:
 ///
-/// | inotify event, naming the file | meaning |
+/// | inotify event, naming an entry | meaning |
 /// |---|---|
-/// | `IN_MOVED_TO` | replaced by rename (how this library, GLib and most editors save) |
+/// | `IN_MOVED_TO` | replaced by rename (how this library, GLib, most editors and kubelet save) |
 /// | `IN_CLOSE_WRITE` | rewritten in place, or created, and closed: acted on once, not per write |
 /// | `IN_DELETE`, `IN_MOVED_FROM` | deleted or renamed away (maybe an editor's first step) |
+/// | `IN_CREATE`, naming a symlink entry | a link made again (`ln -sfn` removes and re-creates) |
 /// | `IN_ATTRIB` | permissions changed: a file that could not be read may be readable now |
 ///
 /// | inotify event on a watched directory | meaning |
 /// |---|---|
+/// | `IN_ATTRIB`, naming nothing | the directory's permissions changed: its files may be writable now, or not |
 /// | `IN_DELETE_SELF`, `IN_MOVE_SELF`, `IN_IGNORED` | the directory is gone: watch its nearest existing ancestor |
 /// | `IN_CREATE`/`IN_MOVED_TO` of a directory | a missing directory may be back: move the watch down |
-/// | `IN_Q_OVERFLOW` | events were lost: every store reads its file |
+/// | `IN_Q_OVERFLOW` | events were lost: every store reads its files |
 ///
-/// Where inotify is unavailable (no instance left, or the watch limit is reached) a file is polled
-/// instead: its size, times and inode, every ``pollInterval``, and its suites are told once, through
-/// their error handlers, that live updates are slower. Setting `DEFAULTS_WATCHER=poll` in the
-/// environment forces polling, for diagnosis and tests.
+/// Where inotify is unavailable (no instance left, or the watch limit is reached) the entries are
+/// polled instead: their size, times and inode (of the link itself, for a link), every
+/// ``pollInterval``, and their suites are told once, through their error handlers, that live
+/// updates are slower. Setting `DEFAULTS_WATCHER=poll` in the environment forces polling, for
+/// diagnosis and tests.
 final class FileWatcher: Sendable {
     /// The watcher of this process.
     static let shared = FileWatcher(forcePolling: ProcessInfo.processInfo.environment["DEFAULTS_WATCHER"] == "poll")
 
-    /// How often a polled file is looked at.
+    /// How often a polled entry is looked at.
     static let pollInterval = DispatchTimeInterval.seconds(1)
 
-    /// What a watched file's directory entry said when last polled.
+    /// What a watched entry's directory entry said when last polled.
     private struct FileStamp: Equatable {
         var device: UInt64
         var inode: UInt64
@@ -52,10 +58,11 @@ final class FileWatcher: Sendable {
                 && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
         }
 
-        /// The stamp of the file at `path`; `nil` when there is none.
+        /// The stamp of the entry at `path` (of a link itself, not of what it points to); `nil`
+        /// when there is none.
         static func of(_ path: String) -> FileStamp? {
             var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
+            guard lstat(path, &info) == 0 else { return nil }
             return FileStamp(
                 device: UInt64(info.st_dev),
                 inode: UInt64(info.st_ino),
@@ -66,22 +73,42 @@ final class FileWatcher: Sendable {
         }
     }
 
+    /// One of a store's files: the store, and which of its files (0 is the one it writes).
+    private struct Client: Hashable {
+        let store: ObjectIdentifier
+        let source: Int
+    }
+
     private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the state lock
-        let identifier: ObjectIdentifier
         weak var store: Store?
-        init(_ store: Store) {
-            self.identifier = ObjectIdentifier(store)
-            self.store = store
-        }
+        init(_ store: Store) { self.store = store }
     }
 
     private struct State: @unchecked Sendable {  // dispatch sources are thread-safe; everything else is plain data
         var table = WatchTable()
-        var stores: [String: WeakStore] = [:]
-        /// Files watched by polling, with what the last poll saw.
+        var stores: [ObjectIdentifier: WeakStore] = [:]
+        /// Each client's entries: the links on the way to its file, then the file.
+        var entries: [Client: [String]] = [:]
+        /// The clients of each watched entry.
+        var listeners: [String: Set<Client>] = [:]
+        /// The entries that are symlinks on the way to a file (a client lists them before its file).
+        var links: Set<String> = []
+        /// Entries watched by polling, with what the last poll saw.
         var polled: [String: FileStamp?] = [:]
         var pollTimer: (any DispatchSourceTimer)?
         var readSource: (any DispatchSourceRead)?
+
+        /// The live stores of `clients`, each with the file it is told about.
+        func stores(of clients: some Sequence<Client>) -> [(Store, Int)] {
+            clients.compactMap { client in stores[client.store]?.store.map { ($0, client.source) } }
+        }
+
+        /// The clients of the entries at `paths`.
+        func clients(of paths: some Sequence<String>) -> Set<Client> {
+            var result: Set<Client> = []
+            for path in paths { result.formUnion(listeners[path] ?? []) }
+            return result
+        }
     }
 
     /// The inotify instance; -1 when every file is polled.
@@ -117,56 +144,81 @@ final class FileWatcher: Sendable {
 
     // MARK: - Stores
 
-    /// Starts telling `store` when the file at `path` (a canonical path) may have changed.
+    /// Starts telling `store` when one of its files may have changed.
     ///
-    /// Returns once the file is watched; the store is told once right away, so a change made
-    /// between its load and this call is not missed.
+    /// Returns once the files are watched; each file is told once right away, so a change made
+    /// between the store's load and this call is not missed.
     ///
-    /// - Returns: The `pollingForChanges` report when the file can only be polled, for the caller
-    ///   to give the suite that opened it.
-    func watch(_ store: Store, path: String) -> Defaults.StorageError? {
-        queue.sync {
-            let (notify, polling) = state.withLock { state -> ([Store], [String: Defaults.StorageError]) in
-                state.stores[path] = WeakStore(store)
-                state.table.addFile(path)
-                if descriptor < 0 {
-                    state.polled[path] = FileStamp.of(path)
-                    startPolling(&state)
-                    let report = Defaults.StorageError.pollingForChanges(
-                        url: URL(fileURLWithPath: path),
-                        reason: pollingReason ?? "inotify is unavailable"
-                    )
-                    return ([store], [path: report])
+    /// - Parameter sources: For each of the store's files, in the store's order, the entries to
+    ///   watch: ``ResolvedPath/watchedEntries``.
+    /// - Returns: The `pollingForChanges` reports of the store's files that can only be polled, for
+    ///   the caller to give the suite that opened them.
+    func watch(_ store: Store, sources: [[String]]) -> [Defaults.StorageError] {
+        let identifier = ObjectIdentifier(store)
+        return queue.sync {
+            var polling: [Client: Defaults.StorageError] = [:]
+            let notify = state.withLock { state -> [(Store, Int)] in
+                state.stores[identifier] = WeakStore(store)
+                for (source, entries) in sources.enumerated() {
+                    add(Client(store: identifier, source: source), entries: entries, &state)
                 }
-                var polling: [String: Defaults.StorageError] = [:]
+                let own = sources.indices.map { (store, $0) }
+                if descriptor < 0 {
+                    startPolling(&state)
+                    // NB: one report for the store, naming the file it writes.
+                    if let file = sources.first?.last {
+                        polling[Client(store: identifier, source: 0)] = .pollingForChanges(
+                            url: URL(fileURLWithPath: file),
+                            reason: pollingReason ?? "inotify is unavailable"
+                        )
+                    }
+                    return own
+                }
                 let moved = reconcile(&state, polling: &polling)
-                // NB: the new store always looks once, even when its directory was watched
+                // NB: the new store always looks once, even when its directories were watched
                 // already: an event between its load and this registration found no store to tell.
-                return (moved.filter { $0 !== store } + [store], polling)
+                return state.stores(of: moved.filter { $0.store != identifier }) + own
             }
-            for store in notify { store.fileMayHaveChanged() }
-            report(polling, except: path)
-            return polling[path]
+            for (store, source) in notify { store.fileMayHaveChanged(source: source) }
+            report(polling, except: identifier)
+            return polling.filter { $0.key.store == identifier }.sorted { $0.key.source < $1.key.source }.map(\.value)
         }
     }
 
-    /// Stops watching the file at `path` for the store `identifier`.
+    /// Watches `entries` for the file `source` of `store` instead of what it watched before: its
+    /// path was resolved again, and leads through other links, or elsewhere.
     ///
-    /// A newer store of the same file, opened after this one was released, keeps its watch.
-    func unwatch(path: String, store identifier: ObjectIdentifier) {
+    /// Returns once the new entries are watched. The caller reads the file afterwards: a change
+    /// made before this returns is seen by that read.
+    func rewatch(_ store: Store, source: Int, entries: [String]) {
+        let client = Client(store: ObjectIdentifier(store), source: source)
+        queue.sync {
+            var polling: [Client: Defaults.StorageError] = [:]
+            let notify = state.withLock { state -> [(Store, Int)] in
+                guard state.entries[client] != entries else { return [] }
+                remove(client, &state)
+                add(client, entries: entries, &state)
+                guard descriptor >= 0 else { return [] }
+                return state.stores(of: reconcile(&state, polling: &polling).subtracting([client]))
+            }
+            for (store, source) in notify { store.fileMayHaveChanged(source: source) }
+            report(polling)
+        }
+    }
+
+    /// Stops watching every file of the store `identifier`.
+    func unwatch(store identifier: ObjectIdentifier) {
         // NB: async: a store can be released on this very queue, by the last strong reference a
         // notification held.
         queue.async { [self] in
-            var polling: [String: Defaults.StorageError] = [:]
-            let moved = state.withLock { state -> [Store] in
-                guard state.stores[path]?.identifier == identifier else { return [] }
-                state.stores[path] = nil
-                state.polled[path] = nil
-                state.table.removeFile(path)
+            var polling: [Client: Defaults.StorageError] = [:]
+            let moved = state.withLock { state -> [(Store, Int)] in
+                guard state.stores.removeValue(forKey: identifier) != nil else { return [] }
+                for client in state.entries.keys where client.store == identifier { remove(client, &state) }
                 // NB: this pass may move other files' watches too (a directory of theirs came back
                 // since the last event was read): their stores must look, as after any move, or a
                 // file saved into that directory before its watch existed is never read.
-                let moved = descriptor >= 0 ? reconcile(&state, polling: &polling) : []
+                let moved = descriptor >= 0 ? state.stores(of: reconcile(&state, polling: &polling)) : []
                 if state.polled.isEmpty {
                     state.pollTimer?.cancel()
                     state.pollTimer = nil
@@ -174,9 +226,38 @@ final class FileWatcher: Sendable {
                 return moved
             }
             // NB: after the lock: looking and reporting take it again.
-            for store in moved { store.fileMayHaveChanged() }
+            for (store, source) in moved { store.fileMayHaveChanged(source: source) }
             report(polling)
         }
+    }
+
+    /// Adds `client`'s entries to the watched ones.
+    private func add(_ client: Client, entries: [String], _ state: inout State) {
+        state.entries[client] = entries
+        for entry in entries {
+            let isNew = state.listeners[entry] == nil
+            state.listeners[entry, default: []].insert(client)
+            guard isNew else { continue }
+            if descriptor < 0 {
+                state.polled[entry] = .some(FileStamp.of(entry))
+            } else {
+                state.table.addFile(entry)
+            }
+        }
+        state.links.formUnion(entries.dropLast())
+    }
+
+    /// Removes `client`'s entries; an entry another client still watches stays.
+    private func remove(_ client: Client, _ state: inout State) {
+        guard let entries = state.entries.removeValue(forKey: client) else { return }
+        for entry in entries {
+            state.listeners[entry]?.remove(client)
+            guard state.listeners[entry]?.isEmpty == true else { continue }
+            state.listeners[entry] = nil
+            state.table.removeFile(entry)
+            state.polled[entry] = nil
+        }
+        state.links = Set(state.entries.values.flatMap { $0.dropLast() })
     }
 
     // MARK: - inotify
@@ -206,22 +287,22 @@ final class FileWatcher: Sendable {
                 }
             }
         }
-        var polling: [String: Defaults.StorageError] = [:]
-        let notify = state.withLock { state -> [Store] in
+        var polling: [Client: Defaults.StorageError] = [:]
+        let notify = state.withLock { state -> [(Store, Int)] in
             var paths = touched
             if overflowed {
                 paths.formUnion(state.table.allFilePaths)
                 reconcileNeeded = true
             }
-            var stores = paths.compactMap { state.stores[$0]?.store }
-            if reconcileNeeded { stores += reconcile(&state, polling: &polling) }
-            return stores
+            var clients = state.clients(of: paths)
+            if reconcileNeeded { clients.formUnion(reconcile(&state, polling: &polling)) }
+            return state.stores(of: clients)
         }
-        for store in notify { store.fileMayHaveChanged() }
+        for (store, source) in notify { store.fileMayHaveChanged(source: source) }
         report(polling)
     }
 
-    /// Sorts one event into "this file may have changed" or "the watched directories changed".
+    /// Sorts one event into "these entries may have changed" or "the watched directories changed".
     private func classify(wd: Int32, mask: UInt32, name: String, touched: inout Set<String>, reconcile: inout Bool) {
         let gone = UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
         if mask & gone != 0 {
@@ -235,28 +316,42 @@ final class FileWatcher: Sendable {
             reconcile = true
             return
         }
-        if mask & UInt32(IN_ISDIR) != 0 {
-            // A directory came or went below a watched one: a missing directory may be back.
-            reconcile = true
+        if name.isEmpty {
+            // The watched directory's own permissions changed: whether its files may be written did.
+            guard mask & UInt32(IN_ATTRIB) != 0 else { return }
+            let paths = state.withLock { state in
+                state.table.directories[wd].map { state.table.filePaths(in: $0) } ?? []
+            }
+            touched.formUnion(paths)
             return
         }
         let fileEvents =
             UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
             | UInt32(IN_ATTRIB)
-        guard mask & fileEvents != 0, !name.isEmpty else { return }
-        let path: String? = state.withLock { state in
-            guard let directory = state.table.directories[wd] else { return nil }
+        let (path, isLink) = state.withLock { state -> (String?, Bool) in
+            guard let directory = state.table.directories[wd] else { return (nil, false) }
             let path = WatchTable.join(directory, name)
-            return state.table.contains(file: path) ? path : nil
+            guard state.table.contains(file: path) else { return (nil, false) }
+            return (path, state.links.contains(path))
         }
-        if let path { touched.insert(path) }
+        if mask & UInt32(IN_ISDIR) != 0 {
+            // A directory came or went below a watched one: a missing directory may be back.
+            reconcile = true
+            if path == nil { return }
+        }
+        // NB: a link is re-made by `ln -sfn` as a removal and a creation; a file's creation is
+        // followed by its IN_CLOSE_WRITE, which is acted on instead.
+        let meaningful = fileEvents | (isLink ? UInt32(IN_CREATE) : 0)
+        guard mask & meaningful != 0, let path else { return }
+        touched.insert(path)
     }
 
-    /// Brings the watches in line with what exists now; returns the stores whose directory is
+    /// Brings the watches in line with what exists now; returns the clients whose directory is
     /// now watched differently, and whose file therefore may have changed unseen.
     ///
-    /// Files that fall back to polling are added to `polling`, with the report for their suites.
-    private func reconcile(_ state: inout State, polling: inout [String: Defaults.StorageError]) -> [Store] {
+    /// Entries that fall back to polling have their clients added to `polling`, with the report
+    /// for their suites.
+    private func reconcile(_ state: inout State, polling: inout [Client: Defaults.StorageError]) -> Set<Client> {
         var moved: Set<String> = []
         // NB: until nothing more is added: a directory created while its parent's watch was being
         // added produced no event, but exists by the next pass.
@@ -287,15 +382,16 @@ final class FileWatcher: Sendable {
             moved.formUnion(state.table.adopt(targets))
             if !added { break }
         }
-        return moved.flatMap { state.table.filePaths(in: $0) }.compactMap { state.stores[$0]?.store }
+        return state.clients(of: moved.flatMap { state.table.filePaths(in: $0) })
     }
 
-    /// Falls back to polling for the files in `directories`, adding the report for each to `polling`.
+    /// Falls back to polling for the entries in `directories`, adding the report for each client
+    /// to `polling`.
     private func pollInstead(
         of directories: [String],
         because failure: SystemError,
         _ state: inout State,
-        polling: inout [String: Defaults.StorageError]
+        polling: inout [Client: Defaults.StorageError]
     ) {
         let reason =
             failure.code == ENOSPC
@@ -304,7 +400,10 @@ final class FileWatcher: Sendable {
             for path in state.table.filePaths(in: directory) {
                 if state.polled[path] == nil {
                     state.polled[path] = .some(FileStamp.of(path))
-                    polling[path] = .pollingForChanges(url: URL(fileURLWithPath: path), reason: reason)
+                    for client in state.listeners[path] ?? [] where polling[client] == nil {
+                        let file = state.entries[client]?.last ?? path
+                        polling[client] = .pollingForChanges(url: URL(fileURLWithPath: file), reason: reason)
+                    }
                 }
                 state.table.removeFile(path)
             }
@@ -312,13 +411,13 @@ final class FileWatcher: Sendable {
         startPolling(&state)
     }
 
-    /// Tells the suites of each polled file that it is polled, except those of `excluded` (whose
-    /// suite is being opened, and is told by its opener).
-    private func report(_ polling: [String: Defaults.StorageError], except excluded: String? = nil) {
+    /// Tells the suites of each polled file that it is polled, except those of the store
+    /// `excluded` (being opened, and told by its opener).
+    private func report(_ polling: [Client: Defaults.StorageError], except excluded: ObjectIdentifier? = nil) {
         guard !polling.isEmpty else { return }
         let stores = state.withLock { state in
-            polling.compactMap { path, report in
-                path == excluded ? nil : state.stores[path]?.store.map { ($0, report) }
+            polling.compactMap { client, report in
+                client.store == excluded ? nil : state.stores[client.store]?.store.map { ($0, report) }
             }
         }
         for (store, report) in stores { store.reportInBackground(report) }
@@ -341,16 +440,16 @@ final class FileWatcher: Sendable {
     }
 
     private func poll() {
-        let notify = state.withLock { state -> [Store] in
-            var changed: [Store] = []
+        let notify = state.withLock { state -> [(Store, Int)] in
+            var changed: [String] = []
             for (path, last) in state.polled {
                 let now = FileStamp.of(path)
                 guard now != last else { continue }
                 state.polled[path] = .some(now)
-                if let store = state.stores[path]?.store { changed.append(store) }
+                changed.append(path)
             }
-            return changed
+            return state.stores(of: state.clients(of: changed))
         }
-        for store in notify { store.fileMayHaveChanged() }
+        for (store, source) in notify { store.fileMayHaveChanged(source: source) }
     }
 }
