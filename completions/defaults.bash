@@ -57,6 +57,7 @@ _defaults() {
     if [[ -z $ended && $cur == -* ]]; then
         local options='--help'
         case $command in
+        read) options+=' --merged --origin' ;;
         write) options+=' --string' ;;
         delete) options+=' --all' ;;
         watch) options+=' --json' ;;

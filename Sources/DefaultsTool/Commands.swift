@@ -12,7 +12,7 @@ func run(_ arguments: ParsedArguments) throws(ToolError) {
     case "suites": try listSuites()
     case "path": printLine(try SuiteLocation(arguments.value("suite")!).url.path)
     case "keys": try listKeys(SuiteLocation(arguments.value("suite")!))
-    case "read": try read(SuiteLocation(arguments.value("suite")!), key: arguments.value("key"))
+    case "read": try read(arguments)
     case "write": try write(arguments)
     case "delete": try delete(arguments)
     case "watch": try watch(arguments)
@@ -39,14 +39,39 @@ private func listKeys(_ location: SuiteLocation) throws(ToolError) {
     for name in try location.readExisting().keys.sorted(by: JSONWriter.utf8Precedes) { printLine(name) }
 }
 
-private func read(_ location: SuiteLocation, key: String?) throws(ToolError) {
-    let members = try location.readExisting()
-    guard let key else {
-        printLine(render(.object(members)))
+private func read(_ arguments: ParsedArguments) throws(ToolError) {
+    let location = try SuiteLocation(arguments.value("suite")!)
+    let key = arguments.value("key")
+    let merged = arguments.has("merged")
+    let origin = arguments.has("origin")
+    guard key != nil || merged || origin else {
+        printLine(render(.object(try location.readExisting())))
         return
     }
-    guard let value = members[key] else { throw .notFound("no key \"\(key)\" in suite \(location.argument)") }
+    // NB: checked first, or opening the suite would move a broken file aside.
+    _ = try location.read()
+    let suite = location.open { error in printError(error.description) }
+    guard let key else {
+        let values = suite.storedValues()
+        guard origin else {
+            printLine(render(.object(values)))
+            return
+        }
+        for name in values.keys.sorted(by: JSONWriter.utf8Precedes) {
+            printLine("\(name): \(renderCompact(values[name]!))  # from \(suite.source(ofValueNamed: name))")
+        }
+        return
+    }
+    guard let value = suite.storedValue(named: key) else {
+        if origin, case .locked = suite.source(ofValueNamed: key) {
+            printLine("(unset)")
+            printLine("from: \(suite.source(ofValueNamed: key))")
+            return
+        }
+        throw .notFound("no key \"\(key)\" in suite \(location.argument)")
+    }
     printLine(render(value))
+    if origin { printLine("from: \(suite.source(ofValueNamed: key))") }
 }
 
 private func export(_ location: SuiteLocation, to file: String?) throws(ToolError) {
@@ -64,23 +89,32 @@ private func export(_ location: SuiteLocation, to file: String?) throws(ToolErro
 
 // MARK: - Changing
 
-/// Runs `body` on the suite in a cross-process transaction.
+/// Writes what `makeWrites` computes (`nil` removes) in a cross-process transaction.
 ///
 /// It runs under the file's lock, on the file as it is now, and what it writes is in the file
-/// before this returns. A file that is not valid JSON is refused untouched.
+/// before this returns. A file that is not valid JSON is refused untouched; so are writes to keys a
+/// system file locks, all of them (exit 4): nothing is written then.
 private func change(
     _ location: SuiteLocation,
     replacingBrokenFile: Bool = false,
-    _ body: (Defaults.Suite) throws(ToolError) -> Void
+    _ makeWrites: (Defaults.Suite) throws(ToolError) -> [String: JSONValue?]
 ) throws(ToolError) {
     // NB: checked first, or opening the suite would move a broken file aside.
     if !replacingBrokenFile { _ = try location.read() }
-    let suite = Defaults.Suite(fileURL: location.url) { error in printError(error.description) }
+    let suite = location.open { error in printError(error.description) }
     var failure: ToolError?
     do {
         try suite.exclusiveTransaction {
             do throws(ToolError) {
-                try body(suite)
+                let writes = try makeWrites(suite)
+                let locked = writes.keys.sorted(by: JSONWriter.utf8Precedes)
+                    .compactMap { name in
+                        lockingFile(of: name, in: suite).map { "\"\(name)\" is locked by \($0)" }
+                    }
+                guard locked.isEmpty else {
+                    throw ToolError.locked(locked.joined(separator: "; ") + "; nothing was written")
+                }
+                suite.write(writes)
             } catch {
                 failure = error
                 throw error
@@ -89,6 +123,12 @@ private func change(
     } catch {
         throw failure ?? .reported(status: 3)
     }
+}
+
+/// The path of the system file that locks `name` in `suite`, if one does.
+private func lockingFile(of name: String, in suite: Defaults.Suite) -> String? {
+    guard case .locked(let file, _) = suite.source(ofValueNamed: name) else { return nil }
+    return file.path
 }
 
 private func write(_ arguments: ParsedArguments) throws(ToolError) {
@@ -101,26 +141,32 @@ private func write(_ arguments: ParsedArguments) throws(ToolError) {
     } else {
         value = try parseValue(arguments.value("json")!, forKey: key)
     }
-    try change(location) { suite in suite.write([key: value]) }
+    try change(location) { _ in [key: value] }
 }
 
 private func delete(_ arguments: ParsedArguments) throws(ToolError) {
     let location = try SuiteLocation(arguments.value("suite")!)
     _ = try location.readExisting()
     let keys = arguments.values["key"] ?? []
+    var kept: [String] = []
     try change(location) { suite throws(ToolError) in
-        let stored = suite.storedValues()
+        let stored = suite.userStoredValues()
         if arguments.has("all") {
-            suite.write(Dictionary(uniqueKeysWithValues: stored.keys.map { ($0, nil) }))
-            return
+            kept = stored.keys.filter { lockingFile(of: $0, in: suite) != nil }
+                .sorted(by: JSONWriter.utf8Precedes)
+                .map { "kept \"\($0)\": it is locked by \(lockingFile(of: $0, in: suite)!)" }
+            return Dictionary(
+                uniqueKeysWithValues: stored.keys.filter { lockingFile(of: $0, in: suite) == nil }.map { ($0, nil) }
+            )
         }
         let missing = keys.filter { stored[$0] == nil }
         guard missing.isEmpty else {
             let names = missing.map { "\"\($0)\"" }.joined(separator: ", ")
             throw .notFound("no key \(names) in suite \(location.argument); nothing was deleted")
         }
-        suite.write(Dictionary(keys.map { ($0, nil) }, uniquingKeysWith: { $1 }))
+        return Dictionary(keys.map { ($0, nil) }, uniquingKeysWith: { $1 })
     }
+    guard kept.isEmpty else { throw .locked(kept.joined(separator: "; ")) }
 }
 
 private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
@@ -142,10 +188,12 @@ private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
     try change(location) { suite in
         var writes: [String: JSONValue?] = [:]
         if arguments.has("replace") {
-            for name in suite.storedValues().keys { writes[name] = .some(nil) }
+            for name in suite.userStoredValues().keys where lockingFile(of: name, in: suite) == nil {
+                writes[name] = .some(nil)
+            }
         }
         for (name, value) in imported { writes[name] = value }
-        suite.write(writes)
+        return writes
     }
 }
 
@@ -183,7 +231,7 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
         printError("defaults: no changes")
         return
     }
-    try change(location, replacingBrokenFile: isBroken) { suite in suite.write(changes) }
+    try change(location, replacingBrokenFile: isBroken) { _ in changes }
     let names = changes.keys.sorted(by: JSONWriter.utf8Precedes).joined(separator: ", ")
     printError(
         "defaults: applied \(changes.count) change\(changes.count == 1 ? "" : "s") to \(location.argument): \(names)"
@@ -271,7 +319,7 @@ private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
     _ = try location.read()
     let keys = arguments.values["key"].map(Set.init)
     let asJSON = arguments.has("json")
-    let suite = Defaults.Suite(fileURL: location.url) { error in printError(error.description) }
+    let suite = location.open { error in printError(error.description) }
     Defaults.addChangeSink(
         Defaults.ChangeSink { event in
             guard event.suite == suite else { return }

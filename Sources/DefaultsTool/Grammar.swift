@@ -40,11 +40,16 @@ let commands: [CommandSpec] = [
     ),
     CommandSpec(
         name: "read",
-        synopses: ["read <suite> [<key>]"],
+        synopses: ["read <suite> [<key>] [--merged] [--origin]"],
         summary: "the whole file as JSON, or one value as JSON",
         details: """
             Prints what the file holds, numbers exactly as written; objects and arrays are
             indented, so `defaults read app | jq` works. Never shows a program's launch overrides.
+
+            A key's value is the one programs read: a value the system files in $XDG_CONFIG_DIRS
+            (/etc/xdg when unset) lock, or else the user's, or else the first system file's.
+            --merged prints every key so, not only the user's file. --origin adds where each
+            value comes from: a line after the value, or a `# from` comment after each key.
             """
     ),
     CommandSpec(
@@ -55,7 +60,7 @@ let commands: [CommandSpec] = [
             Stores the value under the file's lock, so a running program sees it at once and
             no other process's change is lost. The value must be JSON: quote text as a JSON
             string ('"dark"'), or pass it with --string and no quoting. Creates the file and
-            its folder when they do not exist.
+            its folder when they do not exist. A key a system file locks is not written (exit 4).
             """
     ),
     CommandSpec(
@@ -63,8 +68,9 @@ let commands: [CommandSpec] = [
         synopses: ["delete <suite> <key>...", "delete <suite> --all"],
         summary: "remove keys (programs read their defaults again), or every key",
         details: """
-            Removes the named keys in one change; if any of them is not stored, nothing is
-            removed. --all empties the file.
+            Removes the named keys in one change; if any of them is not stored, or a system file
+            locks one, nothing is removed. --all empties the file but for the keys a system file
+            locks, which stay (exit 4).
             """
     ),
     CommandSpec(
@@ -260,7 +266,7 @@ func overview() -> String {
         "when it contains a /, the path of a settings file.",
         "",
         "Exit status: 0 done; 1 suite or key not found; 2 usage or invalid value;",
-        "3 the file could not be read or written (or the editor failed).",
+        "3 the file could not be read or written (or the editor failed); 4 a system file locks the key.",
     ]
     return lines.joined(separator: "\n")
 }

@@ -15,6 +15,8 @@ enum ToolError: Error {
     case notFound(String)
     /// The file could not be read or written (exit 3).
     case file(String)
+    /// A system file locks the key (exit 4).
+    case locked(String)
     /// The problem was printed already (the library's error hook, or the editing loop).
     case reported(status: Int32)
     /// `--help` was given: print the help instead (exit 0).
@@ -26,6 +28,7 @@ enum ToolError: Error {
         case .notFound: return 1
         case .usage, .invalid: return 2
         case .file: return 3
+        case .locked: return 4
         case .reported(let status): return status
         }
     }
@@ -61,6 +64,16 @@ struct SuiteLocation {
             throw .invalid(error.description)
         }
         url = Defaults.Suite.fileURL(forSuiteNamed: argument, in: Self.configurationDirectory)
+    }
+
+    /// Opens the suite as a program does.
+    ///
+    /// A suite named by name has the system files of `$XDG_CONFIG_DIRS` beneath it; one named by
+    /// path has none. Problems go to `errorHandler`.
+    func open(errorHandler: @escaping @Sendable (Defaults.StorageError) -> Void) -> Defaults.Suite {
+        guard !argument.contains("/"), let suite = try? Defaults.Suite(name: argument, errorHandler: errorHandler)
+        else { return Defaults.Suite(fileURL: url, errorHandler: errorHandler) }
+        return suite
     }
 
     /// `$XDG_CONFIG_HOME`, or `~/.config`, as the library finds it.

@@ -41,7 +41,7 @@ func main(_ arguments: [String]) -> Int32 {
             printLine(help(for: spec))
         case .usage(let message, let command):
             printError("defaults: \(message) (see 'defaults help\(command.map { " " + $0 } ?? "")')")
-        case .invalid(let message), .notFound(let message), .file(let message):
+        case .invalid(let message), .notFound(let message), .file(let message), .locked(let message):
             printError("defaults: " + message)
         case .reported:
             break

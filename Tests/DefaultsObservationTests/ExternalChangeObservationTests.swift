@@ -19,17 +19,76 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
 
 /// Every kind of observer sees a change made outside this process, once per change, with the
 /// right values: a write by another process, an editor's save (a new file renamed over the old),
-/// and an in-place rewrite.
+/// an in-place rewrite, a ConfigMap update, a re-pointed link, and an edit of a system file.
 @Suite struct ExternalChangeObservationTests {
     enum Change: String, CaseIterable, CustomTestStringConvertible {
         case anotherProcess, editorSave, inPlaceRewrite
+        /// kubelet's update of a ConfigMap volume: `..data` swapped to a new directory.
+        case configMapUpdate
+        /// A dotfile manager's: the link re-pointed by renaming a new link over it.
+        case linkRepointed
+        /// An administrator's edit of a system file beneath a user's file that lacks the key.
+        case systemFileEdit
 
         var testDescription: String { rawValue }
 
-        /// Makes the file say `fontSize` is `value`, this way.
-        func apply(_ value: Int, to file: URL) async throws {
-            let text = #"{"fontSize" : \#(value), "theme" : "dark"}"#
-            switch self {
+        /// Lays out a file whose `fontSize` is 12 and `theme` "dark", and returns how to open the
+        /// suite and change the value this way.
+        func arrange(in directory: URL) throws -> Arrangement {
+            try Arrangement(self, in: directory)
+        }
+    }
+
+    /// Where a test's suite reads from, and how its `fontSize` is changed.
+    final class Arrangement {
+        let change: Change
+        /// The suite's own file, and the system files beneath it.
+        let file: URL
+        let systemFiles: [URL]
+        private var volume: ConfigMapVolume?
+        private let directory: URL
+
+        init(_ change: Change, in directory: URL) throws {
+            self.change = change
+            self.directory = directory
+            let editor = directory.appendingPathComponent("editor")
+            try FileManager.default.createDirectory(at: editor, withIntermediateDirectories: true)
+            switch change {
+            case .anotherProcess, .editorSave, .inPlaceRewrite:
+                file = editor.appendingPathComponent("settings.json")
+                systemFiles = []
+                try Data(Self.text(12).utf8).write(to: file)
+            case .configMapUpdate:
+                volume = try ConfigMapVolume(
+                    at: directory.appendingPathComponent("volume"),
+                    files: ["settings.json": Self.text(12)]
+                )
+                file = volume!.url(of: "settings.json")
+                systemFiles = []
+            case .linkRepointed:
+                file = editor.appendingPathComponent("settings.json")
+                systemFiles = []
+                try Data(Self.text(12).utf8).write(to: directory.appendingPathComponent("12.json"))
+                #expect(symlink("../12.json", file.path) == 0)
+            case .systemFileEdit:
+                file = editor.appendingPathComponent("settings.json")
+                systemFiles = [directory.appendingPathComponent("xdg/editor/settings.json")]
+                try FileManager.default.createDirectory(
+                    at: systemFiles[0].deletingLastPathComponent(),
+                    withIntermediateDirectories: true
+                )
+                try Data(Self.text(12).utf8).write(to: systemFiles[0])
+            }
+        }
+
+        private static func text(_ value: Int) -> String {
+            #"{"fontSize" : \#(value), "theme" : "dark"}"#
+        }
+
+        /// Makes what the suite reads say `fontSize` is `value`, this way.
+        func apply(_ value: Int) async throws {
+            let text = Self.text(value)
+            switch change {
             case .anotherProcess:
                 let result = try await HelperProcess.run(["write", file.path, "fontSize", "\(value)"])
                 #expect(result.status == 0, "\(result.errorOutput)")
@@ -42,6 +101,16 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
                 try handle.truncate(atOffset: 0)
                 try handle.write(contentsOf: Data(text.utf8))
                 try handle.close()
+            case .configMapUpdate:
+                try volume!.update(["settings.json": text])
+            case .linkRepointed:
+                let target = directory.appendingPathComponent("\(value).json")
+                try Data(text.utf8).write(to: target)
+                try repointSymlink(file, to: target.path)
+            case .systemFileEdit:
+                let temporary = systemFiles[0].deletingLastPathComponent().appendingPathComponent(".new")
+                try Data(text.utf8).write(to: temporary)
+                #expect(rename(temporary.path, systemFiles[0].path) == 0)
             }
         }
     }
@@ -58,13 +127,8 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
     @Test(arguments: Change.allCases)
     func everyObserverSeesEachOutsideChangeOnce(_ change: Change) async throws {
         try await withTemporaryDirectory { directory in
-            let file = directory.appendingPathComponent("editor/settings.json")
-            try FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(),
-                withIntermediateDirectories: true
-            )
-            try Data(#"{"fontSize" : 12, "theme" : "dark"}"#.utf8).write(to: file)
-            let suite = Defaults.Suite(fileURL: file)
+            let arrangement = try change.arrange(in: directory)
+            let suite = Defaults.Suite(fileURL: arrangement.file, systemFiles: arrangement.systemFiles)
             let fontSize = Defaults.Key<Int>("fontSize", default: 10, suite: suite)
             let theme = Defaults.Key<String>("theme", default: "light", suite: suite)
 
@@ -89,7 +153,7 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
             for (round, value) in [14, 16].enumerated() {
                 let count = round + 1
                 track(model, into: tracked)
-                try await change.apply(value, to: file)
+                try await arrangement.apply(value)
                 #expect(await observed.wait(forCount: count), "observe: \(observed.all)")
                 #expect(await together.wait(forCount: count), "observe(keys:): \(together.count)")
                 #expect(await streamed.wait(forCount: count), "updates: \(streamed.all)")

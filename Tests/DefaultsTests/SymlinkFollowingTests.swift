@@ -91,18 +91,42 @@ import Glibc
             for port in 1...20 { try volume.update(["settings.json": settings(port: port)]) }
             // The last update's value arrives; every event in between goes up, never through nothing.
             var last = 0
+            var seen = 0
             while last != 20 {
-                #expect(await fixture.recorder.waitForEvents(fixture.recorder.events.count + 1))
-                guard let change = fixture.recorder.events.last?.valueChanges["port"] else { break }
-                guard case .number(let text)? = change.new, let port = Int(text) else {
-                    Issue.record("port went to \(change)")
-                    break
+                let events = fixture.recorder.events
+                for event in events[seen...] {
+                    guard case .number(let text)? = event.valueChanges["port"]?.new, let port = Int(text) else {
+                        Issue.record("port went to \(event.valueChanges)")
+                        return
+                    }
+                    #expect(port > last)
+                    last = port
                 }
-                #expect(port > last)
-                last = port
+                seen = events.count
+                if last == 20 { break }
+                guard await fixture.recorder.waitForEvents(seen + 1) else {
+                    Issue.record("no event after port \(last)")
+                    return
+                }
             }
             #expect(fixture.int("port") == 20)
             #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
+        }
+    }
+
+    @Test func anotherProcessSeesEachConfigMapUpdateOnceAndNeverADefault() async throws {
+        try await withTemporaryDirectory { directory in
+            var volume = try ConfigMapVolume(
+                at: directory.appendingPathComponent("config"),
+                files: ["settings.json": settings(port: 1)]
+            )
+            let helper = try RunningHelper(["watch", volume.url(of: "settings.json").path])
+            defer { helper.send(SIGKILL) }
+            #expect(await helper.nextLine() == "ready")
+            for port in 2...6 {
+                try volume.update(["settings.json": settings(port: port)])
+                #expect(await helper.nextLine() == "external port=\(port)")
+            }
         }
     }
 

@@ -264,6 +264,39 @@ import Glibc
         }
     }
 
+    @Test func aSuiteByNameReadsTheXDGConfigDirsFirstListedFirst() async throws {
+        try await withTemporaryDirectory { directory in
+            let files = [
+                ("home", #"{"a": 1}"#), ("site", #"{"a": 2, "b": 2}"#), ("vendor", #"{"a": 3, "b": 3, "c": 3}"#),
+            ]
+            for (folder, text) in files {
+                let file = directory.appendingPathComponent("\(folder)/tool/settings.json")
+                try FileManager.default.createDirectory(
+                    at: file.deletingLastPathComponent(),
+                    withIntermediateDirectories: true
+                )
+                try storeWriteFile(file, Array(text.utf8))
+            }
+            let path = { (folder: String) in directory.appendingPathComponent(folder).path }
+            let result = try await HelperProcess.run(
+                ["layers", "tool", "a", "b", "c", "d"],
+                environment: [
+                    "XDG_CONFIG_HOME": path("home"),
+                    // A relative entry is ignored, as the XDG spec says; the user's own directory too.
+                    "XDG_CONFIG_DIRS": "\(path("site")):relative:\(path("home")):\(path("vendor"))",
+                ]
+            )
+            #expect(result.status == 0, "\(result.errorOutput)")
+            let file = { (folder: String) in "\(path(folder))/tool/settings.json" }
+            #expect(
+                result.lines == [
+                    "a=1 from the user's file \(file("home"))", "b=2 from the system file \(file("site"))",
+                    "c=3 from the system file \(file("vendor"))", "d=-1 from the program's default", "standard: true",
+                ]
+            )
+        }
+    }
+
     @Test func aSuiteWithOtherSystemFilesHasAStateOfItsOwn() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: #"{"a": 1}"#, site: #"{"b": 2}"#, vendor: nil)

@@ -33,6 +33,53 @@ package enum HelperProcess {
             .appendingPathComponent(name, isDirectory: false)
     }
 
+    /// Runs the helper as the user `nobody`, through `setpriv`, with `arguments`; waits for it to
+    /// exit and returns what it printed.
+    ///
+    /// For what a process that may not write a file does with it (the tests run as root, whom
+    /// permissions do not stop). The helper is copied into `directory` first, made readable and
+    /// executable by everyone, since the build folder may sit where `nobody` cannot reach.
+    package static func runAsNobody(
+        _ arguments: [String],
+        copyingInto directory: URL,
+        environment: [String: String] = [:],
+        deadline: Double = 60,
+        program: String = "defaults-test-helper"
+    ) async throws -> HelperProcessResult {
+        let running = try startAsNobody(
+            arguments,
+            copyingInto: directory,
+            environment: environment,
+            deadline: deadline,
+            program: program
+        )
+        return await running.waitForExit()
+    }
+
+    /// Starts the helper as the user `nobody`, as ``runAsNobody(_:copyingInto:deadline:)`` does,
+    /// and returns it running.
+    package static func startAsNobody(
+        _ arguments: [String],
+        copyingInto directory: URL,
+        environment: [String: String] = [:],
+        deadline: Double = 60,
+        program: String = "defaults-test-helper"
+    ) throws -> RunningHelper {
+        let folder = directory.appendingPathComponent("helper-bin", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let copy = folder.appendingPathComponent(program)
+        if !FileManager.default.fileExists(atPath: copy.path) {
+            try FileManager.default.copyItem(at: builtProduct(program), to: copy)
+        }
+        for path in [directory.path, folder.path, copy.path] { chmod(path, 0o755) }
+        return try RunningHelper(
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", copy.path] + arguments,
+            environment: environment,
+            deadline: deadline,
+            executable: URL(fileURLWithPath: "/usr/bin/setpriv")
+        )
+    }
+
     /// Runs the helper with `arguments`, waits for it to exit, and returns what it printed.
     ///
     /// `environment` entries are added to this process's environment. A helper still running after
@@ -76,14 +123,16 @@ package final class RunningHelper: Sendable {
 
     /// Starts the helper with `arguments`; it is terminated if still running after `deadline` seconds.
     ///
-    /// `program` names another product of the package to run instead (the `defaults` command).
+    /// `program` names another product of the package to run instead (the `defaults` command);
+    /// `executable`, a program outside it.
     package init(
         _ arguments: [String],
         environment: [String: String] = [:],
         deadline: Double = 60,
-        program: String = "defaults-test-helper"
+        program: String = "defaults-test-helper",
+        executable: URL? = nil
     ) throws {
-        let executable = HelperProcess.builtProduct(program)
+        let executable = executable ?? HelperProcess.builtProduct(program)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw HelperProcessError(
                 description: "\(program) not found at \(executable.path); build with `swift build --build-tests`"

@@ -40,6 +40,15 @@
 //         an outside change: prints "released" when the old "p" is released (a release under the
 //         suite's lock would stop the process: the read locks it again), then "changed n=<n>", and
 //         exits. With no sink that gets every change, so "p"'s change is in no event.
+//     defaults-test-helper read-only <file>
+//         opens a file this process may read but not write; prints "port <n>" and "source <layer>",
+//         then writes "port", removes everything, tries an exclusive transaction ("exclusive threw"
+//         or "exclusive ran") and synchronizes ("synchronized"), and prints "port <n>" again. Every
+//         reported problem is printed at once as "error <description>".
+//     defaults-test-helper follow-read-only <file>
+//         opens the file (a link that leads somewhere writable), writes "port" = 1 and synchronizes,
+//         prints "ready", then waits for one outside change: prints "changed port=<n>", writes
+//         "port" = 2 (refused, once the link leads somewhere read-only) and prints "port <n>".
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -97,6 +106,21 @@ if command == "named-twice", arguments.count == 3 {
     print("second reads \(second[Defaults.Key<Int>("shared", default: 0, suite: second)])")
     print("standard reads \(Defaults[Defaults.Key<Int>("shared", default: 0)])")
     print("equal: \(first == second && second == .standard)")
+    exit(0)
+}
+
+//     defaults-test-helper layers <name> <key>...
+//         opens Defaults.Suite(name:) (in $XDG_CONFIG_HOME, over $XDG_CONFIG_DIRS) and prints, for
+//         each Int key (default -1), "<key>=<value> from <source>"; then whether the standard suite
+//         under the same application id is the same state ("standard: true").
+if command == "layers", arguments.count >= 3 {
+    let suite = try Defaults.Suite(name: arguments[2]) { error in say("error \(error)") }
+    for name in arguments.dropFirst(3) {
+        let key = Defaults.Key<Int>(name, default: -1, suite: suite)
+        say("\(name)=\(suite[key]) from \(suite.source(of: key))")
+    }
+    Defaults.Suite.applicationIdentifier = arguments[2]
+    say("standard: \(suite == .standard)")
     exit(0)
 }
 
@@ -379,6 +403,40 @@ case "release-outside-lock":
     )
     say("ready")
     withExtendedLifetime(suite) { dispatchMain() }
+
+case "read-only":
+    let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+    let port = Defaults.Key<Int>("port", default: -1, suite: suite)
+    say("port \(suite[port])")
+    say("source \(suite.source(of: port))")
+    suite[port] = 99
+    suite.removeAll()
+    do {
+        try suite.exclusiveTransaction { suite[port] = 98 }
+        say("exclusive ran")
+    } catch {
+        say("exclusive threw")
+    }
+    try suite.synchronize()
+    say("synchronized")
+    say("port \(suite[port])")
+
+case "follow-read-only":
+    let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+    let port = Defaults.Key<Int>("port", default: -1, suite: suite)
+    let changed = DispatchSemaphore(value: 0)
+    Defaults.addChangeSink(
+        Defaults.ChangeSink { change in
+            if change.suite == suite, change.origin == .external { changed.signal() }
+        }
+    )
+    suite[port] = 1
+    try suite.synchronize()
+    say("ready")
+    changed.wait()
+    say("changed port=\(suite[port])")
+    suite[port] = 2
+    say("port \(suite[port])")
 
 case "watch":
     let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
