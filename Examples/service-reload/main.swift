@@ -7,11 +7,31 @@
 // With --watch, a setting can be changed for one run, as a service in a container does:
 //
 //     SERVICE_RELOAD_WORKERS=4 swift run service-reload --watch -port 7000
+//
+// Its settings live in $XDG_CONFIG_HOME/service-reload/settings.json, over the system file
+// /etc/xdg/service-reload/settings.json (an administrator's defaults and locks). A service in
+// Kubernetes names the file its ConfigMap is mounted as, and follows every update of it:
+//
+//     swift run service-reload --settings-file /etc/service-reload/settings.json
+//     SERVICE_RELOAD_SETTINGS_FILE=/etc/service-reload/settings.json swift run service-reload
 import DefaultsObservation
 import Foundation
 
 enum Example {
-    static let suite = try! Defaults.Suite(name: "service-reload")
+    /// The file named by `--settings-file <path>` or `$SERVICE_RELOAD_SETTINGS_FILE`, or else the
+    /// suite named after the service, with the system files of `$XDG_CONFIG_DIRS` beneath it.
+    static let settingsFile: String? = {
+        let arguments = CommandLine.arguments
+        if let flag = arguments.firstIndex(of: "--settings-file"), flag + 1 < arguments.count {
+            return arguments[flag + 1]
+        }
+        return ProcessInfo.processInfo.environment["SERVICE_RELOAD_SETTINGS_FILE"]
+    }()
+
+    static let suite: Defaults.Suite = {
+        if let settingsFile { return Defaults.Suite(fileURL: URL(fileURLWithPath: settingsFile)) }
+        return try! Defaults.Suite(name: "service-reload")
+    }()
 }
 
 extension Defaults.Keys {
@@ -105,12 +125,20 @@ func watch() async {
         "serving on \(Defaults[.host]):\(Defaults[.port]) with \(Defaults[.workers]) workers, log level \(Defaults[.logLevel])"
     )
     print("watching \(Example.suite.fileURL!.path); edit it, or write to it from another process")
+    let keys: [(String, Defaults.ValueSource)] = [
+        ("host", Example.suite.source(of: .host)), ("port", Example.suite.source(of: .port)),
+        ("workers", Example.suite.source(of: .workers)), ("timeout", Example.suite.source(of: .timeout)),
+        ("logLevel", Example.suite.source(of: .logLevel)),
+    ]
+    for (name, source) in keys { print("  \(name) from \(source)") }
     fflush(nil)
     for await _ in reloads {}
     withExtendedLifetime(service) {}
 }
 
-if CommandLine.arguments.contains("--watch") {
+// NB: a settings file named from outside (a mounted ConfigMap, say) is the service's to read, not
+// this demo's to rewrite: watch it.
+if CommandLine.arguments.contains("--watch") || Example.settingsFile != nil {
     await watch()
 } else {
     await run()

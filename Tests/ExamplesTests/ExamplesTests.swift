@@ -102,6 +102,31 @@ import Testing
         }
     }
 
+    @Test func serviceFollowsItsConfigMapThroughEveryUpdate() async throws {
+        try await withTemporaryDirectory(prefix: "examples") { directory in
+            var volume = try ConfigMapVolume(
+                at: directory.appendingPathComponent("config"),
+                files: ["settings.json": #"{"port" : 9000, "workers" : 3}"#]
+            )
+            let file = volume.url(of: "settings.json")
+            let service = try RunningHelper(
+                [],
+                environment: ["SERVICE_RELOAD_SETTINGS_FILE": file.path],
+                program: "service-reload"
+            )
+            defer { service.send(SIGTERM) }
+            #expect(await service.nextLine() == "serving on 127.0.0.1:9000 with 3 workers, log level info")
+            #expect(await service.nextLine() == "watching \(file.path); edit it, or write to it from another process")
+            #expect(await service.nextLine() == "  host from the program's default")
+            #expect(await service.nextLine() == "  port from the user's file \(file.path)")
+            _ = await service.line { $0.hasPrefix("  logLevel") }
+            for port in [9001, 9002] {
+                try volume.update(["settings.json": #"{"port" : \#(port), "workers" : 3}"#])
+                #expect(await service.nextLine() == "reload: port -> 127.0.0.1:\(port), 3 workers")
+            }
+        }
+    }
+
     @Test func serviceReloadsOncePerBurst() async throws {
         let run = try await run("service-reload")
         defer { try? FileManager.default.removeItem(at: run.configHome) }
