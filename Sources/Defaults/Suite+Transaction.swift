@@ -134,7 +134,7 @@ extension Defaults.Suite {
         }
         guard case .file(let storage) = store.backend else { return try transaction(body) }
         // NB: a file this process may not write cannot be locked either: say why, and take nothing.
-        store.followMoves(of: storage)
+        storage.resolveAgain()
         if let reason = storage.readOnlyReason {
             let error = Defaults.StorageError.readOnlyFile(url: storage.url, reason: reason)
             report(error)

@@ -38,17 +38,50 @@ import Testing
         }
     }
 
-    @Test func aSuiteOnASymlinkToTheFileSharesItsState() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func aSuiteOnASymlinkToTheFileIsAStateOfItsOwnThatSeesTheFilesWrites() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
             let real = storeSettingsURL(in: directory)
             let link = directory.appendingPathComponent("link.json")
             try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
             let viaFile = Defaults.Suite(fileURL: real)
             let viaLink = Defaults.Suite(fileURL: link)
+            // NB: each follows its own path: the link may be re-pointed, the file's path may not.
+            #expect(viaFile != viaLink)
+            #expect(viaLink.fileURL?.path == link.path, "each suite names the file as it was given")
+            let recorder = StoreChangeRecorder(viaFile)
+            defer { recorder.stop() }
             viaLink[Defaults.Key<String>("s", default: "", suite: viaLink)] = "shared"
+            try viaLink.synchronize()
+            #expect(await recorder.waitForEvents(1))
             #expect(viaFile[Defaults.Key<String>("s", default: "", suite: viaFile)] == "shared")
-            #expect(viaFile == viaLink)
-            #expect(viaLink.fileURL?.path == link.path, "each suite still names the file as it was given")
+        }
+    }
+
+    @Test func nestedExclusiveTransactionsOnTwoStatesOfOneFileDoNotWaitForThemselves() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let withSystemFiles = Defaults.Suite(
+                fileURL: file,
+                systemFiles: [directory.appendingPathComponent("etc.json")]
+            )
+            let plain = Defaults.Suite(fileURL: file)
+            #expect(withSystemFiles != plain)
+            let finished = DispatchSemaphore(value: 0)
+            let thread = StoreThread {
+                try? withSystemFiles.exclusiveTransaction {
+                    withSystemFiles[Defaults.Key<Int>("outer", default: 0, suite: withSystemFiles)] = 1
+                    try? plain.exclusiveTransaction {
+                        plain[Defaults.Key<Int>("inner", default: 0, suite: plain)] = 2
+                    }
+                    try? plain.synchronize()
+                }
+                finished.signal()
+            }
+            // NB: a deadline only so a deadlock fails the test instead of hanging it.
+            #expect(finished.wait(timeout: .now() + 30) == .success, "the inner transaction waited for the outer one")
+            thread.join()
+            let written = try storeFileObject(file) as NSDictionary
+            #expect(written == ["outer": 1, "inner": 2] as NSDictionary)
         }
     }
 

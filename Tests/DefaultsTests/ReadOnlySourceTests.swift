@@ -63,6 +63,33 @@ import Glibc
         }
     }
 
+    @Test func aWriteStillWaitingWhenTheLinkMovesIntoAReadOnlyPlaceIsRefusedNotRetriedForEver() async throws {
+        try await withTemporaryDirectory { directory in
+            let readOnly = try rootOwnedFile(in: directory, #"{"port": 7}"#)
+            let writable = directory.appendingPathComponent("home-app", isDirectory: true)
+            try FileManager.default.createDirectory(at: writable, withIntermediateDirectories: true)
+            chmod(writable.path, 0o777)
+            let link = writable.appendingPathComponent("settings.json")
+            try storeWriteFile(writable.appendingPathComponent("own.json"), Array(#"{"port": 1}"#.utf8))
+            chmod(writable.appendingPathComponent("own.json").path, 0o666)
+            #expect(symlink("own.json", link.path) == 0)
+            let before = try storeFileBytes(readOnly)
+            let result = try await HelperProcess.runAsNobody(
+                ["pending-then-read-only", link.path, readOnly.path],
+                copyingInto: directory
+            )
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(
+                result.lines == [
+                    "error Defaults: not writing \(link.path): the file may not be written by this user; nothing was changed",
+                    "port 7",
+                ]
+            )
+            #expect(try storeFileBytes(readOnly) == before)
+            #expect(try storeDirectoryListing(readOnly.deletingLastPathComponent()) == ["settings.json"])
+        }
+    }
+
     @Test func aLinkRepointedIntoAReadOnlyDirectoryIsFollowedAndThenRefusesWrites() async throws {
         try await withTemporaryDirectory { directory in
             let readOnly = try rootOwnedFile(in: directory, #"{"port": 7}"#)

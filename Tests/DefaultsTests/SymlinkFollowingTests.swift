@@ -257,6 +257,67 @@ import Glibc
         }
     }
 
+    @Test func aSuiteOnTheFileItselfStaysOnItWhenALinkToItIsRepointed() async throws {
+        try await withTemporaryDirectory { directory in
+            let one = directory.appendingPathComponent("1.json")
+            try storeWriteFile(one, Array(settings(port: 1).utf8))
+            try storeWriteFile(directory.appendingPathComponent("2.json"), Array(settings(port: 2).utf8))
+            let link = directory.appendingPathComponent("settings.json")
+            #expect(symlink("1.json", link.path) == 0)
+            let viaLink = Fixture(link)
+            let direct = Fixture(one)
+            defer {
+                viaLink.recorder.stop()
+                direct.recorder.stop()
+            }
+            #expect(viaLink.int("port") == 1)
+            #expect(direct.int("port") == 1)
+
+            try repointSymlink(link, to: "2.json")
+            #expect(await viaLink.changes(afterEvents: 1) == ["port": StoreValueChange(.number("1"), .number("2"))])
+            #expect(direct.int("port") == 1)
+            direct.suite[Defaults.Key<Int>("port", default: -1, suite: direct.suite)] = 7
+            try direct.suite.synchronize()
+            #expect(try storeFileObject(one)["port"] as? Int == 7)
+            #expect(try storeFileObject(directory.appendingPathComponent("2.json"))["port"] as? Int == 2)
+            #expect(direct.recorder.externalEvents.isEmpty)
+        }
+    }
+
+    @Test func aFlushWhileTheLinkFlipsWritesIntoTheFileItRead() throws {
+        try withStoreTemporaryDirectory { directory in
+            try storeWriteFile(directory.appendingPathComponent("a.json"), Array(#"{"onlyA": 1}"#.utf8))
+            try storeWriteFile(directory.appendingPathComponent("b.json"), Array(#"{"onlyB": 1}"#.utf8))
+            let link = directory.appendingPathComponent("settings.json")
+            #expect(symlink("a.json", link.path) == 0)
+            let suite = Defaults.Suite(fileURL: link) { _ in }
+            let key = Defaults.Key<Int>("x", default: -1, suite: suite)
+            let stop = StoreFlag()
+            let flipper = StoreThread {
+                var target = "b.json"
+                while !stop.isSet {
+                    try? repointSymlink(link, to: target)
+                    target = target == "a.json" ? "b.json" : "a.json"
+                    sched_yield()
+                }
+            }
+            defer {
+                stop.set()
+                flipper.join()
+            }
+            for value in 0..<1_000 {
+                suite[key] = value
+                try? suite.synchronize()
+                let a = try storeFileObject(directory.appendingPathComponent("a.json"))
+                let b = try storeFileObject(directory.appendingPathComponent("b.json"))
+                guard a["onlyB"] == nil, b["onlyA"] == nil else {
+                    Issue.record("after \(value) flushes, one file's keys went into the other: a \(a), b \(b)")
+                    return
+                }
+            }
+        }
+    }
+
     @Test func aSuiteOpenedAfterAnUpdateSharesTheStateOfOneOpenedBefore() async throws {
         try await withTemporaryDirectory { directory in
             var volume = try ConfigMapVolume(

@@ -234,6 +234,25 @@ import Glibc
         }
     }
 
+    @Test func aLockAddedOverAnOverrideReadsTheSystemValueNotAValueWrittenMeanwhile() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, user: nil, site: #"{"marker": 1}"#, vendor: nil)
+            defer { fixture.recorder.stop() }
+            fixture.suite.overrideWithLaunchArguments(["program", "-fontSize", "5"])
+            #expect(fixture.int("fontSize") == 5)
+            fixture.suite[fixture.key("fontSize")] = 3
+            #expect(fixture.int("fontSize") == 5, "the override stands in front of the write")
+
+            // Locked at the override's value: reads do not change, so only the marker is reported.
+            try fixture.save(#"{"": {"locked": ["fontSize"]}, "fontSize": 5, "marker": 2}"#, to: fixture.site)
+            #expect(await fixture.changes(afterEvents: 1) == ["marker": StoreValueChange(.number("1"), .number("2"))])
+            #expect(fixture.int("fontSize") == 5)
+            #expect(
+                fixture.suite.source(of: fixture.key("fontSize")) == .locked(by: fixture.site, valueFrom: fixture.site)
+            )
+        }
+    }
+
     @Test func aLockListThatIsNotOneIsReportedAndLocksNothing() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: #"{"a": 1}"#, site: #"{"": ["a"], "b": 2}"#, vendor: nil)

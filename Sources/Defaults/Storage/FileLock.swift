@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -10,20 +11,25 @@ import Musl
 ///
 /// Two levels, one lock:
 /// - **in this process**, a recursive thread lock: flushes, reloads and cross-process transactions of
-///   one file take turns, whatever thread they run on;
+///   one state take turns, whatever thread they run on;
 /// - **across processes**, an exclusive `flock` on a lock file beside the settings file
-///   (`settings.json.lock`, mode 0600), taken on top of the thread lock by writers only. The data file
+///   (`settings.json.lock`, mode 0600), taken before the thread lock by writers only. The data file
 ///   itself is never locked: it is replaced by rename, so a lock on it would lock a file that is gone.
 ///   The lock file's path is given when the lock is taken: a settings file reached through symlinks
 ///   is locked where they lead at that moment.
 ///
 /// Both are recursive on one thread, so a cross-process transaction whose body calls
-/// `synchronize()` does not wait for itself.
-final class FileLock: @unchecked Sendable {  // `depth` and `descriptor` change only under `threads`
+/// `synchronize()` does not wait for itself. The `flock` is the process's one hold of that lock
+/// file (``LockFiles``), whichever state takes it: two states of one file (suites opened on it
+/// through different paths) take it in turn, and one thread may hold it through both.
+final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change only under `threads`
     private let threads = NSRecursiveLock()
     /// How many times the current holder of `threads` took the file lock.
     private var depth = 0
-    private var descriptor: Int32 = -1
+    /// The lock file held, while `depth` > 0.
+    private var heldPath = ""
+    /// The thread that holds the file lock, while one does; `0` otherwise.
+    private let holder = Atomic<UInt>(0)
 
     init() {}
 
@@ -37,44 +43,111 @@ final class FileLock: @unchecked Sendable {  // `depth` and `descriptor` change 
         return try body()
     }
 
-    /// Takes the thread lock and the exclusive `flock` of the lock file at `path`, waiting for both.
+    /// Takes the exclusive `flock` of the lock file at `path` and the thread lock, waiting for both.
     ///
-    /// Every call that returns must be balanced by ``unlockExclusively()`` on the same thread.
-    /// Inside an outer hold, `path` is not looked at: the outer hold's lock file stays locked.
+    /// Every call that returns must be balanced by ``unlockExclusively(afterReleasingFileLock:)``
+    /// on the same thread. Inside an outer hold, `path` is not looked at: the outer hold's lock file
+    /// stays locked.
     ///
     /// - Parameter path: The lock file, asked for only when the file lock is not held yet.
     /// - Throws: ``SystemError`` when the lock file cannot be created or locked.
     func lockExclusively(path: () -> String) throws(SystemError) {
-        threads.lock()
-        if depth == 0 {
-            do {
-                descriptor = try acquire(path())
-            } catch {
-                threads.unlock()
-                throw error
-            }
+        if holder.load(ordering: .acquiring) == UInt(pthread_self()) {
+            threads.lock()
+            depth += 1
+            return
         }
-        depth += 1
+        // NB: the lock file before the thread lock, always: a thread waiting for the lock file then
+        // holds nothing another thread holding it might wait for.
+        let lockFile = path()
+        try LockFiles.shared.acquire(lockFile)
+        threads.lock()
+        heldPath = lockFile
+        depth = 1
+        holder.store(UInt(pthread_self()), ordering: .releasing)
     }
 
-    /// Releases what ``lockExclusively()`` took.
+    /// Releases what ``lockExclusively(path:)`` took.
     ///
     /// - Parameter afterReleasingFileLock: Work for the outermost release, done once other
-    ///   processes may lock the file again but before other threads of this one may: making a
-    ///   replacement durable, which other processes need not wait for and this one must.
+    ///   processes may lock the file again (unless this thread holds it through another state too)
+    ///   but before other threads of this one may: making a replacement durable, which other
+    ///   processes need not wait for and this one must.
     func unlockExclusively(afterReleasingFileLock: () -> Void = {}) {
         depth -= 1
         if depth == 0 {
-            flock(descriptor, LOCK_UN)
-            close(descriptor)
-            descriptor = -1
+            holder.store(0, ordering: .releasing)
+            LockFiles.shared.release(heldPath)
             afterReleasingFileLock()
         }
         threads.unlock()
     }
+}
+
+/// The lock files this process holds, each locked with one `flock` whichever state took it.
+///
+/// A second `flock` of one lock file on a new descriptor waits for the first, even in the same
+/// thread; so a thread that holds a lock file takes it again here, by count, and other threads of
+/// this process wait here for it, not on the file.
+final class LockFiles: @unchecked Sendable {  // `held` changes only under `condition`
+    /// The table of this process.
+    static let shared = LockFiles()
+
+    private struct Hold {
+        let thread: UInt
+        var count: Int
+        /// The locked descriptor; -1 while the holder is still locking it.
+        var descriptor: Int32
+    }
+
+    private let condition = NSCondition()
+    private var held: [String: Hold] = [:]
+
+    /// Locks the lock file at `path` for this thread, waiting for other threads and processes.
+    func acquire(_ path: String) throws(SystemError) {
+        let thread = UInt(pthread_self())
+        condition.lock()
+        while let hold = held[path], hold.thread != thread { condition.wait() }
+        if held[path] != nil {
+            held[path]!.count += 1
+            condition.unlock()
+            return
+        }
+        held[path] = Hold(thread: thread, count: 1, descriptor: -1)
+        condition.unlock()
+        // NB: outside the table's lock: another process may hold the file for a while.
+        do {
+            let descriptor = try Self.lock(path)
+            condition.lock()
+            held[path]!.descriptor = descriptor
+            condition.unlock()
+        } catch {
+            condition.lock()
+            held[path] = nil
+            condition.broadcast()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    /// Releases one hold of the lock file at `path`; the last one unlocks it.
+    func release(_ path: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard var hold = held[path] else { return }
+        hold.count -= 1
+        guard hold.count == 0 else {
+            held[path] = hold
+            return
+        }
+        flock(hold.descriptor, LOCK_UN)
+        close(hold.descriptor)
+        held[path] = nil
+        condition.broadcast()
+    }
 
     /// Opens the lock file at `path`, creating it and its directory when missing, and locks it.
-    private func acquire(_ path: String) throws(SystemError) -> Int32 {
+    private static func lock(_ path: String) throws(SystemError) -> Int32 {
         while true {
             try createDirectory((path as NSString).deletingLastPathComponent)
             let opened = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)

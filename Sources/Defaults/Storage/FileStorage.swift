@@ -21,11 +21,16 @@ package final class FileStorage: Sendable {
     let lock = FileLock()
     /// Where ``givenPath`` leads, as last resolved, and whether this process may write there.
     private let location: Lock<Location>
+    /// Where the path led when the exclusive lock was last taken: what a writer reads, replaces and
+    /// moves aside while it holds the lock, whatever links change meanwhile.
+    private let held: Lock<ResolvedPath>
+    /// Told when ``resolveAgain()`` finds the file elsewhere (the store that owns this file).
+    private let moveHandler = Lock<(@Sendable (Location) -> Void)?>(nil)
     private let replacements = Atomic<Int>(0)
-    /// Set by a replacement whose directory entry is not flushed yet: that `fsync` waits until the
-    /// file lock is released, since other processes' writers need only the rename, not its
-    /// durability (this process's threads still wait for it).
-    private let directoryNeedsSync = Atomic<Bool>(false)
+    /// Set by a replacement whose directory entry is not flushed yet (to that directory): that
+    /// `fsync` waits until the file lock is released, since other processes' writers need only the
+    /// rename, not its durability (this process's threads still wait for it).
+    private let directoryToSync = Lock<String?>(nil)
 
     /// Where the file is, as last resolved.
     struct Location: Equatable, Sendable {
@@ -46,7 +51,15 @@ package final class FileStorage: Sendable {
     package init(url: URL) {
         self.url = url.standardizedFileURL
         self.givenPath = self.url.path
-        self.location = Lock(Location(givenPath))
+        let location = Location(givenPath)
+        self.location = Lock(location)
+        self.held = Lock(location.resolved)
+    }
+
+    /// Calls `handler` whenever ``resolveAgain()`` finds the file elsewhere, or finds that whether
+    /// it may be written changed.
+    func whenMoved(_ handler: @escaping @Sendable (Location) -> Void) {
+        moveHandler.withLock { $0 = handler }
     }
 
     /// Where the file is, as last resolved (see ``resolveAgain()``).
@@ -62,13 +75,17 @@ package final class FileStorage: Sendable {
     /// Follows the given path again, and looks again whether the file may be written.
     ///
     /// - Returns: The new location when it differs from the last one.
+    @discardableResult
     func resolveAgain() -> Location? {
         let now = Location(givenPath)
-        return location.withLock { location in
-            guard location != now else { return nil }
+        let moved = location.withLock { location -> Bool in
+            guard location != now else { return false }
             location = now
-            return now
+            return true
         }
+        guard moved else { return nil }
+        moveHandler.withLock { $0 }?(now)
+        return now
     }
 
     // MARK: - Locking
@@ -76,11 +93,17 @@ package final class FileStorage: Sendable {
     /// Takes the file's exclusive lock (see ``FileLock``); balance it with ``unlockExclusively()``.
     ///
     /// - Throws: `writeFailed` naming this file, when the lock file cannot be created or locked.
+    ///
+    /// The path is resolved again first: the lock file, and the file read and replaced under the
+    /// lock, are where the links on the way lead now, and stay so until the lock is released.
     func lockExclusively() throws(Defaults.StorageError) {
         var lockPath = ""
         do {
             try lock.lockExclusively {
-                lockPath = path + ".lock"
+                resolveAgain()
+                let target = current.resolved
+                held.withLock { $0 = target }
+                lockPath = target.path + ".lock"
                 return lockPath
             }
         } catch {
@@ -96,8 +119,8 @@ package final class FileStorage: Sendable {
     func unlockExclusively(then work: () -> Void = {}) {
         var ran = false
         lock.unlockExclusively { [self] in
-            if directoryNeedsSync.exchange(false, ordering: .acquiringAndReleasing) {
-                let descriptor = open(current.resolved.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if let directory = directoryToSync.withLock({ $0.take() }) {
+                let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 if descriptor >= 0 {
                     fsync(descriptor)
                     close(descriptor)
@@ -151,12 +174,16 @@ package final class FileStorage: Sendable {
     /// Writers replace it by rename, so this sees one whole version of it. It opens the path as
     /// given, so it reads the file that the links on the way lead to at that moment.
     ///
-    /// - Parameter known: The version the caller last saw; when the file still holds those bytes,
-    ///   it is not parsed again.
-    func read(knowing known: Snapshot? = nil) -> ReadResult {
+    /// - Parameters:
+    ///   - known: The version the caller last saw; when the file still holds those bytes, it is
+    ///     not parsed again.
+    ///   - locked: The caller holds the exclusive lock: read the file it locked (see
+    ///     ``lockExclusively()``), which it is about to replace.
+    func read(knowing known: Snapshot? = nil, locked: Bool = false) -> ReadResult {
         let bytes: [UInt8]
+        let path = locked ? held.withLock { $0.path } : givenPath
         do {
-            guard let read = try Self.contents(atPath: givenPath, directoryIsMissing: true) else { return .missing }
+            guard let read = try Self.contents(atPath: path, directoryIsMissing: true) else { return .missing }
             bytes = read
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
@@ -177,13 +204,13 @@ package final class FileStorage: Sendable {
     ///
     /// An editor that rewrites a file in place can be caught half-way; so can one that closes the
     /// file between writes. Blocks the calling thread only while the file is broken.
-    func readSettled(knowing known: Snapshot? = nil) -> ReadResult {
-        var result = read(knowing: known)
+    func readSettled(knowing known: Snapshot? = nil, locked: Bool = false) -> ReadResult {
+        var result = read(knowing: known, locked: locked)
         guard Self.waitsForBrokenFilesToSettle.load(ordering: .relaxed) else { return result }
         for delay in FileChangeMachine.retryDelays {
             guard case .broken = result else { return result }
             usleep(UInt32(delay.nanoseconds / 1_000))
-            result = read(knowing: known)
+            result = read(knowing: known, locked: locked)
         }
         return result
     }
@@ -214,9 +241,9 @@ package final class FileStorage: Sendable {
         if case .broken = result {
             // NB: under the lock, and read again (for a while): another process may have just
             // replaced it, or an editor may be half-way through saving it.
-            let locked = (try? lock.lockExclusively { path + ".lock" }) != nil
-            defer { if locked { lock.unlockExclusively() } }
-            if locked { result = readSettled() }
+            let locked = (try? lockExclusively()) != nil
+            defer { if locked { unlockExclusively() } }
+            if locked { result = readSettled(locked: true) }
             if case .broken(let reason) = result {
                 switch moveAside(reason: reason) {
                 case .success(let report): return .movedAside(report)
@@ -231,11 +258,12 @@ package final class FileStorage: Sendable {
         }
     }
 
-    /// Renames a corrupt file to `<file>.corrupt-<timestamp>`, keeping its bytes as they are.
+    /// Renames a corrupt file to `<file>.corrupt-<timestamp>`, keeping its bytes as they are; the
+    /// caller holds the exclusive lock.
     ///
     /// - Returns: The `corruptFile` report on success; an `unreadableFile` one when it could not be moved.
     func moveAside(reason: String) -> Result<Defaults.StorageError, Defaults.StorageError> {
-        let path = self.path
+        let path = held.withLock { $0.path }
         var stamp = Date.now.formatted(
             Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted).year().month().day()
                 .time(includingFractionalSeconds: false)
@@ -310,8 +338,8 @@ package final class FileStorage: Sendable {
     /// - Returns: The file as written.
     func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> Snapshot {
         let bytes = JSONWriter.prettyBytes(.object(document))
-        // NB: one resolution for the whole write, so its temporary file is renamed in its own directory.
-        let target = current.resolved
+        // NB: where the lock was taken, whatever links changed since: the file read is the one replaced.
+        let target = held.withLock { $0 }
         do {
             try createDirectory(target.directory)
             removeTemporaryFilesOfKilledWriters(in: target)
@@ -345,7 +373,7 @@ package final class FileStorage: Sendable {
         }
         guard rename(temporary, target.path) == 0 else { throw SystemError.current("renaming into place") }
         succeeded = true
-        directoryNeedsSync.store(true, ordering: .releasing)
+        directoryToSync.withLock { $0 = target.directory }
     }
 
     private func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(SystemError) {

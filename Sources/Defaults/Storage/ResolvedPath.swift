@@ -103,9 +103,10 @@ struct ResolvedPath: Equatable, Sendable {
         return Self.denial(of: directory, what: "its directory \(directory)", mode: W_OK | X_OK)
     }
 
-    /// Why `access` refuses writing `path`, when it is a permission or a read-only file system.
+    /// Why writing `path` is refused to this process (its effective user), when it is a permission
+    /// or a read-only file system.
     private static func denial(of path: String, what: String, mode: Int32 = W_OK) -> String? {
-        guard access(path, mode) != 0 else { return nil }
+        guard faccessat(AT_FDCWD, path, mode, AT_EACCESS) != 0 else { return nil }
         let code = errno
         guard code == EACCES || code == EPERM || code == EROFS else { return nil }
         let why = code == EROFS ? "is on a read-only file system" : "may not be written by this user"

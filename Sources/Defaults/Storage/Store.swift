@@ -94,6 +94,9 @@ final class Store: Sendable {
         if let layers, !layers.files.isEmpty { initial.layers = layers.loaded }
         initial.updateLayerFlags()
         self.state = Lock(initial)
+        defer {
+            if case .file(let storage) = backend { storage.whenMoved { [weak self] in self?.settle($0) } }
+        }
         if case .file = backend {
             isFileBacked = true
             watchQueue = DispatchQueue(label: "Defaults.Store.watch")
@@ -187,9 +190,12 @@ final class Store: Sendable {
         guard needed else { return .success(()) }
         // NB: what the file brought from other processes is taken in once they may write again:
         // comparing a file of thousands of keys with memory need not keep them waiting.
+        // NB: a file that is read-only now (a link re-pointed into a read-only place) cannot even
+        // be locked: what waits for it is refused, not retried for ever.
+        storage.resolveAgain()
+        if let reason = storage.readOnlyReason { return refusePending(storage, reason: reason) }
         var later: FileStorage.Snapshot?
         do {
-            followMoves(of: storage)
             return try storage.withExclusiveLock(
                 afterward: {
                     if let later { absorb(later) }
@@ -238,7 +244,7 @@ final class Store: Sendable {
         // NB: a file that could not be read when opened is never written over. Look again: its
         // permissions may have been fixed, or it may be gone.
         if state.withLock({ $0.writesBlocked }) {
-            switch storage.read() {
+            switch storage.read(locked: true) {
             case .parsed(let snapshot), .unchanged(let snapshot): absorb(snapshot)
             case .missing: absorb(nil)
             case .broken, .unreadable: break
@@ -264,7 +270,7 @@ final class Store: Sendable {
         var movedAside: Defaults.StorageError?
         // NB: reported once the outcome is known, so a handler that looks finds the new file.
         defer { if let movedAside { reportInBackground(movedAside.brokeWhileOpen) } }
-        switch storage.readSettled(knowing: state.withLock { $0.file }) {
+        switch storage.readSettled(knowing: state.withLock { $0.file }, locked: true) {
         case .missing:
             document = [:]
             // NB: a new file that gets every key memory holds is memory's own, as a known one is:
@@ -314,6 +320,25 @@ final class Store: Sendable {
         return .success(())
     }
 
+    /// Gives up the changes waiting for a file this process may not write: memory goes back to the
+    /// file, as one external change, and the failure is returned for the caller to report.
+    private func refusePending(_ storage: FileStorage, reason: String) -> Result<Void, Defaults.StorageError> {
+        let refused = state.withLock { state -> Bool in
+            guard state.isDirty else { return false }
+            _ = state.takeChanged()
+            return true
+        }
+        guard refused else { return .success(()) }
+        storage.lock.withProcessLock {
+            switch storage.read() {
+            case .parsed(let snapshot), .unchanged(let snapshot): absorb(snapshot)
+            case .missing: absorb(nil)
+            case .broken, .unreadable: break
+            }
+        }
+        return .failure(.readOnlyFile(url: storage.url, reason: reason))
+    }
+
     /// Puts back the keys a failed flush took, and arms a retry; returns the failure.
     private func failed(_ changed: Set<String>, _ error: Defaults.StorageError) -> Result<Void, Defaults.StorageError> {
         state.withLock { $0.markChanged(changed) }
@@ -334,22 +359,14 @@ final class Store: Sendable {
 
     // MARK: - Following the path
 
-    /// Resolves the path of the store's own file again before it is locked and written, so a
-    /// write goes where the links on the way lead now; the watch follows on the watch queue.
-    func followMoves(of storage: FileStorage) {
-        guard let moved = storage.resolveAgain() else { return }
-        settle(moved)
-        fileMayHaveChanged(source: 0)
-    }
-
-    /// Takes in where the store's own file is now: whether it may be written, and the key this
-    /// store is found by.
+    /// Takes in where the store's own file is now (``FileStorage/resolveAgain()`` found it moved):
+    /// whether it may be written; the watch follows on the watch queue.
     private func settle(_ location: FileStorage.Location) {
         state.withLock { state in
             state.readOnlyReason = location.readOnlyReason
             state.updateLayerFlags()
         }
-        FileStores.moved(self)
+        fileMayHaveChanged(source: 0)
     }
 
     /// Resolves the path of the file `source` again, and watches where it leads now; run on the
@@ -360,7 +377,7 @@ final class Store: Sendable {
         let storage = source == 0 ? backendFile : layerFiles[source - 1]
         guard let storage else { return }
         for _ in 0..<8 {
-            if let moved = storage.resolveAgain(), source == 0 { settle(moved) }
+            storage.resolveAgain()
             let entries = storage.current.resolved.watchedEntries
             let changed = watchedEntries.withLock { watched in
                 guard watched[source] != entries else { return false }
@@ -426,7 +443,7 @@ final class Store: Sendable {
         case .moveAside:
             do {
                 try storage.withExclusiveLock { () throws(Defaults.StorageError) in
-                    guard case .broken(let reason) = storage.read() else {
+                    guard case .broken(let reason) = storage.read(locked: true) else {
                         // Fixed or replaced while the lock was awaited: look again.
                         fileMayHaveChanged(source: 0)
                         return
@@ -513,7 +530,7 @@ final class Store: Sendable {
     /// and applied, and a missing file means every key is gone.
     func catchUpLocked(_ storage: FileStorage) -> Result<Void, Defaults.StorageError> {
         if state.withLock({ $0.isDirty }) { return flushLocked(storage) }
-        switch storage.readSettled(knowing: state.withLock { $0.file }) {
+        switch storage.readSettled(knowing: state.withLock { $0.file }, locked: true) {
         case .missing:
             absorb(nil)
         case .unchanged:
@@ -676,19 +693,19 @@ final class Store: Sendable {
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, old) in zip(names, seenBefore) {
                 let new = Self.seen(name, under: after, in: &state)
-                guard old.value != new.value else { continue }
                 let hashed = Defaults.Suite.HashedName(name)
-                let observers = state.keys[hashed]?.observers
-                // NB: the decoded value kept is that of what reads saw, unless an override or a
-                // lock stood in front of it.
-                let oldDecoded = old.isOverridden ? nil : state.keys[hashed]?.decoded
-                dropped.append(state.forgetDecoded(name))
-                guard isAllReported || observers != nil else { continue }
+                let entry = state.keys[hashed]
+                // NB: the decoded value kept is that of the stored value reads fall back to when no
+                // override stands in front (the lock's, the user's, the system's): forgotten when
+                // that changed, even if an override hides it from reads until now.
+                if old.beneath != new.beneath { dropped.append(state.forgetDecoded(name)) }
+                guard old.value != new.value, isAllReported || entry?.observers != nil else { continue }
                 changes[name] = Defaults.StoredChange(
                     old: old.value,
                     new: new.value,
-                    oldDecoded: oldDecoded,
-                    observers: observers
+                    oldDecoded: old.decoded ?? (old.isOverridden ? nil : entry?.decoded),
+                    newDecoded: new.decoded,
+                    observers: entry?.observers
                 )
             }
             return (changes, state.suiteObservers)
@@ -698,18 +715,19 @@ final class Store: Sendable {
     }
 
     /// What reads of `name` see with the system files `layers` beneath the user's: a lock's value,
-    /// an override's stored form, or the user's value, or else the system value; and whether a
-    /// lock or an override gives it.
+    /// an override's stored form (and its decoded value, when it was read already), or the user's
+    /// value, or else the system value; and the stored value beneath any override.
     private static func seen(
         _ name: String,
         under layers: SystemLayers,
         in state: inout Defaults.Suite.State
-    ) -> (value: JSONValue?, isOverridden: Bool) {
-        if let locked = layers.lockedValue(named: name) { return (locked, true) }
+    ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
+        if let locked = layers.lockedValue(named: name) { return (locked, nil, true, locked) }
+        let beneath = state.tree[name] ?? layers.values[name]
         if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
-            return (candidate.forms.first, true)
+            return (candidate.forms.first, state.overrides!.cache[name], true, beneath)
         }
-        return (state.tree[name] ?? layers.values[name], false)
+        return (beneath, nil, false, beneath)
     }
 
     /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.
@@ -752,8 +770,11 @@ extension Defaults.StorageError {
     }
 }
 
-/// The file-backed stores of this process, by the canonical path of their file (and the paths of
-/// their system files): one per file.
+/// The file-backed stores of this process, by the path of their file as given (and those of their
+/// system files): one per path.
+///
+/// By the path as given, not where it leads: a store follows its path, so a suite on a link and a
+/// suite on the file the link leads to now part ways when the link is re-pointed.
 enum FileStores {
     private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the lock
         weak var store: Store?
@@ -765,9 +786,9 @@ enum FileStores {
         atexit { FileStores.flushAll() }
     }()
 
-    /// The key a store is found by: where its file is now, and the system files beneath it.
+    /// The key a store is found by: the path of its file, and those of the system files beneath it.
     private static func key(_ storage: FileStorage, _ layers: [FileStorage]) -> String {
-        layers.reduce(storage.path) { $0 + "\n" + $1.givenPath }
+        layers.reduce(storage.givenPath) { $0 + "\n" + $1.givenPath }
     }
 
     /// The store of the file at `url` over the system files `systemFiles`, loading the files if no
@@ -830,20 +851,6 @@ enum FileStores {
         case .unreadable(let error):
             problem = error
             return SystemLayers.Layer(url: file.url)
-        }
-    }
-
-    /// Files `store` under where its file is now, after the links on the way to it changed.
-    ///
-    /// A suite opened on the file next then shares it. A store opened there meanwhile keeps its
-    /// place, and this one stays where it was (so it is still flushed at exit).
-    static func moved(_ store: Store) {
-        guard case .file(let storage) = store.backend else { return }
-        let key = key(storage, store.layerFiles)
-        stores.withLock { stores in
-            guard stores[key]?.store == nil else { return }
-            for (old, entry) in stores where entry.store === store { stores[old] = nil }
-            stores[key] = WeakStore(store)
         }
     }
 

@@ -49,6 +49,10 @@
 //         opens the file (a link that leads somewhere writable), writes "port" = 1 and synchronizes,
 //         prints "ready", then waits for one outside change: prints "changed port=<n>", writes
 //         "port" = 2 (refused, once the link leads somewhere read-only) and prints "port <n>".
+//     defaults-test-helper pending-then-read-only <link> <target>
+//         writes "port" = 5 through the link (a file this process may write), re-points the link at
+//         <target> (which it may not write) before the write is flushed, waits for the write to be
+//         refused and memory to follow the link, and prints "error <description>" and "port <n>".
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -436,6 +440,28 @@ case "follow-read-only":
     changed.wait()
     say("changed port=\(suite[port])")
     suite[port] = 2
+    say("port \(suite[port])")
+
+case "pending-then-read-only":
+    guard rest.count == 1 else { fail("usage: pending-then-read-only <link> <target>") }
+    let refused = DispatchSemaphore(value: 0)
+    let reverted = DispatchSemaphore(value: 0)
+    let suite = Defaults.Suite(fileURL: url) { error in
+        guard case .readOnlyFile = error else { return }
+        say("error \(error)")
+        refused.signal()
+    }
+    let port = Defaults.Key<Int>("port", default: -1, suite: suite)
+    Defaults.addChangeSink(
+        Defaults.ChangeSink { change in
+            if change.suite == suite, change.origin == .external { reverted.signal() }
+        }
+    )
+    suite[port] = 5
+    let temporary = url.deletingLastPathComponent().appendingPathComponent(".settings.json.link")
+    guard symlink(rest[0], temporary.path) == 0, rename(temporary.path, url.path) == 0 else { fail("re-pointing") }
+    refused.wait()
+    reverted.wait()
     say("port \(suite[port])")
 
 case "watch":
