@@ -19,9 +19,11 @@ extension Defaults {
     ///
     /// A file is shared: several processes may use it at once, and a change made by another process
     /// or by editing the file reaches this one's values and observers within milliseconds (see the
-    /// article "Sharing settings between processes"). Inside one process, every suite on the same file (the
-    /// same path once symlinks are resolved) shares one state: a write through one is read at once
-    /// through the others, and such suites are equal. Other suites are equal only to themselves.
+    /// article "Sharing settings between processes"). Inside one process, every suite opened on the
+    /// same path (as given: a suite follows its path, and the links on it may be re-pointed) with the
+    /// same system files shares one state: a write through one is read at once through the others,
+    /// and such suites are equal. Other suites are equal only to themselves; two of them on one file
+    /// see each other's writes once written, as two processes do.
     public final class Suite: Sendable, Hashable, CustomStringConvertible {
         /// The values and the machinery behind them; shared by every suite on the same file.
         let store: Store

@@ -155,13 +155,17 @@ struct LatencyFixture {
 
 /// One write by the peer per iteration, and its arrival here; records the three latency metrics.
 ///
-/// With `randomPhase`, each write waits a random part of a second first, so writes fall anywhere
-/// in the cycle of a contender that polls once a second (in step with it, each would wait a whole
-/// period).
-func measureLatency(_ benchmark: Benchmark, _ fixture: LatencyFixture, randomPhase: Bool = false) {
+/// With `randomPhase`, each write waits a random part of that period first, so writes fall anywhere
+/// in the cycle of a contender that polls with that period (in step with it, each would wait a
+/// whole period).
+func measureLatency(_ benchmark: Benchmark, _ fixture: LatencyFixture, randomPhase: Duration? = nil) {
     var generator = SystemRandomNumberGenerator()
     for _ in benchmark.scaledIterations {
-        if randomPhase { usleep(UInt32.random(in: 0..<1_000_000, using: &generator)) }
+        if let randomPhase {
+            let microseconds = Int(randomPhase.components.seconds) * 1_000_000
+                + Int(randomPhase.components.attoseconds / 1_000_000_000_000)
+            Thread.sleep(forTimeInterval: Double(Int.random(in: 0..<microseconds, using: &generator)) / 1e6)
+        }
         fixture.round.value += 1
         let value = fixture.round.value
         fixture.peer.send("\(value)")
@@ -222,7 +226,7 @@ func crossProcess() {
         "CrossProcess/swift-configuration ReloadingFileProvider 1 s poll, 100 keys",
         configuration: latencyConfiguration(.milliseconds, warmup: 2, maxDuration: .seconds(60), writes: pollingWrites)
     ) { benchmark, fixture in
-        measureLatency(benchmark, fixture, randomPhase: true)
+        measureLatency(benchmark, fixture, randomPhase: .seconds(1))
     } setup: {
         let url = try settingsFile(named: "latency-reloading.json", keys: 100)
         let provider = try await ReloadingFileProvider<JSONSnapshot>(

@@ -175,6 +175,8 @@ let benchmarks: @Sendable () -> Void = {
     openLargeSuite()
     observation()
     crossProcess()
+    configMap()
+    openOverSystemFiles()
 }
 
 // MARK: Read an Int key

@@ -4,9 +4,9 @@ import Synchronization
 
 /// The values behind one or more suites, and what keeps them in step with their file.
 ///
-/// One per file per process: every ``Defaults/Suite`` naming the same file (after symlinks are
-/// resolved) with the same system files shares it, so a write through one is read at once through
-/// the other. An in-memory suite and a suite over `UserDefaults` each have one of their own.
+/// One per path per process: every ``Defaults/Suite`` opened on the same path (as given) with the
+/// same system files shares it, so a write through one is read at once through the other. An
+/// in-memory suite and a suite over `UserDefaults` each have one of their own.
 ///
 /// A file store reads its file through the path it was given, so it follows the links on the way
 /// as they are at each read, and writes where they lead (the links stay links). Beneath it may lie
