@@ -47,7 +47,14 @@ extension Defaults {
             reportsLoadProblemsLater: Bool = false
         ) {
             let (store, problems) = FileStores.store(for: fileURL, systemFiles: systemFiles)
-            self.init(store: store, location: fileURL.standardizedFileURL, errorHandler: errorHandler)
+            // NB: the path as the store knows it, without `.` and `..`, when this suite gave the same one.
+            let location =
+                if case .file(let storage) = store.backend, storage.givenPath == ResolvedPath.normalize(fileURL.path) {
+                    storage.url
+                } else {
+                    fileURL
+                }
+            self.init(store: store, location: location, errorHandler: errorHandler)
             guard !problems.isEmpty else { return }
             // NB: the standard suite is built inside Swift's one-time initialisation of a static,
             // which holds a lock: a handler that read `.standard` would wait forever.

@@ -162,7 +162,8 @@ func measureLatency(_ benchmark: Benchmark, _ fixture: LatencyFixture, randomPha
     var generator = SystemRandomNumberGenerator()
     for _ in benchmark.scaledIterations {
         if let randomPhase {
-            let microseconds = Int(randomPhase.components.seconds) * 1_000_000
+            let microseconds =
+                Int(randomPhase.components.seconds) * 1_000_000
                 + Int(randomPhase.components.attoseconds / 1_000_000_000_000)
             Thread.sleep(forTimeInterval: Double(Int.random(in: 0..<microseconds, using: &generator)) / 1e6)
         }

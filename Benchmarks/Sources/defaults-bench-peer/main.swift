@@ -41,7 +41,7 @@ func publish(stamp: Int, in volume: String) -> (called: Int, returned: Int) {
     let name = "..2026_11_24_10_00_00.\(stamp)"
     let directory = volume + "/" + name
     mkdir(directory, 0o755)
-    FileManager.default.createFile(atPath: directory + "/settings.json", contents: Data(text.utf8))
+    _ = FileManager.default.createFile(atPath: directory + "/settings.json", contents: Data(text.utf8))
     let previous = try? FileManager.default.destinationOfSymbolicLink(atPath: volume + "/..data")
     symlink(name, volume + "/..data_tmp")
     let called = monotonicNanoseconds()

@@ -39,7 +39,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k burst tied-owners"
+        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst tied-owners"
     )
     exit(2)
 }
@@ -168,6 +168,35 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         for copy in copies { try FileManager.default.copyItem(at: source, to: copy) }
         let key = Defaults.Key<Int>("key-5000", default: -1, suite: .inMemory())
         measured(iterations) { index in sink(Defaults.Suite(fileURL: copies[index])[key]) }
+    case "open-one", "open-layers":
+        // A 100-key user file, over two 10-key system files (one lock each) for "open-layers".
+        let layers = scenario == "open-layers" ? 2 : 0
+        func write(_ path: String, _ prefix: String, _ count: Int, lock: Bool) throws {
+            var members = (0..<count).map { "\"\(prefix)-\($0)\" : \($0)" }
+            if lock { members.append("\"\" : {\"locked\" : [\"\(prefix)-0\"]}") }
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true
+            )
+            try Data(("{" + members.joined(separator: ",") + "}").utf8).write(to: URL(fileURLWithPath: path))
+        }
+        var opened: [(URL, [URL])] = []
+        for round in 0..<iterations {
+            let user = directory + "/\(round)/home/app/settings.json"
+            try write(user, "user", Int(ProcessInfo.processInfo.environment["USER_KEYS"] ?? "100")!, lock: false)
+            var system: [URL] = []
+            for index in 0..<layers {
+                let path = directory + "/\(round)/xdg\(index)/app/settings.json"
+                try write(path, "system\(index)", 10, lock: true)
+                system.append(URL(fileURLWithPath: path))
+            }
+            opened.append((URL(fileURLWithPath: user), system))
+        }
+        let key = Defaults.Key<Int>("user-50", default: -1, suite: .inMemory())
+        measured(iterations) { index in
+            let (user, system) = opened[index]
+            sink(Defaults.Suite(fileURL: user, systemFiles: system)[key])
+        }
     case "burst":
         let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/burst.json"))
         let key = Defaults.Key<Int>("burst", default: 0, suite: suite)

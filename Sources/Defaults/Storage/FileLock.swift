@@ -50,12 +50,14 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
     /// stays locked.
     ///
     /// - Parameter path: The lock file, asked for only when the file lock is not held yet.
+    /// - Returns: Whether this took the lock (rather than taking it again inside an outer hold).
     /// - Throws: ``SystemError`` when the lock file cannot be created or locked.
-    func lockExclusively(path: () -> String) throws(SystemError) {
+    @discardableResult
+    func lockExclusively(path: () -> String) throws(SystemError) -> Bool {
         if holder.load(ordering: .acquiring) == UInt(pthread_self()) {
             threads.lock()
             depth += 1
-            return
+            return false
         }
         // NB: the lock file before the thread lock, always: a thread waiting for the lock file then
         // holds nothing another thread holding it might wait for.
@@ -65,6 +67,7 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
         heldPath = lockFile
         depth = 1
         holder.store(UInt(pthread_self()), ordering: .releasing)
+        return true
     }
 
     /// Releases what ``lockExclusively(path:)`` took.

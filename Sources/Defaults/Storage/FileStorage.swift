@@ -39,19 +39,27 @@ package final class FileStorage: Sendable {
         /// Why this process may not write the file there; `nil` when it may.
         var readOnlyReason: String?
 
-        init(_ path: String) {
+        init(_ path: String, isWritten: Bool) {
             resolved = ResolvedPath.resolve(path)
-            readOnlyReason = resolved.readOnlyReason
+            readOnlyReason = isWritten ? resolved.readOnlyReason : nil
         }
     }
 
     /// The number of times the file has been replaced; tests use it to check coalescing.
     package var replacementCount: Int { replacements.load(ordering: .relaxed) }
 
-    package init(url: URL) {
-        self.url = url.standardizedFileURL
-        self.givenPath = self.url.path
-        let location = Location(givenPath)
+    /// Whether this file is ever written: a system file beneath a suite's own is only read, so
+    /// whether this process may write it is never asked.
+    private let isWritten: Bool
+
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - isWritten: Whether it is written (a suite's own file), or only read (a system file).
+    package init(url: URL, isWritten: Bool = true) {
+        self.givenPath = ResolvedPath.normalize(url.path)
+        self.url = url.path == givenPath ? url : URL(fileURLWithPath: givenPath, isDirectory: false)
+        self.isWritten = isWritten
+        let location = Location(givenPath, isWritten: isWritten)
         self.location = Lock(location)
         self.held = Lock(location.resolved)
     }
@@ -77,7 +85,7 @@ package final class FileStorage: Sendable {
     /// - Returns: The new location when it differs from the last one.
     @discardableResult
     func resolveAgain() -> Location? {
-        let now = Location(givenPath)
+        let now = Location(givenPath, isWritten: isWritten)
         let moved = location.withLock { location -> Bool in
             guard location != now else { return false }
             location = now
@@ -98,14 +106,17 @@ package final class FileStorage: Sendable {
     /// lock, are where the links on the way lead now, and stay so until the lock is released.
     func lockExclusively() throws(Defaults.StorageError) {
         var lockPath = ""
+        var target: ResolvedPath?
         do {
-            try lock.lockExclusively {
+            let taken = try lock.lockExclusively {
                 resolveAgain()
-                let target = current.resolved
-                held.withLock { $0 = target }
-                lockPath = target.path + ".lock"
+                target = current.resolved
+                lockPath = target!.path + ".lock"
                 return lockPath
             }
+            // NB: only once the thread lock is held: another thread waiting for it must not change
+            // what the holder reads and replaces.
+            if taken, let target { held.withLock { $0 = target } }
         } catch {
             throw .writeFailed(url: url, reason: "locking \(lockPath): \(error.description)")
         }

@@ -34,44 +34,105 @@ struct ResolvedPath: Equatable, Sendable {
     /// the file there and keeps the link). Past the first missing component, the rest is kept as
     /// given. After 40 links (the kernel's limit) it stops following, and the rest is kept as given.
     static func resolve(_ path: String) -> ResolvedPath {
+        // NB: over bytes, with one buffer for what is resolved (NUL-terminated, for `lstat`) and
+        // one for what is left: a String per component was most of opening a small file.
         var links: [String] = []
-        // NB: the components still to follow, last one first, so a link's target is pushed on top.
-        var pending = Array(components(of: path).reversed())
-        var resolved = ""
-        while let component = pending.popLast() {
-            if component == ".." {
-                resolved = WatchTable.parent(of: resolved.isEmpty ? "/" : resolved) ?? "/"
-                if resolved == "/" { resolved = "" }
+        var rest = Array(path.utf8)
+        var position = 0
+        var resolved: [UInt8] = [0]
+        var missing = false
+        while let (start, end) = nextComponent(of: rest, from: &position) {
+            resolved.removeLast()
+            if isParent(rest, start, end) {
+                while let last = resolved.popLast(), last != UInt8(ascii: "/") {}
+                resolved.append(0)
                 continue
             }
-            let candidate = resolved + "/" + component
+            let parentEnd = resolved.count
+            resolved.append(UInt8(ascii: "/"))
+            resolved.append(contentsOf: rest[start..<end])
+            resolved.append(0)
+            if missing { continue }
             var info = stat()
-            guard lstat(candidate, &info) == 0 else {
-                // Missing (or unreachable): the rest is where a write would create it.
-                resolved = candidate
-                for rest in pending.reversed() { resolved = join(resolved, rest) }
-                break
+            let found = resolved.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { lstat($0.baseAddress!, &info) == 0 }
             }
-            guard (info.st_mode & S_IFMT) == S_IFLNK, links.count < 40, let target = linkTarget(candidate) else {
-                resolved = candidate
+            guard found else {
+                // Missing (or unreachable): the rest is where a write would create it.
+                missing = true
                 continue
             }
-            links.append(candidate)
-            if target.hasPrefix("/") { resolved = "" }
-            pending.append(contentsOf: components(of: target).reversed())
+            guard (info.st_mode & S_IFMT) == S_IFLNK, links.count < 40 else { continue }
+            let link = String(decoding: resolved.dropLast(), as: UTF8.self)
+            guard let target = linkTarget(link) else { continue }
+            links.append(link)
+            resolved.removeSubrange(parentEnd...)
+            if target.hasPrefix("/") { resolved.removeAll() }
+            resolved.append(0)
+            rest = Array(target.utf8) + [UInt8(ascii: "/")] + rest[min(position, rest.count)...]
+            position = 0
         }
-        return ResolvedPath(path: resolved.isEmpty ? "/" : resolved, links: links)
+        resolved.removeLast()
+        return ResolvedPath(path: resolved.isEmpty ? "/" : String(decoding: resolved, as: UTF8.self), links: links)
     }
 
-    /// The components of `path` that name something: no empty ones, no `.`.
-    private static func components(of path: String) -> [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init).filter { $0 != "." }
+    /// The next component of `bytes` from `position` that names something (not empty, not `.`),
+    /// as a range; `position` moves past it.
+    private static func nextComponent(of bytes: [UInt8], from position: inout Int) -> (Int, Int)? {
+        while position < bytes.count {
+            let start = position
+            while position < bytes.count, bytes[position] != UInt8(ascii: "/") { position += 1 }
+            let end = position
+            position += 1
+            if end == start || (end - start == 1 && bytes[start] == UInt8(ascii: ".")) { continue }
+            return (start, end)
+        }
+        return nil
     }
 
-    /// `base` and `component` joined, `..` taking `base` up a level.
-    private static func join(_ base: String, _ component: String) -> String {
-        if component == ".." { return WatchTable.parent(of: base) ?? "/" }
-        return WatchTable.join(base.isEmpty ? "/" : base, component)
+    /// Whether `bytes[start..<end]` is `..`.
+    private static func isParent(_ bytes: [UInt8], _ start: Int, _ end: Int) -> Bool {
+        end - start == 2 && bytes[start] == UInt8(ascii: ".") && bytes[start + 1] == UInt8(ascii: ".")
+    }
+
+    /// `path` made absolute (against the working directory) with its `.` and `..` components and
+    /// repeated slashes taken out, without looking at the file system: what `URL.standardizedFileURL`
+    /// gives, at a small part of its cost.
+    static func normalize(_ path: String) -> String {
+        if isNormal(path) { return path }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let bytes = Array(absolute.utf8)
+        var result: [UInt8] = []
+        var position = 0
+        while let (start, end) = nextComponent(of: bytes, from: &position) {
+            if isParent(bytes, start, end) {
+                while let last = result.popLast(), last != UInt8(ascii: "/") {}
+                continue
+            }
+            result.append(UInt8(ascii: "/"))
+            result.append(contentsOf: bytes[start..<end])
+        }
+        return result.isEmpty ? "/" : String(decoding: result, as: UTF8.self)
+    }
+
+    /// Whether `path` is absolute, with no empty, `.` or `..` component and no slash at its end.
+    private static func isNormal(_ path: String) -> Bool {
+        var utf8 = path.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "/") else { return false }
+        // NB: the length of the component so far, and how many of its bytes are dots.
+        var length = 0
+        var dots = 0
+        while let byte = utf8.next() {
+            if byte == UInt8(ascii: "/") {
+                if length == 0 || (dots == length && length <= 2) { return false }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return path == "/" || (length > 0 && !(dots == length && length <= 2))
     }
 
     /// The text of the symlink at `path`; `nil` when it cannot be read.

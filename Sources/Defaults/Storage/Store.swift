@@ -799,7 +799,7 @@ enum FileStores {
     static func store(for url: URL, systemFiles: [URL] = []) -> (store: Store, problems: [Defaults.StorageError]) {
         _ = installExitHandler
         let storage = FileStorage(url: url)
-        let layerFiles = systemFiles.map { FileStorage(url: $0) }
+        let layerFiles = systemFiles.map { FileStorage(url: $0, isWritten: false) }
         let key = key(storage, layerFiles)
         if let open = stores.withLock({ $0[key]?.store }) { return (open, []) }
         // NB: loaded outside the registry lock: loading a corrupt file takes the file's lock, which

@@ -104,11 +104,13 @@ struct SystemLayers: Sendable {
     }
 
     private mutating func merge() {
+        // NB: the first file listed first, each key kept from the first that has it.
         values = [:]
         locks = [:]
-        for (index, layer) in layers.enumerated().reversed() {
-            values.merge(layer.values) { _, earlier in earlier }
-            for name in layer.locks { locks[name] = index }
+        values.reserveCapacity(layers.reduce(0) { $0 + $1.values.count })
+        for index in layers.indices {
+            values.merge(layers[index].values) { earlier, _ in earlier }
+            for name in layers[index].locks where locks[name] == nil { locks[name] = index }
         }
     }
 }

@@ -363,6 +363,7 @@ final class FileWatcher: Sendable {
                 state.table.forget(descriptor: wd)
             }
             var added = false
+            var vanished = false
             for target in needed where state.table.descriptors[target] == nil {
                 let wd = inotify_add_watch(descriptor, target, Self.mask)
                 if wd >= 0 {
@@ -373,14 +374,17 @@ final class FileWatcher: Sendable {
                 let failure = SystemError.current("inotify_add_watch \(target)")
                 // NB: removed since `targets` looked: the next pass picks an ancestor that exists.
                 if failure.code == ENOENT || failure.code == ENOTDIR {
-                    added = true
+                    vanished = true
                     continue
                 }
                 let directories = targets.filter { $0.value == target }.map(\.key)
                 pollInstead(of: directories, because: failure, &state, polling: &polling)
             }
             moved.formUnion(state.table.adopt(targets))
-            if !added { break }
+            // NB: another pass when a watch went to an ancestor (a directory below it may have been
+            // made meanwhile) or a target vanished; directories watched themselves miss nothing.
+            if vanished { continue }
+            if !added || targets.allSatisfy({ $0.key == $0.value }) { break }
         }
         return state.clients(of: moved.flatMap { state.table.filePaths(in: $0) })
     }
