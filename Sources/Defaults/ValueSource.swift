@@ -29,12 +29,12 @@ extension Defaults {
         /// Nothing sets the key (or what is set does not decode as its type): its default.
         case defaultValue
 
-        /// One line naming the layer, as `defaults read --origin` prints it.
+        /// A few words naming the layer, to follow "from": as `defaults read --origin` prints it.
         public var description: String {
             switch self {
             case .locked(let file, let valueFrom):
                 let value = valueFrom.map { "the value of \($0.path)" } ?? "the program's default"
-                return "locked by \(file.path) (\(value))"
+                return "a lock in \(file.path), with \(value)"
             case .launchArgument: return "a launch argument"
             case .environment(let variable): return "the environment variable \(variable)"
             case .userFile(let file): return "the user's file \(file.path)"

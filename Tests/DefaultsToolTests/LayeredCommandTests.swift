@@ -41,12 +41,12 @@ import Glibc
             let origins = try await defaults.run("read", "app", "--origin", environment: environment)
             #expect(
                 origins.lines == [
-                    "fontSize: 12  # from locked by \(system.path) (the value of \(system.path))",
+                    "fontSize: 12  # from a lock in \(system.path), with the value of \(system.path)",
                     "tabs: 4  # from the system file \(system.path)", "theme: \"dark\"  # from the user's file \(user)",
                 ]
             )
             for (key, value, source) in [
-                ("fontSize", "12", "locked by \(system.path) (the value of \(system.path))"),
+                ("fontSize", "12", "a lock in \(system.path), with the value of \(system.path)"),
                 ("tabs", "4", "the system file \(system.path)"), ("theme", "\"dark\"", "the user's file \(user)"),
             ] {
                 let read = try await defaults.run("read", "app", key, "--origin", environment: environment)
