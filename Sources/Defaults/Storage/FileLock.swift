@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +12,7 @@ import Musl
 /// - **in this process**, a recursive thread lock: flushes, reloads and cross-process transactions of
 ///   one state take turns, whatever thread they run on;
 /// - **across processes**, an exclusive `flock` on a lock file beside the settings file
-///   (`settings.json.lock`, mode 0600), taken before the thread lock by writers only. The data file
+///   (`settings.json.lock`, mode 0600), taken on top of the thread lock by writers only. The data file
 ///   itself is never locked: it is replaced by rename, so a lock on it would lock a file that is gone.
 ///   The lock file's path is given when the lock is taken: a settings file reached through symlinks
 ///   is locked where they lead at that moment.
@@ -28,8 +27,6 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
     private var depth = 0
     /// The lock file held, while `depth` > 0.
     private var heldPath = ""
-    /// The thread that holds the file lock, while one does; `0` otherwise.
-    private let holder = Atomic<UInt>(0)
 
     init() {}
 
@@ -43,31 +40,42 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
         return try body()
     }
 
-    /// Takes the exclusive `flock` of the lock file at `path` and the thread lock, waiting for both.
+    /// Takes the thread lock and the exclusive `flock` of the lock file at `path`, waiting for both.
     ///
     /// Every call that returns must be balanced by ``unlockExclusively(afterReleasingFileLock:)``
     /// on the same thread. Inside an outer hold, `path` is not looked at: the outer hold's lock file
     /// stays locked.
     ///
-    /// - Parameter path: The lock file, asked for only when the file lock is not held yet.
+    /// - Parameter path: The lock file, asked for (under the thread lock) only when the file lock
+    ///   is not held yet.
     /// - Returns: Whether this took the lock (rather than taking it again inside an outer hold).
     /// - Throws: ``SystemError`` when the lock file cannot be created or locked.
     @discardableResult
     func lockExclusively(path: () -> String) throws(SystemError) -> Bool {
-        if holder.load(ordering: .acquiring) == UInt(pthread_self()) {
+        while true {
             threads.lock()
-            depth += 1
-            return false
+            if depth > 0 {
+                depth += 1
+                return false
+            }
+            let lockFile = path()
+            let taken: Bool
+            do {
+                taken = try LockFiles.shared.acquire(lockFile)
+            } catch {
+                threads.unlock()
+                throw error
+            }
+            if taken {
+                heldPath = lockFile
+                depth = 1
+                return true
+            }
+            // NB: another thread of this process holds the lock file, through another state of the
+            // file: wait for it without this state's thread lock, which that thread may need.
+            threads.unlock()
+            LockFiles.shared.wait(whileHeldByAnotherThread: lockFile)
         }
-        // NB: the lock file before the thread lock, always: a thread waiting for the lock file then
-        // holds nothing another thread holding it might wait for.
-        let lockFile = path()
-        try LockFiles.shared.acquire(lockFile)
-        threads.lock()
-        heldPath = lockFile
-        depth = 1
-        holder.store(UInt(pthread_self()), ordering: .releasing)
-        return true
     }
 
     /// Releases what ``lockExclusively(path:)`` took.
@@ -79,7 +87,6 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
     func unlockExclusively(afterReleasingFileLock: () -> Void = {}) {
         depth -= 1
         if depth == 0 {
-            holder.store(0, ordering: .releasing)
             LockFiles.shared.release(heldPath)
             afterReleasingFileLock()
         }
@@ -91,7 +98,7 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
 ///
 /// A second `flock` of one lock file on a new descriptor waits for the first, even in the same
 /// thread; so a thread that holds a lock file takes it again here, by count, and other threads of
-/// this process wait here for it, not on the file.
+/// this process wait here for it (without their state's thread lock), not on the file.
 final class LockFiles: @unchecked Sendable {  // `held` changes only under `condition`
     /// The table of this process.
     static let shared = LockFiles()
@@ -106,15 +113,16 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
     private let condition = NSCondition()
     private var held: [String: Hold] = [:]
 
-    /// Locks the lock file at `path` for this thread, waiting for other threads and processes.
-    func acquire(_ path: String) throws(SystemError) {
+    /// Locks the lock file at `path` for this thread, waiting for other processes; `false`, at once,
+    /// when another thread of this process holds it (see ``wait(whileHeldByAnotherThread:)``).
+    func acquire(_ path: String) throws(SystemError) -> Bool {
         let thread = UInt(pthread_self())
         condition.lock()
-        while let hold = held[path], hold.thread != thread { condition.wait() }
-        if held[path] != nil {
+        if let hold = held[path] {
+            defer { condition.unlock() }
+            guard hold.thread == thread else { return false }
             held[path]!.count += 1
-            condition.unlock()
-            return
+            return true
         }
         held[path] = Hold(thread: thread, count: 1, descriptor: -1)
         condition.unlock()
@@ -124,6 +132,7 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
             condition.lock()
             held[path]!.descriptor = descriptor
             condition.unlock()
+            return true
         } catch {
             condition.lock()
             held[path] = nil
@@ -131,6 +140,14 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
             condition.unlock()
             throw error
         }
+    }
+
+    /// Returns once no other thread of this process holds the lock file at `path`.
+    func wait(whileHeldByAnotherThread path: String) {
+        let thread = UInt(pthread_self())
+        condition.lock()
+        while let hold = held[path], hold.thread != thread { condition.wait() }
+        condition.unlock()
     }
 
     /// Releases one hold of the lock file at `path`; the last one unlocks it.
