@@ -18,6 +18,11 @@ extension Defaults.Suite {
     }
 
     /// Removes every value in this suite, including keys no ``Defaults/Key`` names, as one change.
+    ///
+    /// For a file-backed suite the next write of the file removes every key the file holds then,
+    /// under the file's lock: keys another process wrote that this one has not read yet go too.
+    /// Keys written after that write, by anyone, stay. Keys a system file locks keep the user's
+    /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``).
     public func removeAll() {
         // NB: as in removeValues(named:), every key the UserDefaults holds joins the tree first.
         if case .userDefaults(let storage) = store.backend {
@@ -28,7 +33,7 @@ extension Defaults.Suite {
         {
             return
         }
-        commit { tree in Dictionary(uniqueKeysWithValues: tree.keys.map { ($0, nil) }) }
+        commit(clearsFile: true) { tree in Dictionary(uniqueKeysWithValues: tree.keys.map { ($0, nil) }) }
     }
 
     /// Writes every pending change to the file now.
@@ -396,20 +401,23 @@ extension Defaults.Suite {
     func commit(
         suppressedKeys: Set<String> = [],
         decoded: CacheEntry? = nil,
+        clearsFile: Bool = false,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) {
-        committing(suppressedKeys: suppressedKeys, decoded: decoded, makeWrites)?.deliver()
+        committing(suppressedKeys: suppressedKeys, decoded: decoded, clearsFile: clearsFile, makeWrites)?.deliver()
     }
 
     /// ``commit(suppressedKeys:decoded:_:)`` without the delivery, for a caller that must deliver
     /// later (after releasing the file's lock).
     ///
     /// With `isWritten`, the values are already in the file (an exclusive transaction wrote them):
-    /// they are not marked for the next flush.
+    /// they are not marked for the next flush. With `clearsFile` (a `removeAll()`), the next flush
+    /// removes every key the file holds, not only those memory knows.
     func committing(
         suppressedKeys: Set<String> = [],
         decoded: CacheEntry? = nil,
         isWritten: Bool = false,
+        clearsFile: Bool = false,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
@@ -461,7 +469,10 @@ extension Defaults.Suite {
                 }
                 changes[name] = change
             }
-            guard !changes.isEmpty || !all.isEmpty else { return nil }
+            // NB: a file this process may not write is not cleared either (the removals were refused).
+            let clears = clearsFile && isFile && state.readOnlyReason == nil
+            if clears { state.clearsFile = true }
+            guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
             let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes

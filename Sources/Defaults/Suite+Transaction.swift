@@ -25,8 +25,8 @@ extension Defaults.Suite {
     /// - Throws: What `body` throws.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) rethrows -> Result {
-        let (result, delivery) = try runTransaction(isExclusive: false, body) { writes, suppressedKeys in
-            committing(suppressedKeys: suppressedKeys) { _ in writes }
+        let (result, delivery) = try runTransaction(isExclusive: false, body) { writes, suppressedKeys, clearsFile in
+            committing(suppressedKeys: suppressedKeys, clearsFile: clearsFile) { _ in writes }
         }
         delivery?.deliver()
         return result
@@ -35,13 +35,14 @@ extension Defaults.Suite {
     /// Runs `body` as a transaction and hands its writes to `commit`; returns the body's value and
     /// the events to deliver, so a caller holding the file's lock can deliver them after releasing it.
     ///
-    /// `commit` gets the writes (`nil` removes) and the keys last written inside
-    /// `withoutPropagation`; it is not called when the body wrote nothing, or for a transaction
-    /// nested in another on the same suite (whose writes join the outer one's).
+    /// `commit` gets the writes (`nil` removes), the keys last written inside `withoutPropagation`,
+    /// and whether the body called `removeAll()` (so the file is to be cleared of keys memory does
+    /// not know too); it is not called when the body wrote nothing, or for a transaction nested in
+    /// another on the same suite (whose writes join the outer one's).
     func runTransaction<Result>(
         isExclusive: Bool,
         _ body: () throws -> Result,
-        commit: ([String: JSONValue?], Set<String>) -> Delivery?
+        commit: ([String: JSONValue?], Set<String>, Bool) -> Delivery?
     ) rethrows -> (Result, Delivery?) {
         if let outer = TransactionScope.find(for: self) {
             let saved = outer.savePoint()
@@ -70,8 +71,8 @@ extension Defaults.Suite {
             throw error
         }
         // NB: closed first, so a task the body started writes directly from now on.
-        var (writes, suppressedKeys) = scope.close()
-        guard !writes.isEmpty else { return (result, nil) }
+        var (writes, suppressedKeys, removedAll) = scope.close()
+        guard !writes.isEmpty || removedAll else { return (result, nil) }
         // NB: before the commit, which an exclusive transaction puts in the file directly.
         let refused = store.state.withLock { state -> [(name: String, refusal: WriteRefusal)] in
             guard state.guardsWrites else { return [] }
@@ -84,8 +85,8 @@ extension Defaults.Suite {
             return refused
         }
         reportRefusals(refused)
-        guard !writes.isEmpty else { return (result, nil) }
-        return (result, commit(writes, suppressedKeys))
+        guard !writes.isEmpty || removedAll else { return (result, nil) }
+        return (result, commit(writes, suppressedKeys, removedAll))
     }
 
     /// Runs `body` as one transaction that no other process can interleave with: a
@@ -154,7 +155,9 @@ extension Defaults.Suite {
             case .failure(let error):
                 failure = error
             case .success:
-                outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys in
+                // NB: a `removeAll()` in the body removes every key the file holds: it was read under
+                // the lock just now, so memory knows every one of them.
+                outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys, _ in
                     var delivery: Delivery?
                     // NB: into the file first, then into memory: a write that fails leaves nothing.
                     let written = store.flushLocked(storage, adding: writes) {
@@ -187,6 +190,8 @@ final class TransactionScope: Sendable {
         var writes: [String: JSONValue?] = [:]
         /// Keys last written inside `withoutPropagation`.
         var suppressedKeys: Set<String> = []
+        /// Whether the body called `removeAll()`.
+        var removedAll = false
         /// Set once the transaction has ended: a task started inside it may outlive it.
         var isClosed = false
 
@@ -205,6 +210,7 @@ final class TransactionScope: Sendable {
     struct SavePoint {
         let writes: [String: JSONValue?]
         let suppressedKeys: Set<String>
+        let removedAll: Bool
     }
 
     /// The state the transaction is on: every suite on one file shares it.
@@ -266,26 +272,30 @@ final class TransactionScope: Sendable {
             for name in Set(buffer.snapshot.keys).union(buffer.writes.keys) {
                 buffer.set(name, to: nil, suppressed: suppressed)
             }
+            buffer.removedAll = true
             return true
         }
     }
 
     /// Ends the transaction and hands over its writes.
-    func close() -> (writes: [String: JSONValue?], suppressedKeys: Set<String>) {
+    func close() -> (writes: [String: JSONValue?], suppressedKeys: Set<String>, removedAll: Bool) {
         buffer.withLock { buffer in
             buffer.isClosed = true
-            return (buffer.writes, buffer.suppressedKeys)
+            return (buffer.writes, buffer.suppressedKeys, buffer.removedAll)
         }
     }
 
     func savePoint() -> SavePoint {
-        buffer.withLock { SavePoint(writes: $0.writes, suppressedKeys: $0.suppressedKeys) }
+        buffer.withLock {
+            SavePoint(writes: $0.writes, suppressedKeys: $0.suppressedKeys, removedAll: $0.removedAll)
+        }
     }
 
     func rollBack(to savePoint: SavePoint) {
         buffer.withLock { buffer in
             buffer.writes = savePoint.writes
             buffer.suppressedKeys = savePoint.suppressedKeys
+            buffer.removedAll = savePoint.removedAll
         }
     }
 }

@@ -292,8 +292,12 @@ extension Defaults.Suite {
             hasLayers && layers!.locks[name] != nil
         }
 
-        /// File stores: whether keys were changed here since the last successful write.
-        var isDirty: Bool { changedCount > 0 }
+        /// File stores: set by `removeAll()` until the next successful write, which then keeps
+        /// none of the keys the file holds (but those a system file locks), seen here or not.
+        var clearsFile = false
+
+        /// File stores: whether keys were changed (or all removed) here since the last successful write.
+        var isDirty: Bool { changedCount > 0 || clearsFile }
 
         /// Whether `name` was changed here since the last successful write.
         ///

@@ -121,8 +121,12 @@ import Testing
                 // The first report comes from the background flush; retrying from the handler
                 // used to wait on the flush queue it was running on.
                 guard calls.add(1, ordering: .relaxed).newValue == 1 else { return }
-                let retried = suiteBox.withLock { $0 }
-                _ = try? retried?.synchronize()
+                do {
+                    let retried = suiteBox.withLock { $0 }
+                    _ = try? retried?.synchronize()
+                }
+                // NB: only once this handler holds the suite no more: released after the test removed
+                // its folder, the suite's last flush would make the folder again.
                 handled.signal()
             }
             suiteBox.withLock { $0 = suite }

@@ -242,6 +242,16 @@ func expectOneErrorLine(
         }
     }
 
+    @Test func deleteAllRemovesKeysAnotherProcessWroteJustBefore() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"a": 1}"#)
+            let written = try await HelperProcess.run(["write", defaults.file("app").path, "b", "2"])
+            #expect(written.status == 0, "\(written.errorOutput)")
+            #expect(try await defaults.run("delete", "app", "--all").status == 0)
+            #expect(try await defaults.run("read", "app").output == "{}\n")
+        }
+    }
+
     @Test func exportDeleteAllImportRoundTrips() async throws {
         try await withCommand { defaults in
             let text = #"{"big": 12345678901234567890, "nested": {"list": [1, "two", null]}, "x": 0.10}"#

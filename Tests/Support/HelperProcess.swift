@@ -121,6 +121,8 @@ package func offThePool<Result: Sendable>(_ body: @escaping @Sendable () -> Resu
 /// A helper process that runs while the test talks to it: its output arrives line by line.
 package final class RunningHelper: Sendable {
     private let process: Process
+    /// The helper's standard input, when it was started with one (`takesInput`).
+    private let input: Pipe?
     private let output = LineQueue()
     private let errorOutput = LineQueue()
     /// Set once the helper has exited, so the watchdog leaves it alone.
@@ -135,7 +137,8 @@ package final class RunningHelper: Sendable {
         environment: [String: String] = [:],
         deadline: Double = 60,
         program: String = "defaults-test-helper",
-        executable: URL? = nil
+        executable: URL? = nil,
+        takesInput: Bool = false
     ) throws {
         let executable = executable ?? HelperProcess.builtProduct(program)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -150,7 +153,9 @@ package final class RunningHelper: Sendable {
         let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
+        let input = takesInput ? Pipe() : nil
+        process.standardInput = input ?? FileHandle.nullDevice
+        self.input = input
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         try process.run()
         self.process = process
@@ -197,6 +202,11 @@ package final class RunningHelper: Sendable {
     /// ``waitForExit()`` for async tests.
     package func waitForExit() async -> HelperProcessResult {
         await offThePool { self.waitForExit() }
+    }
+
+    /// Writes `line` and a newline to the helper's standard input (see `takesInput`).
+    package func send(line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
     /// Sends `signal` to the helper.

@@ -250,11 +250,14 @@ final class Store: Sendable {
             case .broken, .unreadable: break
             }
         }
-        let pending = state.withLock { state -> (tree: [String: JSONValue], changed: Set<String>)? in
+        let pending = state.withLock {
+            state -> (tree: [String: JSONValue], changed: Set<String>, clears: Bool, locked: Set<String>)? in
             guard state.isDirty || !transaction.isEmpty, !state.writesBlocked else { return nil }
             let changed = state.takeChanged()
+            let clears = state.clearsFile
+            state.clearsFile = false
             state.flushInFlight = true
-            return (state.tree, changed)
+            return (state.tree, changed, clears, clears && state.hasLayers ? Set(state.layers!.locks.keys) : [])
         }
         guard let pending else {
             let blocked = state.withLock { $0.writesBlocked && ($0.isDirty || !transaction.isEmpty) }
@@ -294,10 +297,16 @@ final class Store: Sendable {
                 changed.formUnion(pending.tree.keys)
                 state.withLock { $0.file = nil }
             case .failure(let error):
-                return failed(changed, error)
+                return failed(changed, error, clears: pending.clears)
             }
         case .unreadable(let error):
-            return failed(changed, error)
+            return failed(changed, error, clears: pending.clears)
+        }
+        if pending.clears {
+            // `removeAll()`: every key the file holds goes, whoever wrote it and whether this
+            // process saw it or not; a key a system file locks keeps the user's value.
+            document = document.filter { pending.locked.contains($0.key) }
+            baseIsKnown = false
         }
         for name in changed { document[name] = pending.tree[name] }
         for (name, value) in transaction { document[name] = value }
@@ -305,7 +314,7 @@ final class Store: Sendable {
         do {
             written = try storage.replace(with: document)
         } catch {
-            return failed(changed, error)
+            return failed(changed, error, clears: pending.clears)
         }
         state.withLock { $0.retryDelay = 0 }
         commit()
@@ -326,6 +335,7 @@ final class Store: Sendable {
         let refused = state.withLock { state -> Bool in
             guard state.isDirty else { return false }
             _ = state.takeChanged()
+            state.clearsFile = false
             return true
         }
         guard refused else { return .success(()) }
@@ -339,9 +349,17 @@ final class Store: Sendable {
         return .failure(.readOnlyFile(url: storage.url, reason: reason))
     }
 
-    /// Puts back the keys a failed flush took, and arms a retry; returns the failure.
-    private func failed(_ changed: Set<String>, _ error: Defaults.StorageError) -> Result<Void, Defaults.StorageError> {
-        state.withLock { $0.markChanged(changed) }
+    /// Puts back the keys (and the `removeAll()`) a failed flush took, and arms a retry; returns
+    /// the failure.
+    private func failed(
+        _ changed: Set<String>,
+        _ error: Defaults.StorageError,
+        clears: Bool = false
+    ) -> Result<Void, Defaults.StorageError> {
+        state.withLock { state in
+            state.markChanged(changed)
+            if clears { state.clearsFile = true }
+        }
         scheduleRetry()
         return .failure(error)
     }

@@ -53,6 +53,13 @@
 //         writes "port" = 5 through the link (a file this process may write), re-points the link at
 //         <target> (which it may not write) before the write is flushed, waits for the write to be
 //         refused and memory to follow the link, and prints "error <description>" and "port <n>".
+//     defaults-test-helper remove-all <file>
+//         opens the file, prints "ready", then takes commands from standard input, one a line:
+//         "wait <key>" returns once memory holds <key> (written by another process) and prints
+//         "seen <key>"; "remove-all" prints "memory had <keys>", calls removeAll() and
+//         synchronize(), and prints "removed" ("remove-all in-transaction": removeAll() and a write
+//         of "kept" = 4 in one transaction); "keys" prints "memory <keys>". Keys are sorted and
+//         joined by commas.
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -463,6 +470,46 @@ case "pending-then-read-only":
     refused.wait()
     reverted.wait()
     say("port \(suite[port])")
+
+case "remove-all":
+    let suite = Defaults.Suite(fileURL: url) { error in
+        // NB: with DEFAULTS_WATCHER=poll, being told the file is polled is expected.
+        if case .pollingForChanges = error { return }
+        say("error \(error)")
+    }
+    let changed = DispatchSemaphore(value: 0)
+    Defaults.addChangeSink(
+        Defaults.ChangeSink { change in
+            if change.suite == suite, change.origin == .external { changed.signal() }
+        }
+    )
+    let keys = { suite.storedValues().keys.sorted().joined(separator: ",") }
+    say("ready")
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        switch words.first {
+        case "wait":
+            while suite.storedValue(named: words[1]) == nil { changed.wait() }
+            say("seen \(words[1])")
+        case "remove-all":
+            say("memory had \(keys())")
+            if words.count > 1 {
+                // "remove-all in-transaction": with a write after it, in one transaction.
+                suite.transaction {
+                    suite.removeAll()
+                    suite[Defaults.Key<Int>("kept", default: 0, suite: suite)] = 4
+                }
+            } else {
+                suite.removeAll()
+            }
+            try suite.synchronize()
+            say("removed")
+        case "keys":
+            say("memory \(keys())")
+        default:
+            fail("unknown command \(line)")
+        }
+    }
 
 case "watch":
     let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
