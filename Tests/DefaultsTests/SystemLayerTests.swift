@@ -52,6 +52,13 @@ import Glibc
             #expect(rename(temporary.path, url.path) == 0)
         }
 
+        /// Stops recording and writes what is pending, so the suite's last flush, whenever the
+        /// suite is released, has nothing to write into the removed temporary folder.
+        func finish() {
+            recorder.stop()
+            try? suite.synchronize()
+        }
+
         /// Waits for `count` events in all and returns the changes of the last one.
         func changes(afterEvents count: Int) async -> [String: StoreValueChange] {
             #expect(await recorder.waitForEvents(count), "expected \(count) events, got \(recorder.changedKeySets)")
@@ -67,7 +74,7 @@ import Glibc
                 site: #"{"a": 2, "b": 2}"#,
                 vendor: #"{"a": 3, "b": 3, "c": 3}"#
             )
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             #expect(fixture.int("a") == 1)
             #expect(fixture.int("b") == 2)
             #expect(fixture.int("c") == 3)
@@ -85,7 +92,7 @@ import Glibc
     @Test func writesGoToTheUserFileOnlyAndResetBringsBackTheSystemValue() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: nil, site: #"{"b": 2}"#, vendor: #"{"c": 3}"#)
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             let site = try storeFileBytes(fixture.site)
             let vendor = try storeFileBytes(fixture.vendor)
 
@@ -120,7 +127,7 @@ import Glibc
                 site: #"{"b": 2}"#,
                 vendor: #"{"a": 3, "c": 3}"#
             )
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             #expect(fixture.int("c") == 3)
 
             // `a` is the user's, `b` the site's: only `c` changes for reads.
@@ -152,7 +159,7 @@ import Glibc
                 site: #"{"": {"locked": ["a", "c"]}, "a": 2}"#,
                 vendor: #"{"b": 3}"#
             )
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             fixture.suite.overrideWithLaunchArguments(["program", "-a", "7", "-b", "7"])
             fixture.suite.overrideWithEnvironment(prefix: "APP_", ["APP_A": "8", "APP_C": "8"])
             #expect(fixture.int("a") == 2)
@@ -175,7 +182,7 @@ import Glibc
                 site: #"{"": {"locked": true}, "a": 2, "b": 2}"#,
                 vendor: nil
             )
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             let before = try storeFileBytes(fixture.user)
 
             fixture.suite[fixture.key("a")] = 5
@@ -209,7 +216,7 @@ import Glibc
                 site: #"{"": {"locked": ["a", "b"]}, "a": 2, "b": 2}"#,
                 vendor: nil
             )
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             fixture.suite.overrideWithLaunchArguments(["program", "-b", "7"])
             #expect(fixture.int("a") == 2)
             #expect(fixture.int("b") == 2)
@@ -237,7 +244,7 @@ import Glibc
     @Test func aLockAddedOverAnOverrideReadsTheSystemValueNotAValueWrittenMeanwhile() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: nil, site: #"{"marker": 1}"#, vendor: nil)
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             fixture.suite.overrideWithLaunchArguments(["program", "-fontSize", "5"])
             #expect(fixture.int("fontSize") == 5)
             fixture.suite[fixture.key("fontSize")] = 3
@@ -256,7 +263,7 @@ import Glibc
     @Test func aLockListThatIsNotOneIsReportedAndLocksNothing() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: #"{"a": 1}"#, site: #"{"": ["a"], "b": 2}"#, vendor: nil)
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             #expect(fixture.int("a") == 1)
             #expect(fixture.int("b") == 2)
             guard case .invalidLocks(let url, let reason)? = fixture.errors.errors.first else {
@@ -271,7 +278,7 @@ import Glibc
     @Test func aBrokenSystemFileIsReportedLeftAsItIsAndReadAsEmpty() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: nil, site: #"{"b": "#, vendor: #"{"b": 3}"#)
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             #expect(fixture.int("b") == 3)
             guard case .corruptFileLeftInPlace(let url, _)? = fixture.errors.errors.first else {
                 Issue.record("expected .corruptFileLeftInPlace, got \(fixture.errors.errors)")
@@ -319,7 +326,7 @@ import Glibc
     @Test func aSuiteWithOtherSystemFilesHasAStateOfItsOwn() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: #"{"a": 1}"#, site: #"{"b": 2}"#, vendor: nil)
-            defer { fixture.recorder.stop() }
+            defer { fixture.finish() }
             let same = Defaults.Suite(fileURL: fixture.user, systemFiles: [fixture.site, fixture.vendor])
             let plain = Defaults.Suite(fileURL: fixture.user)
             #expect(same == fixture.suite)
