@@ -33,17 +33,22 @@ import Glibc
         }
     }
 
+    /// A ConfigMap volume in `directory` whose settings say `port`, and a suite on its file.
+    private func volumeAndFixture(in directory: URL, port: Int) throws -> (ConfigMapVolume, Fixture) {
+        let volume = try ConfigMapVolume(
+            at: directory.appendingPathComponent("config"),
+            files: ["settings.json": settings(port: port)]
+        )
+        return (volume, Fixture(volume.url(of: "settings.json")))
+    }
+
     private func settings(port: Int, host: String = "a") -> String {
         #"{"port": \#(port), "host": "\#(host)"}"#
     }
 
     @Test func aConfigMapUpdateIsOneExternalChangeWithTheNewValues() async throws {
         try await withTemporaryDirectory { directory in
-            var volume = try ConfigMapVolume(
-                at: directory.appendingPathComponent("config"),
-                files: ["settings.json": settings(port: 1)]
-            )
-            let fixture = Fixture(volume.url(of: "settings.json"))
+            var (volume, fixture) = try volumeAndFixture(in: directory, port: 1)
             defer { fixture.recorder.stop() }
             #expect(fixture.int("port") == 1)
 
@@ -58,11 +63,7 @@ import Glibc
 
     @Test func fiveConfigMapUpdatesInARowAreFiveChangesAndNeverADefault() async throws {
         try await withTemporaryDirectory { directory in
-            var volume = try ConfigMapVolume(
-                at: directory.appendingPathComponent("config"),
-                files: ["settings.json": settings(port: 1)]
-            )
-            let fixture = Fixture(volume.url(of: "settings.json"))
+            var (volume, fixture) = try volumeAndFixture(in: directory, port: 1)
             defer { fixture.recorder.stop() }
             #expect(fixture.int("port") == 1)
 
@@ -81,11 +82,7 @@ import Glibc
 
     @Test func updatesFasterThanTheyAreReadNeverShowADefault() async throws {
         try await withTemporaryDirectory { directory in
-            var volume = try ConfigMapVolume(
-                at: directory.appendingPathComponent("config"),
-                files: ["settings.json": settings(port: 0)]
-            )
-            let fixture = Fixture(volume.url(of: "settings.json"))
+            var (volume, fixture) = try volumeAndFixture(in: directory, port: 0)
             defer { fixture.recorder.stop() }
             #expect(fixture.int("port") == 0)
             for port in 1...20 { try volume.update(["settings.json": settings(port: port)]) }

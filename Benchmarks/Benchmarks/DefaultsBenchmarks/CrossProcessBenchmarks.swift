@@ -197,6 +197,23 @@ func latencyConfiguration(
     )
 }
 
+/// swift-configuration's reloading provider over `url`, polling every `poll`, with a snapshot
+/// watcher that records each new "stamp"; `peer` changes the file.
+func reloadingFixture(_ url: URL, poll: Duration, peer: Peer) async throws -> LatencyFixture {
+    let provider = try await ReloadingFileProvider<JSONSnapshot>(filePath: FilePath(url.path), pollInterval: poll)
+    let reader = ConfigReader(provider: provider)
+    let arrivals = Arrivals()
+    let polling = Task { try await provider.run() }
+    let watching = Task {
+        try await reader.watchSnapshot { snapshots in
+            for await snapshot in snapshots {
+                if let value = snapshot.int(forKey: "stamp"), value > 0 { arrivals.record(value) }
+            }
+        }
+    }
+    return LatencyFixture(peer: peer, arrivals: arrivals, round: Box(0), keepAlive: [polling, watching])
+}
+
 func crossProcess() {
     let latency = latencyConfiguration(.microseconds, warmup: 20, maxDuration: .seconds(120), writes: latencyWrites)
 
@@ -230,22 +247,7 @@ func crossProcess() {
         measureLatency(benchmark, fixture, randomPhase: .seconds(1))
     } setup: {
         let url = try settingsFile(named: "latency-reloading.json", keys: 100)
-        let provider = try await ReloadingFileProvider<JSONSnapshot>(
-            filePath: FilePath(url.path),
-            pollInterval: .seconds(1)
-        )
-        let reader = ConfigReader(provider: provider)
-        let arrivals = Arrivals()
-        let polling = Task { try await provider.run() }
-        let watching = Task {
-            try await reader.watchSnapshot { snapshots in
-                for await snapshot in snapshots {
-                    if let value = snapshot.int(forKey: "stamp"), value > 0 { arrivals.record(value) }
-                }
-            }
-        }
-        let peer = try Peer(["latency", url.path])
-        return LatencyFixture(peer: peer, arrivals: arrivals, round: Box(0), keepAlive: [polling, watching])
+        return try await reloadingFixture(url, poll: .seconds(1), peer: Peer(["latency", url.path]))
     }
 
     // This package's provider over the same kind of file: `watchInt` through a `ConfigReader`, fed

@@ -52,21 +52,7 @@ func configMap() {
             measureLatency(benchmark, fixture, randomPhase: poll)
         } setup: {
             let (file, peer) = try configMapVolume("configmap-reloading")
-            let provider = try await ReloadingFileProvider<JSONSnapshot>(
-                filePath: FilePath(file.path),
-                pollInterval: poll
-            )
-            let reader = ConfigReader(provider: provider)
-            let arrivals = Arrivals()
-            let polling = Task { try await provider.run() }
-            let watching = Task {
-                try await reader.watchSnapshot { snapshots in
-                    for await snapshot in snapshots {
-                        if let value = snapshot.int(forKey: "stamp"), value > 0 { arrivals.record(value) }
-                    }
-                }
-            }
-            return LatencyFixture(peer: peer, arrivals: arrivals, round: Box(0), keepAlive: [polling, watching])
+            return try await reloadingFixture(file, poll: poll, peer: peer)
         }
     }
     reloading(poll: .milliseconds(100), label: "100 ms", updates: configMapUpdates, maxDuration: .seconds(120))

@@ -619,19 +619,9 @@ final class Store: Sendable {
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
                 // NB: what reads see of the key: a locked key does not change, and a system
                 // file's value stands in for the user's where the user's file has none.
-                guard state.hasLayers else {
-                    let change = Defaults.StoredChange(
-                        old: old,
-                        new: new,
-                        oldDecoded: entry?.decoded,
-                        observers: entry?.observers
-                    )
-                    listed.append((name, new, change))
-                    return
-                }
-                let seenOld = state.valueBeneath(name, stored: old)
-                let seenNew = state.valueBeneath(name, stored: new)
-                guard !state.isLocked(name), seenOld != seenNew else {
+                let seenOld = state.hasLayers ? state.valueBeneath(name, stored: old) : old
+                let seenNew = state.hasLayers ? state.valueBeneath(name, stored: new) : new
+                guard !state.hasLayers || (!state.isLocked(name) && seenOld != seenNew) else {
                     listed.append((name, new, nil))
                     return
                 }
