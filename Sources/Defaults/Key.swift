@@ -66,6 +66,8 @@ extension Defaults {
         let nativeEncoder = ValueCoding.nativeEncoder(for: Value.self)
         /// `Box<Value>`, kept so a write that caches its value needs no runtime metadata lookup.
         let boxType = Suite.Box<Value>.self
+        /// How a write keeps a lossless value with no references in it as the decoded one, in place.
+        let inPlaceWriter = Value.self is any LosslessStorable.Type ? Suite.InPlaceWriter.make(for: Value.self) : nil
 
         /// The value the key reads while nothing valid is stored.
         ///

@@ -62,7 +62,7 @@ extension Defaults.Suite {
     /// on every read of unspecialized generic code.
     private enum Lookup: Sendable {
         case absent
-        case cached((any AnyObject & Sendable)?)
+        case cached(AnyBox?)
         // NB: the JSON in a box: a JSONValue inline would make this enum too big to return in
         // registers, which every cached read would pay for.
         case decode(Box<JSONValue>, generation: UInt64)
@@ -247,6 +247,11 @@ extension Defaults.Suite {
     /// For types whose stored form reads back as exactly the same value (`key.isLosslessType`),
     /// the written value is kept as the decoded one: the next read and observers skip decoding.
     private func setValue<Value: Defaults.Serializable>(_ value: Value, for key: Defaults.Key<Value>) {
+        if let writer = key.inPlaceWriter,
+            withUnsafePointer(to: value, { writeInPlace(UnsafeRawPointer($0), of: key, writer: writer) })
+        {
+            return
+        }
         let name = key.name
         // NB: the key's own encoder skips the dynamic casts of the general path, the largest part
         // of a write's cost once the rest was made cheap.
@@ -271,6 +276,39 @@ extension Defaults.Suite {
         let decoded =
             key.isLosslessType ? CacheEntry(type: ObjectIdentifier(Value.self), box: key.boxType.init(value)) : nil
         commitValue(json, named: key.hashedName, decoded: decoded)
+    }
+
+    /// The fast path of a write of a lossless value with no references (see ``InPlaceWriter``):
+    /// into the box the key keeps, with no JSON made and no event, when nothing needs them now.
+    ///
+    /// - Returns: Whether the write is done; `false` sends it down the general path.
+    private func writeInPlace<Value>(
+        _ value: UnsafeRawPointer,
+        of key: Defaults.Key<Value>,
+        writer: InPlaceWriter
+    ) -> Bool {
+        // NB: a sink that gets every change gets the change's JSON too.
+        if Defaults.hasEveryChangeSinks { return false }
+        let store = store
+        if case .userDefaults = store.backend { return false }
+        let isFile = store.isFileBacked
+        let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
+            // NB: system files and refusals are in `writesTakeGeneralPath`.
+            guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
+                state.suiteObservers == nil
+            else { return nil }
+            // NB: the key's encoder is fetched only when the key's JSON starts to wait, not on every write.
+            return state.writeInPlace(
+                of: key.hashedName,
+                value,
+                writer: writer,
+                encoder: { key.nativeEncoder! },
+                isFile: isFile
+            )
+        }
+        guard let outcome else { return false }
+        if outcome.schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
+        return true
     }
 
     /// What ``commitValue(_:named:decoded:)`` did under the lock.

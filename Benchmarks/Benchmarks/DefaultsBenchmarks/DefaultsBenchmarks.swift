@@ -315,6 +315,27 @@ func writeInt() {
         return (suite: suite, key: key, observation: observation, counter: counter)
     }
 
+    // Issue 21's row: observation in use, as in a program that observes some other setting.
+    for label in ["inMemory", "file"] {
+        Benchmark("WriteInt/Defaults.\(label) 1 observer on another key", configuration: perOperation) {
+            benchmark,
+            fixture in
+            measureWrites(benchmark, fixture.suite, fixture.key)
+        } setup: {
+            () throws -> (suite: Defaults.Suite, key: Defaults.Key<Int>, observation: Defaults.Observation) in
+            let (suite, key) = intSuite(
+                label == "file" ? Defaults.Suite(fileURL: Scratch.url("write-int-other.json")) : .inMemory()
+            )
+            let counter = Counter()
+            let other = Defaults.Key<Int>("other", default: 0, suite: suite)
+            let observation = Defaults.observe(other, options: []) { _ in counter.increment() }
+            suite[other] = 1
+            suite[key] = 7
+            precondition(counter.count.load(ordering: .relaxed) == 1)
+            return (suite: suite, key: key, observation: observation)
+        }
+    }
+
     Benchmark("WriteInt/Defaults.inMemory 10k observers on other keys", configuration: perOperation) {
         benchmark,
         fixture in
