@@ -110,3 +110,13 @@ extension Defaults.Suite {
         }
     }
 }
+
+extension Defaults.Suite {
+    /// Waits until no suite has a file under `directory` open (so none will write there again),
+    /// or until `deadline`; for tests that remove a temporary directory afterwards.
+    ///
+    /// - Returns: The paths of the files still open at the deadline; empty when none is.
+    package static func waitUntilNoFileIsOpen(under directory: URL, until deadline: Date) -> [String] {
+        FileStores.waitUntilNoStore(under: ResolvedPath.normalize(directory.path), until: deadline)
+    }
+}

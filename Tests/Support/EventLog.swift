@@ -63,9 +63,11 @@ package final class EventLog<Element: Sendable>: Sendable {
             resume(true)
             return
         }
+        // NB: weak: the log holds events, which hold their suites; held here until the deadline,
+        // a test's suites outlived it by that long, and a late flush wrote into its removed folder.
         DispatchQueue.global()
-            .asyncAfter(deadline: .now() + Self.deadline) { [self] in
-                let expired = state.withLock { $0.waiters.removeValue(forKey: key) }
+            .asyncAfter(deadline: .now() + Self.deadline) { [weak self] in
+                let expired = self?.state.withLock { $0.waiters.removeValue(forKey: key) }
                 expired?.resume(false)
             }
     }

@@ -1,13 +1,16 @@
+import Defaults
 import Foundation
 
 /// Runs `body` with a fresh, empty directory under the system temporary directory, and removes the
 /// directory and everything in it afterwards.
+///
+/// Before removing it, waits until no suite has a file under it open (see ``removeTemporaryDirectory(_:)``).
 package func withTemporaryDirectory<Result>(
     prefix: String = "DefaultsTests",
     _ body: (URL) throws -> Result
 ) throws -> Result {
     let directory = try makeTemporaryDirectory(prefix: prefix)
-    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { removeTemporaryDirectory(directory) }
     return try body(directory)
 }
 
@@ -17,7 +20,7 @@ package func withTemporaryDirectory<Result>(
     _ body: (URL) async throws -> Result
 ) async throws -> Result {
     let directory = try makeTemporaryDirectory(prefix: prefix)
-    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { removeTemporaryDirectory(directory) }
     return try await body(directory)
 }
 
@@ -27,4 +30,19 @@ private func makeTemporaryDirectory(prefix: String) throws -> URL {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     // NB: resolved, so paths the store reports (it resolves symlinks) compare equal to these.
     return directory.resolvingSymlinksInPath()
+}
+
+/// Removes `directory` once no suite has a file under it open.
+///
+/// A suite still open when a test ends (held by a task or an observer that finishes a moment
+/// later) writes what is pending when it goes, and a flush takes the file's lock, which makes the
+/// folder again: removed before that, the directory came back with a lone lock file in it. A
+/// suite still open after a few seconds is named on the standard error, and the directory is
+/// removed anyway.
+private func removeTemporaryDirectory(_ directory: URL) {
+    let open = Defaults.Suite.waitUntilNoFileIsOpen(under: directory, until: Date(timeIntervalSinceNow: 5))
+    if !open.isEmpty {
+        FileHandle.standardError.write(Data("temporary directory: still open after 5 s: \(open)\n".utf8))
+    }
+    try? FileManager.default.removeItem(at: directory)
 }

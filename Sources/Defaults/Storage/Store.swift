@@ -111,7 +111,10 @@ final class Store: Sendable {
     }
 
     deinit {
-        if case .file = backend { FileWatcher.shared.unwatch(store: ObjectIdentifier(self)) }
+        if case .file = backend {
+            FileWatcher.shared.unwatch(store: ObjectIdentifier(self))
+            FileStores.storeWentAway()
+        }
     }
 
     // MARK: - Suites
@@ -790,6 +793,32 @@ enum FileStores {
     }
 
     private static let stores = Lock<[String: WeakStore]>([:])
+    /// Broadcast whenever a file store goes away, for ``waitUntilNoStore(under:until:)``.
+    private static let gone = NSCondition()
+
+    /// Tells those waiting in ``waitUntilNoStore(under:until:)`` that a store went away.
+    static func storeWentAway() {
+        gone.lock()
+        gone.broadcast()
+        gone.unlock()
+    }
+
+    /// Waits until no store of a file under `directory` is alive (so none will write there again),
+    /// or until `deadline`.
+    ///
+    /// - Returns: The paths of the stores still alive at the deadline; empty when none is.
+    static func waitUntilNoStore(under directory: String, until deadline: Date) -> [String] {
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        gone.lock()
+        defer { gone.unlock() }
+        while true {
+            let alive = stores.withLock { stores in
+                stores.compactMap { key, entry in key.hasPrefix(prefix) && entry.store != nil ? key : nil }
+            }
+            // NB: a store going away between the look and the wait broadcasts only once this waits.
+            if alive.isEmpty || !gone.wait(until: deadline) { return alive }
+        }
+    }
     private static let installExitHandler: Void = {
         atexit { FileStores.flushAll() }
     }()
