@@ -434,3 +434,17 @@ package struct SystemError: Error, CustomStringConvertible {
 
     package var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }
+
+extension Defaults {
+    /// Parses a settings file's bytes as a suite does when it reads the file, and nothing more.
+    ///
+    /// For the benchmarks only (the floor under taking in a change another process wrote): not
+    /// part of the public API, and free to change.
+    ///
+    /// - Returns: The number of the document's top-level members; `nil` when it is not a JSON object.
+    @_spi(Benchmarks)
+    public static func _parseSettingsFile(_ bytes: [UInt8]) -> Int? {
+        guard let members = try? FileStorage.members(of: bytes) else { return nil }
+        return members.count
+    }
+}
