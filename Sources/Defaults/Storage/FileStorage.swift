@@ -199,7 +199,7 @@ package final class FileStorage: Sendable {
         } catch {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
         }
-        if let known, known.bytes == bytes { return .unchanged(known) }
+        if let known, Self.sameBytes(known.bytes, bytes) { return .unchanged(known) }
         do {
             if let members = try Self.members(of: bytes) {
                 return .parsed(Snapshot(bytes: bytes, members: members))
@@ -332,11 +332,24 @@ package final class FileStorage: Sendable {
 
     /// The top-level members of a settings document; `nil` when its top level is not an object.
     package static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
-        var document = bytes[...]
-        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one.
-        if document.starts(with: [0xEF, 0xBB, 0xBF]) { document = document.dropFirst(3) }
-        guard case .object(let members) = try JSONParser.parse(Array(document)) else { return nil }
+        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one. Copied
+        // only then: a copy of the whole file was a tenth of taking in a changed 10,000-key file.
+        let document = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        guard case .object(let members) = try JSONParser.parse(document) else { return nil }
         return members
+    }
+
+    /// Whether two versions of the file hold the same bytes.
+    ///
+    /// `memcmp`: `==` on two arrays of bytes compares them one element at a time, which cost a
+    /// tenth of taking in a changed 10,000-key file.
+    static func sameBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
+        }
     }
 
     // MARK: - Writing
