@@ -23,6 +23,10 @@ package struct JSONParser {
     private let buffer: UnsafeBufferPointer<UInt8>
     private let count: Int
     private var index = 0
+    /// Where each member of the top-level object starts (its name's opening quote), when asked.
+    private var topLevelStarts: [UInt32]?
+    /// Whether the top-level object gives a name twice (seen only while recording its starts).
+    private var topLevelRepeatsNames = false
 
     private init(bytes: [UInt8], buffer: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -47,6 +51,108 @@ package struct JSONParser {
             }
         }
         return try result.get()
+    }
+
+    /// A settings document's top-level members, and where each of them starts.
+    package struct TopLevel {
+        /// The members; a name given twice keeps its last value.
+        package var members: [String: JSONValue]
+        /// The offset of each member's name (its opening quote), in the order written; `nil` when
+        /// a name is given twice, or the document is too large for 32-bit offsets.
+        package var starts: [UInt32]?
+    }
+
+    /// Parses one complete JSON document, as ``parse(_:)`` does, and says where each member of its
+    /// top-level object starts.
+    ///
+    /// - Returns: `nil` when the document is valid but its top level is not an object.
+    package static func parseTopLevel(_ bytes: [UInt8]) throws(Failure) -> TopLevel? {
+        let records = bytes.count <= Int(UInt32.max)
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<TopLevel?, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            if records { parser.topLevelStarts = [] }
+            do throws(Failure) {
+                parser.skipWhitespace()
+                let value = try parser.parseValue(depth: 0)
+                parser.skipWhitespace()
+                guard parser.index == buffer.count else {
+                    throw parser.failure("unexpected data after the top-level value")
+                }
+                guard case .object(let members) = value else { return .success(nil) }
+                let starts = parser.topLevelRepeatsNames ? nil : parser.topLevelStarts
+                return .success(TopLevel(members: members, starts: starts))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Members of a document's top-level object, parsed from the middle of the document.
+    package struct Run {
+        /// The members parsed, in the order written (a name may come twice).
+        package var members: [(key: String, value: JSONValue)]
+        /// Where each of them starts.
+        package var starts: [UInt32]
+        /// Whether the parse stopped at the offset it was given, rather than at the document's end.
+        package var stopped: Bool
+    }
+
+    /// Parses the members of `bytes`' top-level object from `start`, the start of a member's name
+    /// that follows a comma, to the end of the document, checking that it ends there.
+    ///
+    /// - Parameter stop: Stop instead when a member would start at this offset: the parse then
+    ///   says nothing about what follows.
+    /// - Throws: Where the document is broken; the failure may say it differently from ``parse(_:)``,
+    ///   which should parse it again for the report.
+    package static func parseMembers(
+        _ bytes: [UInt8],
+        from start: Int,
+        stoppingAt stop: Int?
+    ) throws(Failure) -> Run {
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<Run, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            parser.index = start
+            do throws(Failure) {
+                return .success(try parser.parseMembers(stoppingAt: stop))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private mutating func parseMembers(stoppingAt stop: Int?) throws(Failure) -> Run {
+        var run = Run(members: [], starts: [], stopped: false)
+        while true {
+            if index == stop {
+                run.stopped = true
+                return run
+            }
+            guard index < count, index <= Int(UInt32.max), buffer[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a string key")
+            }
+            run.starts.append(UInt32(truncatingIfNeeded: index))
+            let key = try parseString()
+            skipWhitespace()
+            guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            run.members.append((key, try parseValue(depth: 1)))
+            skipWhitespace()
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
+            case UInt8(ascii: ","):
+                index += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                index += 1
+                skipWhitespace()
+                guard index == count else { throw failure("unexpected data after the top-level value") }
+                return run
+            default: throw failure("expected ',' or '}'")
+            }
+        }
     }
 
     private func failure(_ reason: String, at position: Int? = nil) -> Failure {
@@ -117,6 +223,7 @@ package struct JSONParser {
             guard index < count, buffer[index] == UInt8(ascii: "\"") else {
                 throw failure("expected a string key")
             }
+            if depth == 0 { topLevelStarts?.append(UInt32(truncatingIfNeeded: index)) }
             let key = try parseString()
             skipWhitespace()
             guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
@@ -132,6 +239,7 @@ package struct JSONParser {
                 var members = [String: JSONValue](minimumCapacity: listed.count)
                 // NB: a name given twice keeps its last value.
                 for (key, value) in listed { members[key] = value }
+                if depth == 0, members.count != listed.count { topLevelRepeatsNames = true }
                 return .object(members)
             default: throw failure("expected ',' or '}'")
             }
