@@ -7,7 +7,7 @@
 
 import Benchmark
 import Configuration
-import Defaults
+@_spi(Benchmarks) import Defaults
 import DefaultsConfiguration
 import DefaultsObservation
 import Foundation
@@ -235,6 +235,28 @@ func crossProcess() {
     }
     latencyBenchmark(keys: 100)
     latencyBenchmark(keys: 10_000)
+
+    // The floor under the 10,000-key latency: the library's parse of that benchmark's file (the
+    // same bytes), alone, as a suite parses a file it reads; no read, no comparison with memory.
+    Benchmark(
+        "CrossProcess/bare parse, 10000 keys",
+        configuration: Benchmark.Configuration(
+            metrics: [.wallClock, .mallocCountTotal],
+            timeUnits: .microseconds,
+            warmupIterations: 20,
+            scalingFactor: .one,
+            maxDuration: .seconds(10),
+            maxIterations: latencyWrites
+        )
+    ) { benchmark, bytes in
+        for _ in benchmark.scaledIterations {
+            blackHole(Defaults._parseSettingsFile(bytes))
+        }
+    } setup: { () throws -> [UInt8] in
+        let bytes = try [UInt8](Data(contentsOf: settingsFile(named: "parse-10000.json", keys: 10_000)))
+        precondition(Defaults._parseSettingsFile(bytes) == 10_000)
+        return bytes
+    }
 
     // swift-configuration's file provider that reloads: it polls the file's modification time,
     // here once a second, and its snapshot watcher yields each new version.

@@ -39,7 +39,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst tied-owners"
+        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
     )
     exit(2)
 }
@@ -197,6 +197,43 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
             let (user, system) = opened[index]
             sink(Defaults.Suite(fileURL: user, systemFiles: system)[key])
         }
+    case "absorb10k":
+        // Another process's write of one key of a 10,000-key file reaching an observer here, as in
+        // the CrossProcess 10,000-key benchmark: the file is replaced by rename (as the library
+        // replaces it) with "stamp" changed, and the loop waits for the observer. The reader's work
+        // runs on the library's threads: count it with `--toggle-collect` on them (README.md).
+        let source = URL(fileURLWithPath: directory + "/absorb-source.json")
+        do {
+            let writer = Defaults.Suite(fileURL: source)
+            writer.transaction {
+                for index in 0..<9_999 {
+                    writer[Defaults.Key<String>("setting-\(index)", default: "", suite: writer)] = "value \(index)"
+                }
+                writer[Defaults.Key<Int>("stamp", default: 0, suite: writer)] = 0
+            }
+            try writer.synchronize()
+        }
+        let template = try String(contentsOf: source, encoding: .utf8)
+        precondition(template.contains("\"stamp\" : 0\n"))
+        let versions = (0..<iterations)
+            .map { Array(template.replacingOccurrences(of: "\"stamp\" : 0\n", with: "\"stamp\" : \($0 + 1)\n").utf8) }
+        let path = directory + "/absorb.json"
+        try FileManager.default.copyItem(at: source, to: URL(fileURLWithPath: path))
+        let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: path))
+        let arrived = DispatchSemaphore(value: 0)
+        let observation = Defaults.observe(Defaults.Key<Int>("stamp", default: 0, suite: suite), options: []) { _ in
+            arrived.signal()
+        }
+        let temporary = directory + "/absorb.tmp"
+        measured(iterations) { index in
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            versions[index].withUnsafeBytes { _ = write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+            rename(temporary, path)
+            arrived.wait()
+        }
+        precondition(suite[Defaults.Key<Int>("stamp", default: 0, suite: suite)] == iterations)
+        sink(observation)
     case "burst":
         let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/burst.json"))
         let key = Defaults.Key<Int>("burst", default: 0, suite: suite)

@@ -16,22 +16,143 @@ package struct JSONParser {
     package static let maximumDepth = 512
 
     private let bytes: [UInt8]
+    /// `bytes`, read without bounds checks: every read is behind a test of `index < count`.
+    ///
+    /// NB: indexing the array checked every byte's index and went through the array's storage,
+    /// most of parsing a file of thousands of short strings.
+    private let buffer: UnsafeBufferPointer<UInt8>
+    private let count: Int
     private var index = 0
+    /// Where each member of the top-level object starts (its name's opening quote), when asked.
+    private var topLevelStarts: [UInt32]?
+    /// Whether the top-level object gives a name twice (seen only while recording its starts).
+    private var topLevelRepeatsNames = false
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: [UInt8], buffer: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+        self.buffer = buffer
+        self.count = buffer.count
     }
 
     /// Parses one complete JSON document.
     package static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
-        var parser = JSONParser(bytes: bytes)
-        parser.skipWhitespace()
-        let value = try parser.parseValue(depth: 0)
-        parser.skipWhitespace()
-        guard parser.index == bytes.count else {
-            throw parser.failure("unexpected data after the top-level value")
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<JSONValue, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            do throws(Failure) {
+                parser.skipWhitespace()
+                let value = try parser.parseValue(depth: 0)
+                parser.skipWhitespace()
+                guard parser.index == buffer.count else {
+                    throw parser.failure("unexpected data after the top-level value")
+                }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
         }
-        return value
+        return try result.get()
+    }
+
+    /// A settings document's top-level members, and where each of them starts.
+    package struct TopLevel {
+        /// The members; a name given twice keeps its last value.
+        package var members: [String: JSONValue]
+        /// The offset of each member's name (its opening quote), in the order written; `nil` when
+        /// a name is given twice, or the document is too large for 32-bit offsets.
+        package var starts: [UInt32]?
+    }
+
+    /// Parses one complete JSON document, as ``parse(_:)`` does, and says where each member of its
+    /// top-level object starts.
+    ///
+    /// - Returns: `nil` when the document is valid but its top level is not an object.
+    package static func parseTopLevel(_ bytes: [UInt8]) throws(Failure) -> TopLevel? {
+        let records = bytes.count <= Int(UInt32.max)
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<TopLevel?, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            if records { parser.topLevelStarts = [] }
+            do throws(Failure) {
+                parser.skipWhitespace()
+                let value = try parser.parseValue(depth: 0)
+                parser.skipWhitespace()
+                guard parser.index == buffer.count else {
+                    throw parser.failure("unexpected data after the top-level value")
+                }
+                guard case .object(let members) = value else { return .success(nil) }
+                let starts = parser.topLevelRepeatsNames ? nil : parser.topLevelStarts
+                return .success(TopLevel(members: members, starts: starts))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Members of a document's top-level object, parsed from the middle of the document.
+    package struct Run {
+        /// The members parsed, in the order written (a name may come twice).
+        package var members: [(key: String, value: JSONValue)]
+        /// Where each of them starts.
+        package var starts: [UInt32]
+        /// Whether the parse stopped at the offset it was given, rather than at the document's end.
+        package var stopped: Bool
+    }
+
+    /// Parses the members of `bytes`' top-level object from `start`, the start of a member's name
+    /// that follows a comma, to the end of the document, checking that it ends there.
+    ///
+    /// - Parameter stop: Stop instead when a member would start at this offset: the parse then
+    ///   says nothing about what follows.
+    /// - Throws: Where the document is broken; the failure may say it differently from ``parse(_:)``,
+    ///   which should parse it again for the report.
+    package static func parseMembers(
+        _ bytes: [UInt8],
+        from start: Int,
+        stoppingAt stop: Int?
+    ) throws(Failure) -> Run {
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<Run, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            parser.index = start
+            do throws(Failure) {
+                return .success(try parser.parseMembers(stoppingAt: stop))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private mutating func parseMembers(stoppingAt stop: Int?) throws(Failure) -> Run {
+        var run = Run(members: [], starts: [], stopped: false)
+        while true {
+            if index == stop {
+                run.stopped = true
+                return run
+            }
+            guard index < count, index <= Int(UInt32.max), buffer[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a string key")
+            }
+            run.starts.append(UInt32(truncatingIfNeeded: index))
+            let key = try parseString()
+            skipWhitespace()
+            guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            run.members.append((key, try parseValue(depth: 1)))
+            skipWhitespace()
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
+            case UInt8(ascii: ","):
+                index += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                index += 1
+                skipWhitespace()
+                guard index == count else { throw failure("unexpected data after the top-level value") }
+                return run
+            default: throw failure("expected ',' or '}'")
+            }
+        }
     }
 
     private func failure(_ reason: String, at position: Int? = nil) -> Failure {
@@ -48,8 +169,8 @@ package struct JSONParser {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
+        while index < count {
+            switch buffer[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
             default: return
             }
@@ -58,8 +179,8 @@ package struct JSONParser {
 
     private mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
         guard depth < Self.maximumDepth else { throw failure("nesting deeper than \(Self.maximumDepth)") }
-        guard index < bytes.count else { throw failure("unexpected end of data") }
-        switch bytes[index] {
+        guard index < count else { throw failure("unexpected end of data") }
+        switch buffer[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
         case UInt8(ascii: "["): return try parseArray(depth: depth)
         case UInt8(ascii: "\""): return .string(try parseString())
@@ -79,9 +200,9 @@ package struct JSONParser {
 
     private mutating func expectLiteral(_ literal: StaticString) throws(Failure) {
         let count = literal.utf8CodeUnitCount
-        guard index + count <= bytes.count else { throw failure("unexpected end of data") }
+        guard index + count <= self.count else { throw failure("unexpected end of data") }
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
-        for offset in 0..<count where bytes[index + offset] != expected[offset] {
+        for offset in 0..<count where buffer[index + offset] != expected[offset] {
             throw failure("invalid literal")
         }
         index += count
@@ -93,30 +214,32 @@ package struct JSONParser {
         // by member was a fifth of parsing a file of thousands of keys.
         var listed: [(key: String, value: JSONValue)] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+        if index < count, buffer[index] == UInt8(ascii: "}") {
             index += 1
             return .object([:])
         }
         while true {
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+            guard index < count, buffer[index] == UInt8(ascii: "\"") else {
                 throw failure("expected a string key")
             }
+            if depth == 0 { topLevelStarts?.append(UInt32(truncatingIfNeeded: index)) }
             let key = try parseString()
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
             listed.append((key, try parseValue(depth: depth + 1)))
             skipWhitespace()
-            guard index < bytes.count else { throw failure("unexpected end of data") }
-            switch bytes[index] {
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
                 var members = [String: JSONValue](minimumCapacity: listed.count)
                 // NB: a name given twice keeps its last value.
                 for (key, value) in listed { members[key] = value }
+                if depth == 0, members.count != listed.count { topLevelRepeatsNames = true }
                 return .object(members)
             default: throw failure("expected ',' or '}'")
             }
@@ -127,7 +250,7 @@ package struct JSONParser {
         index += 1
         var elements: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+        if index < count, buffer[index] == UInt8(ascii: "]") {
             index += 1
             return .array(elements)
         }
@@ -135,8 +258,8 @@ package struct JSONParser {
             skipWhitespace()
             elements.append(try parseValue(depth: depth + 1))
             skipWhitespace()
-            guard index < bytes.count else { throw failure("unexpected end of data") }
-            switch bytes[index] {
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "]"):
                 index += 1
@@ -148,29 +271,29 @@ package struct JSONParser {
 
     private mutating func parseNumber() throws(Failure) -> String {
         let start = index
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count else { throw failure("unexpected end of number") }
-        if bytes[index] == UInt8(ascii: "0") {
+        if buffer[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < count else { throw failure("unexpected end of number") }
+        if buffer[index] == UInt8(ascii: "0") {
             index += 1
-        } else if isDigit(bytes[index]) {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        } else if isDigit(buffer[index]) {
+            while index < count, isDigit(buffer[index]) { index += 1 }
         } else {
             throw failure("expected a digit")
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        if index < count, buffer[index] == UInt8(ascii: ".") {
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("expected a digit after '.'") }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            guard index < count, isDigit(buffer[index]) else { throw failure("expected a digit after '.'") }
+            while index < count, isDigit(buffer[index]) { index += 1 }
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+        if index < count, buffer[index] == UInt8(ascii: "e") || buffer[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            if index < count, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") {
                 index += 1
             }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("expected an exponent") }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            guard index < count, isDigit(buffer[index]) else { throw failure("expected an exponent") }
+            while index < count, isDigit(buffer[index]) { index += 1 }
         }
-        return String(decoding: bytes[start..<index], as: UTF8.self)
+        return String(decoding: buffer[start..<index], as: UTF8.self)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {
@@ -183,27 +306,29 @@ package struct JSONParser {
         // NB: most strings have no escapes: the run between the quotes is the string, with no
         // concatenation. `result` starts only at the first escape.
         var result: String?
-        var runIsASCII = true
         while true {
-            guard index < bytes.count else { throw failure("unterminated string") }
-            let byte = bytes[index]
+            // NB: the plain bytes of a run in one tight loop; whether they are all ASCII is one OR.
+            var seen: UInt8 = 0
+            while index < count {
+                let byte = buffer[index]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                seen |= byte
+                index += 1
+            }
+            guard index < count else { throw failure("unterminated string") }
+            let byte = buffer[index]
             if byte == UInt8(ascii: "\"") {
-                let run = try string(from: runStart, to: index, isASCII: runIsASCII)
+                let run = try string(from: runStart, to: index, isASCII: seen < 0x80)
                 index += 1
                 guard var result else { return run }
                 result += run
                 return result
             }
             if byte < 0x20 { throw failure("unescaped control character in string") }
-            if byte >= 0x80 { runIsASCII = false }
-            if byte != UInt8(ascii: "\\") {
-                index += 1
-                continue
-            }
-            var escaped = try (result ?? "") + string(from: runStart, to: index, isASCII: runIsASCII)
+            var escaped = try (result ?? "") + string(from: runStart, to: index, isASCII: seen < 0x80)
             index += 1
-            guard index < bytes.count else { throw failure("unterminated escape") }
-            let escape = bytes[index]
+            guard index < count else { throw failure("unterminated escape") }
+            let escape = buffer[index]
             index += 1
             switch escape {
             case UInt8(ascii: "\""): escaped.append("\"")
@@ -217,8 +342,8 @@ package struct JSONParser {
             case UInt8(ascii: "u"):
                 let first = try parseHex4()
                 if (0xD800...0xDBFF).contains(first) {
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                        bytes[index + 1] == UInt8(ascii: "u")
+                    guard index + 1 < count, buffer[index] == UInt8(ascii: "\\"),
+                        buffer[index + 1] == UInt8(ascii: "u")
                     else { throw failure("unpaired surrogate") }
                     index += 2
                     let second = try parseHex4()
@@ -234,7 +359,6 @@ package struct JSONParser {
             }
             result = escaped
             runStart = index
-            runIsASCII = true
         }
     }
 
@@ -243,19 +367,19 @@ package struct JSONParser {
     /// ASCII needs no validation; anything else is validated strictly (`String(decoding:)` would
     /// silently repair invalid UTF-8, and the file would then not be what it says).
     private func string(from start: Int, to end: Int, isASCII: Bool) throws(Failure) -> String {
-        let text = bytes.withUnsafeBufferPointer { buffer -> String? in
-            let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
-            return isASCII ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+        let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
+        if isASCII { return String(decoding: run, as: UTF8.self) }
+        guard let text = String(validating: run, as: UTF8.self) else {
+            throw failure("invalid UTF-8 in string", at: end)
         }
-        guard let text else { throw failure("invalid UTF-8 in string", at: end) }
         return text
     }
 
     private mutating func parseHex4() throws(Failure) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw failure("truncated \\u escape") }
+        guard index + 4 <= count else { throw failure("truncated \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[index]
+            let byte = buffer[index]
             let digit: UInt32
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))

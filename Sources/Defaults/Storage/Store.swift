@@ -609,6 +609,10 @@ final class Store: Sendable {
         var dropped: [Defaults.Suite.CacheEntry?] = []
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            // NB: a file parsed as a change of the one memory holds names the keys that changed
+            // (``FileStorage/parseChange(of:to:)``); memory differs from the file it holds only in
+            // keys changed here, which are not taken in, so only those names need comparing.
+            let changedNames = file?.changes.flatMap { $0.base == state.file?.serial ? $0.names : nil }
             state.file = file
             state.writesBlocked = false
             // NB: listed first and made a dictionary of the right size at the end: growing one
@@ -636,15 +640,27 @@ final class Store: Sendable {
                 )
                 listed.append((name, new, change))
             }
-            // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
-            var shared = 0
-            for (name, new) in members {
-                let old = state.tree[name]
-                if old != nil { shared += 1 }
-                if old != new { change(of: name, from: old, to: new) }
-            }
-            if shared < state.tree.count {
-                for (name, old) in state.tree where members[name] == nil { change(of: name, from: old, to: nil) }
+            if let changedNames {
+                for name in changedNames {
+                    let old = state.tree[name]
+                    let new = members[name]
+                    if old != new { change(of: name, from: old, to: new) }
+                }
+                assert(
+                    Set(listed.map(\.name)) == Self.differences(members, state),
+                    "memory differs from the file it holds in a key not changed here"
+                )
+            } else {
+                // Keys of the file that memory also holds; when that is all of memory, nothing was removed.
+                var shared = 0
+                for (name, new) in members {
+                    let old = state.tree[name]
+                    if old != nil { shared += 1 }
+                    if old != new { change(of: name, from: old, to: new) }
+                }
+                if shared < state.tree.count {
+                    for (name, old) in state.tree where members[name] == nil { change(of: name, from: old, to: nil) }
+                }
             }
             guard !listed.isEmpty else { return ([:], nil) }
             // NB: the event lists only changes someone can be told of: those of observed keys,
@@ -675,6 +691,15 @@ final class Store: Sendable {
         }
         dropped.removeAll()
         deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+
+    /// The keys whose values in `members` and in memory differ, but for those changed here: what a
+    /// comparison of the whole file with memory finds; for checking the comparison of changed keys.
+    private static func differences(_ members: [String: JSONValue], _ state: Defaults.Suite.State) -> Set<String> {
+        var names: Set<String> = []
+        for (name, value) in members where state.tree[name] != value { names.insert(name) }
+        for name in state.tree.keys where members[name] == nil { names.insert(name) }
+        return names.filter { !state.isDirty || !state.isChanged($0) }
     }
 
     /// Makes the system file at `index` bring `layer` now, and reports the keys whose reads change

@@ -88,6 +88,18 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             check(reread[name] == value, "key \(name) changed")
         }
     }
+    // A version parsed only where it differs from the one known parses as the whole file does.
+    if let known = (try? FileStorage.snapshot(of: written)) ?? nil,
+        let changed = FileStorage.parseChange(of: known, to: bytes)
+    {
+        let whole = (try? FileStorage.snapshot(of: bytes)) ?? nil
+        check(whole?.members == changed.members, "the input parsed as a change differs from its whole parse")
+        check(whole?.memberStarts == changed.memberStarts, "the input's members start elsewhere parsed as a change")
+        var differing: Set<String> = []
+        for (name, value) in changed.members where known.members[name] != value { differing.insert(name) }
+        for name in known.members.keys where changed.members[name] == nil { differing.insert(name) }
+        check(Set(changed.changes?.names ?? []) == differing, "the changed names are not those that changed")
+    }
     return 0
 }
 
