@@ -647,7 +647,7 @@ final class Store: Sendable {
                     if old != new { change(of: name, from: old, to: new) }
                 }
                 assert(
-                    Set(listed.map(\.name)) == Self.differences(members, state),
+                    Set(listed.map(\.name)) == Self.differences(members, state.tree, state),
                     "memory differs from the file it holds in a key not changed here"
                 )
             } else {
@@ -695,10 +695,14 @@ final class Store: Sendable {
 
     /// The keys whose values in `members` and in memory differ, but for those changed here: what a
     /// comparison of the whole file with memory finds; for checking the comparison of changed keys.
-    private static func differences(_ members: [String: JSONValue], _ state: Defaults.Suite.State) -> Set<String> {
+    private static func differences(
+        _ members: [String: JSONValue],
+        _ tree: [String: JSONValue],
+        _ state: Defaults.Suite.State
+    ) -> Set<String> {
         var names: Set<String> = []
-        for (name, value) in members where state.tree[name] != value { names.insert(name) }
-        for name in state.tree.keys where members[name] == nil { names.insert(name) }
+        for (name, value) in members where tree[name] != value { names.insert(name) }
+        for name in tree.keys where members[name] == nil { names.insert(name) }
         return names.filter { !state.isDirty || !state.isChanged($0) }
     }
 
