@@ -224,7 +224,10 @@ extension Defaults.Suite {
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return state.layeredValues(stored: scope.storedValues())
             }
-            return state.layeredValues(stored: state.tree)
+            // NB: read first: as an argument, the tree's mutating accessor overlapped the call's
+            // borrow of `state`, which was copied for it.
+            let tree = state.tree
+            return state.layeredValues(stored: tree)
         }
     }
 

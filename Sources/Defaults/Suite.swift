@@ -297,7 +297,10 @@ extension Defaults.Suite {
         /// The value a read of `name` decodes before this run's overrides: a locked key's system
         /// value, or else the user's, or else a system file's.
         mutating func layeredValue(named name: String) -> JSONValue? {
-            layeredValue(named: name, stored: tree[name])
+            // NB: read first, on a line of its own: as an argument, the tree's mutating accessor
+            // overlapped the call's borrow of `self`, and the whole state was copied for it.
+            let stored = tree[name]
+            return layeredValue(named: name, stored: stored)
         }
 
         /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view).

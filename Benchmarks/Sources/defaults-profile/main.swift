@@ -39,7 +39,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-floor read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
+        "scenarios: read-int read-int-floor stored-value read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
     )
     exit(2)
 }
@@ -70,6 +70,10 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         suite[key] = 42
         _ = suite[key]
         measured(iterations) { _ in sink(suite[key]) }
+    case "stored-value":
+        let suite = Defaults.Suite.inMemory()
+        suite[Defaults.Key<Int>("http.port", default: 80, suite: suite)] = 8080
+        measured(iterations) { _ in sink(suite.storedValue(named: "http.port")) }
     case "read-int-floor":
         let floor = Mutex<[String: Int]>(["answer": 42])
         let name = String("answer")
