@@ -20,8 +20,25 @@ package func withTemporaryDirectory<Result>(
     _ body: (URL) async throws -> Result
 ) async throws -> Result {
     let directory = try makeTemporaryDirectory(prefix: prefix)
-    defer { removeTemporaryDirectory(directory) }
-    return try await body(directory)
+    do {
+        let result = try await body(directory)
+        await removeTemporaryDirectoryOffThePool(directory)
+        return result
+    } catch {
+        await removeTemporaryDirectoryOffThePool(directory)
+        throw error
+    }
+}
+
+/// ``removeTemporaryDirectory(_:)`` on a thread of its own: its wait must not hold one of the few
+/// threads that run tasks, or the task that would let the last suite go could be the one starved.
+private func removeTemporaryDirectoryOffThePool(_ directory: URL) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread.detachNewThread {
+            removeTemporaryDirectory(directory)
+            continuation.resume()
+        }
+    }
 }
 
 private func makeTemporaryDirectory(prefix: String) throws -> URL {
