@@ -560,8 +560,8 @@ final class Coordinator {
 
         verdict(
             .parses,
-            "\(readerTotals.reads + readerTotals.excused) reads; \(readerTotals.excused) unparsable ones, all while "
-                + "the third actor rewrote or broke it (\(thirdActor.windowCount) times)"
+            "\(readerTotals.reads + readerTotals.excused) reads; \(readerTotals.excused) unparsable ones excused, as they "
+                + "overlapped one of the third actor's \(thirdActor.windowCount) rewrites in place or breaks"
         )
 
         let errors = ledger.libraryErrorReports
