@@ -55,5 +55,15 @@ let package = Package(
             path: "Sources/defaults-profile",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The soak (scripts/soak): threads, processes and a person at one file for minutes, then checks.
+        .executableTarget(
+            name: "defaults-soak",
+            dependencies: [
+                .product(name: "Defaults", package: "Defaults"),
+                .product(name: "DefaultsObservation", package: "Defaults"),
+            ],
+            path: "Sources/defaults-soak",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )
