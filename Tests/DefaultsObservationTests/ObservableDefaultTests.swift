@@ -135,33 +135,3 @@ private func trackQuality(of model: SettingsViewModel) -> Recorder<Void> {
         #expect(Defaults.observerEntryCount(for: suite) == 0)
     }
 }
-
-/// Writes on several threads at once, each reported to Observation.
-@Suite struct ObservableDefaultConcurrentWriteTests {
-    @Test func aRoundOfTrackingIsToldOnceWhenSeveralThreadsWriteAtOnce() {
-        let suite = Defaults.Suite.inMemory()
-        let key = Defaults.Key<Double>("quality", default: 0, suite: suite)
-        let model = SettingsViewModel(key: key)
-        _ = model.quality
-        var extraCalls = 0
-        for round in 0..<50 {
-            let calls = Atomic<Int>(0)
-            withObservationTracking {
-                _ = model.quality
-            } onChange: {
-                calls.add(1, ordering: .relaxed)
-                // NB: a slow onChange, so the other writers' reports arrive while it runs, as
-                // they do on a loaded machine; not a wait for anything.
-                usleep(2_000)
-            }
-            // Four writers at the same moment, each a change, each reported from its own thread.
-            DispatchQueue.concurrentPerform(iterations: 4) { writer in
-                suite[key] = Double(round * 4 + writer + 1)
-            }
-            let told = calls.load(ordering: .relaxed)
-            #expect(told >= 1, "round \(round): onChange was not called")
-            extraCalls += max(0, told - 1)
-        }
-        #expect(extraCalls == 0, "onChange was called \(extraCalls) extra times in 50 rounds")
-    }
-}

@@ -79,47 +79,12 @@ public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
     }
 }
 
-/// Reports a mutation of the enclosing instance's property, which it holds weakly, one report at a
-/// time.
-///
-/// Writes on several threads used to report at the same moment, and Observation's
-/// `withObservationTracking` calls `onChange` from each report that arrives before its first one
-/// cancels the round: one round got several calls, and a model that re-arms from `onChange` doubled
-/// its rounds again and again (the soak saw gigabytes within a minute). Now a report that finds
-/// another in progress leaves a mark and returns; the thread reporting reports once more when it
-/// is done. No lock is held while reporting: `onChange` is user code, and may write the key again.
+/// Reports a mutation of the enclosing instance's property, which it holds weakly.
 private final class MutationReporter: @unchecked Sendable {  // see `report`: a weak instance, a thread-safe registrar
     // The closure only hands a weakly held instance to ObservationRegistrar, which is thread-safe.
-    private let body: () -> Void
-    /// Whether a thread is reporting now, and whether another report arrived meanwhile.
-    private let state = Lock<(reporting: Bool, pending: Bool)>((false, false))
+    let report: () -> Void
 
     init(_ report: @escaping () -> Void) {
-        self.body = report
-    }
-
-    /// Reports the mutation now, or has the thread reporting now report it once more.
-    func report() {
-        let reports = state.withLock { state -> Bool in
-            guard !state.reporting else {
-                state.pending = true
-                return false
-            }
-            state.reporting = true
-            return true
-        }
-        guard reports else { return }
-        while true {
-            body()
-            let again = state.withLock { state -> Bool in
-                guard state.pending else {
-                    state.reporting = false
-                    return false
-                }
-                state.pending = false
-                return true
-            }
-            guard again else { return }
-        }
+        self.report = report
     }
 }
