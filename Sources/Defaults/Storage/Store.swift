@@ -485,6 +485,12 @@ final class Store: Sendable {
     private func readAndApply(_ storage: FileStorage) -> FileChangeMachine.Action {
         let known = state.withLock { $0.file }
         let result = storage.read(knowing: known)
+        // NB: the read opens the path as given, so a link re-pointed since `followLinks` gives the
+        // new target's bytes. Resolved again before they are applied, so whether the file may be
+        // written (`settle`) is known first: applied before it, a read-only file's values reached
+        // observers while writes were still taken (seen once in CI: a write accepted, then refused
+        // at its flush). A move found here also queues a look at the file where it now leads.
+        storage.resolveAgain()
         let finding: FileChangeMachine.Finding
         switch result {
         case .unreadable: finding = .unreadable
