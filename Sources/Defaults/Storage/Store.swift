@@ -830,10 +830,13 @@ enum FileStores {
     private static let stores = Lock<[String: WeakStore]>([:])
     /// Broadcast whenever a file store goes away, for ``waitUntilNoStore(under:until:)``.
     private static let gone = NSCondition()
+    /// How many file stores went away; read and changed only under ``gone``.
+    nonisolated(unsafe) private static var goneCount = 0
 
     /// Tells those waiting in ``waitUntilNoStore(under:until:)`` that a store went away.
     static func storeWentAway() {
         gone.lock()
+        goneCount += 1
         gone.broadcast()
         gone.unlock()
     }
@@ -844,16 +847,24 @@ enum FileStores {
     /// - Returns: The paths of the stores still alive at the deadline; empty when none is.
     static func waitUntilNoStore(under directory: String, until deadline: Date) -> [String] {
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
-        gone.lock()
-        defer { gone.unlock() }
         while true {
-            let alive = stores.withLock { stores in
-                stores.compactMap { key, entry in key.hasPrefix(prefix) && entry.store != nil ? key : nil }
+            gone.lock()
+            let seen = goneCount
+            gone.unlock()
+            // NB: looked at holding no lock: loading a weak reference makes a strong one, which
+            // may be the store's last, so its `deinit` (and `storeWentAway`) can run right here.
+            let entries = stores.withLock { stores in stores.filter { $0.key.hasPrefix(prefix) } }
+            let alive = entries.compactMap { key, entry in entry.store != nil ? key : nil }
+            if alive.isEmpty { return [] }
+            gone.lock()
+            defer { gone.unlock() }
+            // NB: a store gone since `seen` was read has counted: no wait then.
+            while goneCount == seen {
+                if !gone.wait(until: deadline) { return alive }
             }
-            // NB: a store going away between the look and the wait broadcasts only once this waits.
-            if alive.isEmpty || !gone.wait(until: deadline) { return alive }
         }
     }
+
     private static let installExitHandler: Void = {
         atexit { FileStores.flushAll() }
     }()
