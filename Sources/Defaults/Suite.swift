@@ -625,7 +625,7 @@ extension Defaults.Suite {
     /// NB: `value` changes only through ``InPlaceWriter``: under the state's lock, and only while
     /// the state's reference is the only one (so no reader holds the box), for a value of a type
     /// with no references in it (so nothing is released under the lock).
-    package final class Box<Value: Sendable>: AnyBox, @unchecked Sendable {
+    package final class Box<Value: Sendable>: AnyBox, @unchecked Sendable {  // value set only unshared, locked
         // NB: no dynamic exclusivity check: reads would pay for one on every call.
         @exclusivity(unchecked) package fileprivate(set) var value: Value
         package init(_ value: Value) { self.value = value }
@@ -651,7 +651,7 @@ extension Defaults.Suite {
     ///
     /// The class methods are ``InPlaceWriter``'s: reached through the metatype, which, unlike a
     /// closure, costs no reference counting on a write.
-    package class AnyBox: @unchecked Sendable {
+    package class AnyBox: @unchecked Sendable {  // no stored state; only class methods
         /// Stores the value at `value`, which holds no references, into `box`, a box of the type
         /// the subclass boxes, unless the box holds the same bits already; returns whether it did.
         class func replace(_ value: UnsafeRawPointer, in box: AnyBox) -> Bool {

@@ -393,39 +393,20 @@ final class WorkerThread {
         if streams.count >= 3 { streams.removeFirst().cancel() }
         let limit = random.int(1..<40)
         switch random.int(0..<3) {
-        case 0:
-            let stream = Defaults.updates(keys.double)
-            streams.append(
-                Task {
-                    var seen = 0
-                    for await _ in stream {
-                        seen += 1
-                        if seen >= limit { break }
-                    }
-                }
-            )
-        case 1:
-            let stream = Defaults.updates(keys.int, keys.optional, initial: false)
-            streams.append(
-                Task {
-                    var seen = 0
-                    for await _ in stream {
-                        seen += 1
-                        if seen >= limit { break }
-                    }
-                }
-            )
-        default:
-            let stream = Defaults.updates([keys.string, keys.list])
-            streams.append(
-                Task {
-                    var seen = 0
-                    for await _ in stream {
-                        seen += 1
-                        if seen >= limit { break }
-                    }
-                }
-            )
+        case 0: streams.append(follow(Defaults.updates(keys.double), for: limit))
+        case 1: streams.append(follow(Defaults.updates(keys.int, keys.optional, initial: false), for: limit))
+        default: streams.append(follow(Defaults.updates([keys.string, keys.list]), for: limit))
+        }
+    }
+
+    /// A task that takes `limit` elements of `stream`, then ends.
+    private func follow<Element: Sendable>(_ stream: AsyncStream<Element>, for limit: Int) -> Task<Void, Never> {
+        Task {
+            var seen = 0
+            for await _ in stream {
+                seen += 1
+                if seen >= limit { break }
+            }
         }
     }
 

@@ -39,18 +39,21 @@ package struct JSONParser {
         let result = bytes.withUnsafeBufferPointer { buffer -> Result<JSONValue, Failure> in
             var parser = JSONParser(bytes: bytes, buffer: buffer)
             do throws(Failure) {
-                parser.skipWhitespace()
-                let value = try parser.parseValue(depth: 0)
-                parser.skipWhitespace()
-                guard parser.index == buffer.count else {
-                    throw parser.failure("unexpected data after the top-level value")
-                }
-                return .success(value)
+                return .success(try parser.parseDocument())
             } catch {
                 return .failure(error)
             }
         }
         return try result.get()
+    }
+
+    /// The whole document's one value, with nothing but whitespace around it.
+    private mutating func parseDocument() throws(Failure) -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        guard index == count else { throw failure("unexpected data after the top-level value") }
+        return value
     }
 
     /// A settings document's top-level members, and where each of them starts.
@@ -72,13 +75,7 @@ package struct JSONParser {
             var parser = JSONParser(bytes: bytes, buffer: buffer)
             if records { parser.topLevelStarts = [] }
             do throws(Failure) {
-                parser.skipWhitespace()
-                let value = try parser.parseValue(depth: 0)
-                parser.skipWhitespace()
-                guard parser.index == buffer.count else {
-                    throw parser.failure("unexpected data after the top-level value")
-                }
-                guard case .object(let members) = value else { return .success(nil) }
+                guard case .object(let members) = try parser.parseDocument() else { return .success(nil) }
                 let starts = parser.topLevelRepeatsNames ? nil : parser.topLevelStarts
                 return .success(TopLevel(members: members, starts: starts))
             } catch {
