@@ -181,6 +181,10 @@ extension Defaults {
         }
     }
 
+    /// Whether this thread is delivering changes made outside the process (a file store's delivery
+    /// queue): no write of this process waits for the observers it calls.
+    package static var isDeliveringOutsideChanges: Bool { Store.isDeliveringOutsideChanges }
+
     /// The observers of one key of a suite's state, or of all its keys, as the observation module
     /// keeps them.
     ///

@@ -591,6 +591,10 @@ final class Store: Sendable {
         }
     }
 
+    /// Whether this thread is delivering outside changes now (it runs on a file store's delivery
+    /// queue): nothing written in this process is waiting for what it delivers.
+    static var isDeliveringOutsideChanges: Bool { DispatchQueue.getSpecific(key: deliveringKey) == true }
+
     /// Returns once every outside change queued for delivery so far has been delivered.
     ///
     /// For a caller about to deliver local changes that followed them (an exclusive transaction

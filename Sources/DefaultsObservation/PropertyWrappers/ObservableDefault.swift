@@ -1,4 +1,5 @@
 import Defaults
+import Foundation
 import Observation
 import Synchronization
 
@@ -22,6 +23,14 @@ import Synchronization
 ///
 /// The model is not kept alive by its subscription, and when it goes away its subscription leaves
 /// the store's registry.
+///
+/// Writes on several threads at once are reported one at a time, so a `withObservationTracking`
+/// round is told once however many threads write (Observation cancels a round only after its
+/// `onChange` returns, and calls it for every report that arrives before). A write's report is
+/// made on the writing thread before the write returns; while `onChange` runs, a write of the key
+/// on another thread waits for it. So `onChange` must not wait for another thread that may be
+/// writing the key (hop with `async`, never `sync`). A change from outside the process never
+/// waits: when a report is under way, the thread making it reports once more when it is done.
 @propertyWrapper
 public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
     /// The key this property reads and writes.
@@ -79,12 +88,61 @@ public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
     }
 }
 
-/// Reports a mutation of the enclosing instance's property, which it holds weakly.
-private final class MutationReporter: @unchecked Sendable {  // see `report`: a weak instance, a thread-safe registrar
+/// Reports a mutation of the enclosing instance's property, which it holds weakly, one report at a
+/// time.
+///
+/// Observation's `withObservationTracking` cancels a round after its `onChange` returns, and calls
+/// `onChange` from every report that arrives before: reports from writes on several threads at
+/// once told one round several times, and a model that re-arms from `onChange` doubled its rounds
+/// again and again (the soak saw gigabytes within a minute).
+///
+/// So reports go through one at a time. A write's report waits for one under way on another thread
+/// and is then made on the writing thread, so its observers have run when the write returns. A
+/// report on the thread already reporting (an `onChange` that writes the key) is made at once, as
+/// Observation makes it for any property. A report of a change from outside the process, which
+/// nothing waits for, never waits: it leaves a mark, and the thread reporting reports once more.
+/// (It must not wait: an `onChange` that opens an exclusive transaction waits for the outside
+/// changes queued before it to be delivered.)
+private final class MutationReporter: @unchecked Sendable {  // see `report`: a weak instance, a thread-safe registrar, state under `condition`
     // The closure only hands a weakly held instance to ObservationRegistrar, which is thread-safe.
-    let report: () -> Void
+    private let body: () -> Void
+    private let condition = NSCondition()
+    /// The thread reporting now; guarded by `condition`.
+    private var reporter: pthread_t?
+    /// Whether a report of an outside change arrived while one was under way; guarded by `condition`.
+    private var pending = false
 
     init(_ report: @escaping () -> Void) {
-        self.report = report
+        self.body = report
+    }
+
+    /// Reports the mutation: on this thread, once no other thread is reporting, or, for a change
+    /// from outside the process while another thread reports, through that thread.
+    func report() {
+        let thread = pthread_self()
+        condition.lock()
+        if let reporter {
+            if pthread_equal(reporter, thread) != 0 {
+                condition.unlock()
+                body()
+                return
+            }
+            if Defaults.isDeliveringOutsideChanges {
+                pending = true
+                condition.unlock()
+                return
+            }
+            while self.reporter != nil { condition.wait() }
+        }
+        reporter = thread
+        repeat {
+            pending = false
+            condition.unlock()
+            body()
+            condition.lock()
+        } while pending
+        reporter = nil
+        condition.broadcast()
+        condition.unlock()
     }
 }
