@@ -628,7 +628,13 @@ final class Coordinator {
             .synchronousDelivery,
             "\((totals.operations["observed write"] ?? 0) + (totals.operations["model"] ?? 0)) writes checked"
         )
-        verdict(.trackingOnce, "\(totals.operations["withObservationTracking rounds"] ?? 0) rounds")
+        verdict(
+            .trackingOnce,
+            "\(totals.operations["withObservationTracking rounds"] ?? 0) rounds; "
+                + "\(totals.operations["rounds told while installing"] ?? 0) told while Observation was still "
+                + "installing them, its own race, called \(totals.operations["later calls of rounds told while installing"] ?? 0) "
+                + "times more, not counted"
+        )
         verdict(.processes, "\(children.count) worker processes, \(third.tool) runs of defaults")
 
         say("\(passed) passed, \(failed) failed")

@@ -88,6 +88,8 @@ final class WorkerProcess: Sendable {
         report(.increments(totals.increments))
         let rounds = tracking.totals
         report(.operations(name: "withObservationTracking rounds", count: rounds.rounds))
+        report(.operations(name: "rounds told while installing", count: rounds.racedRounds))
+        report(.operations(name: "later calls of rounds told while installing", count: rounds.racedExtraCalls))
         if rounds.extraCalls > 0 {
             report(
                 .failure(
@@ -425,6 +427,7 @@ final class WorkerThread {
             _ = tracking.changed(calls)
             fired.note()
         }
+        tracking.armed(calls)
         viewModel.int = nextTag()
         if !fired.happened {
             fail(.synchronousDelivery, "withObservationTracking was not told of a write through its view-model")
