@@ -103,8 +103,8 @@ public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
 /// nothing waits for, never waits: it leaves a mark, and the thread reporting reports once more.
 /// (It must not wait: an `onChange` that opens an exclusive transaction waits for the outside
 /// changes queued before it to be delivered.)
-private final class MutationReporter: @unchecked Sendable {  // see `report`: a weak instance, a thread-safe registrar, state under `condition`
-    // The closure only hands a weakly held instance to ObservationRegistrar, which is thread-safe.
+private final class MutationReporter: @unchecked Sendable {  // state under `condition`; see `body`
+    // Sendable in effect: it only hands a weakly held instance to ObservationRegistrar, which is thread-safe.
     private let body: () -> Void
     private let condition = NSCondition()
     /// The thread reporting now; guarded by `condition`.
