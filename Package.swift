@@ -8,12 +8,15 @@ let package = Package(
         .library(name: "DefaultsObservation", targets: ["DefaultsObservation"]),
         // So code written for sindresorhus/Defaults can keep its `import DefaultsMacros`.
         .library(name: "DefaultsMacros", targets: ["DefaultsMacros"]),
+        // Checks a backend of one's own against the protocol's guarantees, from any test framework.
+        .library(name: "DefaultsBackendTesting", targets: ["DefaultsBackendTesting"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
     ],
     targets: [
         .target(name: "Defaults"),
         .target(name: "DefaultsObservation", dependencies: ["Defaults"]),
         .target(name: "DefaultsMacros", dependencies: ["DefaultsObservation"]),
+        .target(name: "DefaultsBackendTesting", dependencies: ["Defaults"]),
         // The `defaults` command.
         .executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
         .executableTarget(
@@ -69,6 +72,11 @@ let package = Package(
         .testTarget(
             name: "DefaultsObservationTests",
             dependencies: ["DefaultsObservation", "DefaultsTestSupport", "defaults-test-helper"]
+        ),
+        // A backend written as a user would, against the public API only, and the conformance checks.
+        .testTarget(
+            name: "DefaultsBackendTests",
+            dependencies: ["DefaultsObservation", "DefaultsBackendTesting", "DefaultsTestSupport"]
         ),
         // Runs the `defaults` command end to end, and programs started with launch overrides.
         .testTarget(

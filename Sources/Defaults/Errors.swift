@@ -46,6 +46,14 @@ extension Defaults {
         /// what it must be (`reason` says why); the file locks nothing until it is mended. Its
         /// values still count.
         case invalidLocks(url: URL, reason: String)
+        /// A backend (``Defaults/Backend``; `backend` is its ``Defaults/Backend/name``) could not
+        /// load or store values (`reason` says why). The values stay in memory, and a failed commit
+        /// is retried later with everything still pending.
+        case backendFailed(backend: String, reason: String)
+        /// `exclusiveTransaction` was called on a suite whose backend cannot commit only if the
+        /// keys read are unchanged (``Defaults/Backend/supportsConditionalCommit``). Nothing ran,
+        /// and nothing changed.
+        case exclusiveCommitUnsupported(backend: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -80,6 +88,11 @@ extension Defaults {
                     "Defaults: not writing \"\(key)\": it is locked by \(lockedBy.path); the stored value is unchanged"
             case .invalidLocks(let url, let reason):
                 return "Defaults: \(url.path) locks no keys until it is mended: \(reason)"
+            case .backendFailed(let backend, let reason):
+                return "Defaults: \(backend) failed (\(reason)); values stay in memory and the next commit retries"
+            case .exclusiveCommitUnsupported(let backend):
+                return
+                    "Defaults: \(backend) cannot commit only if unchanged, so exclusiveTransaction cannot run on it; nothing changed"
             }
         }
     }

@@ -294,7 +294,7 @@ extension Defaults.Suite {
         if Defaults.hasEveryChangeSinks { return false }
         let store = store
         if case .userDefaults = store.backend { return false }
-        let isFile = store.isFileBacked
+        let isFile = store.isFlushed
         let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
             // NB: system files and refusals are in `writesTakeGeneralPath`.
             guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
@@ -336,7 +336,7 @@ extension Defaults.Suite {
     private func commitValue(_ new: JSONValue?, named hashedName: HashedName, decoded: CacheEntry?) {
         let name = hashedName.text
         let store = store
-        let isFile = store.isFileBacked
+        let isFile = store.isFlushed
         // NB: the old values come out as separate values and the event is made after the lock, and
         // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
         // through runtime value witnesses, which costs more than everything else here.
@@ -463,7 +463,7 @@ extension Defaults.Suite {
     ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
-        let isFile = store.isFileBacked && !isWritten
+        let isFile = store.isFlushed && !isWritten
         // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
         // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
         var all: [String: Defaults.StoredChange] = [:]

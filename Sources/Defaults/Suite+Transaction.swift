@@ -25,7 +25,7 @@ extension Defaults.Suite {
     /// - Throws: What `body` throws.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) rethrows -> Result {
-        let (result, delivery) = try runTransaction(isExclusive: false, body) { writes, suppressedKeys, clearsFile in
+        let (result, delivery) = try runTransaction(isExclusive: false, body) { writes, suppressedKeys, clearsFile, _ in
             committing(suppressedKeys: suppressedKeys, clearsFile: clearsFile) { _ in writes }
         }
         delivery?.deliver()
@@ -36,13 +36,15 @@ extension Defaults.Suite {
     /// the events to deliver, so a caller holding the file's lock can deliver them after releasing it.
     ///
     /// `commit` gets the writes (`nil` removes), the keys last written inside `withoutPropagation`,
-    /// and whether the body called `removeAll()` (so the file is to be cleared of keys memory does
-    /// not know too); it is not called when the body wrote nothing, or for a transaction nested in
-    /// another on the same suite (whose writes join the outer one's).
+    /// whether the body called `removeAll()` (so the file is to be cleared of keys memory does
+    /// not know too), and, for an exclusive transaction, the stored value of each key the body read
+    /// before writing it, as the transaction began (`nil`: absent); it is not called when the body
+    /// wrote nothing, or for a transaction nested in another on the same suite (whose writes join
+    /// the outer one's).
     func runTransaction<Result>(
         isExclusive: Bool,
         _ body: () throws -> Result,
-        commit: ([String: JSONValue?], Set<String>, Bool) -> Delivery?
+        commit: ([String: JSONValue?], Set<String>, Bool, [String: JSONValue?]) -> Delivery?
     ) rethrows -> (Result, Delivery?) {
         if let outer = TransactionScope.find(for: self) {
             let saved = outer.savePoint()
@@ -71,7 +73,7 @@ extension Defaults.Suite {
             throw error
         }
         // NB: closed first, so a task the body started writes directly from now on.
-        var (writes, suppressedKeys, removedAll) = scope.close()
+        var (writes, suppressedKeys, removedAll, reads) = scope.close()
         guard !writes.isEmpty || removedAll else { return (result, nil) }
         // NB: before the commit, which an exclusive transaction puts in the file directly.
         let refused = store.state.withLock { state -> [(name: String, refusal: WriteRefusal)] in
@@ -86,7 +88,7 @@ extension Defaults.Suite {
         }
         reportRefusals(refused)
         guard !writes.isEmpty || removedAll else { return (result, nil) }
-        return (result, commit(writes, suppressedKeys, removedAll))
+        return (result, commit(writes, suppressedKeys, removedAll, reads))
     }
 
     /// Runs `body` as one transaction that no other process can interleave with: a
@@ -133,6 +135,7 @@ extension Defaults.Suite {
             )
             return try transaction(body)
         }
+        if case .custom(let custom) = store.backend { return try exclusiveTransaction(on: custom, body) }
         guard case .file(let storage) = store.backend else { return try transaction(body) }
         // NB: a file this process may not write cannot be locked either: say why, and take nothing.
         storage.resolveAgain()
@@ -157,7 +160,7 @@ extension Defaults.Suite {
             case .success:
                 // NB: a `removeAll()` in the body removes every key the file holds: it was read under
                 // the lock just now, so memory knows every one of them.
-                outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys, _ in
+                outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys, _, _ in
                     var delivery: Delivery?
                     // NB: into the file first, then into memory: a write that fails leaves nothing.
                     let written = store.flushLocked(storage, adding: writes) {
@@ -179,6 +182,53 @@ extension Defaults.Suite {
     }
 }
 
+extension Defaults.Suite {
+    /// ``exclusiveTransaction(_:)`` over a custom backend: the body runs on memory, and its writes
+    /// are committed only if every key it read still holds, in the backend, the value it read;
+    /// otherwise the suite takes in the current values and runs the body again.
+    private func exclusiveTransaction<Result>(on custom: CustomBackend, _ body: () throws -> Result) throws -> Result {
+        guard custom.backend.supportsConditionalCommit else {
+            let error = Defaults.StorageError.exclusiveCommitUnsupported(backend: custom.backend.name)
+            report(error)
+            throw error
+        }
+        while true {
+            // NB: what is pending first, so the values the body reads are the backend's.
+            if case .failure(let error) = store.flushNow() {
+                report(error)
+                throw error
+            }
+            var failure: Defaults.StorageError?
+            var conflicted = false
+            let (result, delivery) = try runTransaction(isExclusive: true, body) {
+                writes,
+                suppressedKeys,
+                removedAll,
+                reads in
+                switch store.commitConditionally(writes, removesEverything: removedAll, ifUnchanged: reads, to: custom)
+                {
+                case .success(true):
+                    return committing(suppressedKeys: suppressedKeys, isWritten: true) { _ in writes }
+                case .success(false):
+                    conflicted = true
+                case .failure(let error):
+                    failure = error
+                }
+                return nil
+            }
+            if conflicted { continue }
+            // NB: after the outside changes taken in first, so observers see the two in order.
+            store.waitForQueuedDeliveries()
+            delivery?.deliver()
+            if let failure {
+                report(failure)
+                throw failure
+            }
+            return result
+        }
+    }
+}
+
 /// The writes of an open transaction, visible to the task or thread that opened it.
 final class TransactionScope: Sendable {
     /// The innermost open transaction of this task or thread, on any suite.
@@ -192,6 +242,9 @@ final class TransactionScope: Sendable {
         var suppressedKeys: Set<String> = []
         /// Whether the body called `removeAll()`.
         var removedAll = false
+        /// An exclusive transaction's: the stored value of each key read before it was written, as
+        /// the transaction began (`nil`: absent).
+        var reads: [String: JSONValue?] = [:]
         /// Set once the transaction has ended: a task started inside it may outlive it.
         var isClosed = false
 
@@ -243,13 +296,21 @@ final class TransactionScope: Sendable {
     func storedValue(named name: String) -> JSONValue? {
         buffer.withLock { buffer in
             if let written = buffer.writes[name] { return written }
-            return buffer.snapshot[name]
+            let value = buffer.snapshot[name]
+            if isExclusive, buffer.reads.index(forKey: name) == nil { buffer.reads[name] = .some(value) }
+            return value
         }
     }
 
     /// Every stored value as the transaction sees it.
     func storedValues() -> [String: JSONValue] {
         buffer.withLock { buffer in
+            if isExclusive {
+                for (name, value) in buffer.snapshot
+                where buffer.writes.index(forKey: name) == nil && buffer.reads.index(forKey: name) == nil {
+                    buffer.reads[name] = .some(value)
+                }
+            }
             var values = buffer.snapshot
             for (name, value) in buffer.writes { values[name] = value }
             return values
@@ -278,10 +339,12 @@ final class TransactionScope: Sendable {
     }
 
     /// Ends the transaction and hands over its writes.
-    func close() -> (writes: [String: JSONValue?], suppressedKeys: Set<String>, removedAll: Bool) {
+    func close() -> (
+        writes: [String: JSONValue?], suppressedKeys: Set<String>, removedAll: Bool, reads: [String: JSONValue?]
+    ) {
         buffer.withLock { buffer in
             buffer.isClosed = true
-            return (buffer.writes, buffer.suppressedKeys, buffer.removedAll)
+            return (buffer.writes, buffer.suppressedKeys, buffer.removedAll, buffer.reads)
         }
     }
 

@@ -70,8 +70,8 @@ extension Defaults {
         }
 
         deinit {
-            guard store.detach(ObjectIdentifier(self)), case .file = store.backend else { return }
-            // The last suite on the file: write what is pending now, and report to this suite.
+            guard store.detach(ObjectIdentifier(self)), store.isFlushed else { return }
+            // The last suite on the file or backend: write what is pending now, and report to this suite.
             if case .failure(let error) = store.flushNow() { report(error) }
         }
 
@@ -151,6 +151,28 @@ extension Defaults {
             )
         }
 
+        /// Creates a suite whose values live in `backend`: a store of your own (see ``Backend`` and
+        /// the article "Writing a backend").
+        ///
+        /// Reads come from memory, as in every suite. The first suite over the backend object loads
+        /// it (a failed load is reported, and the suite starts empty) and asks it to report changes
+        /// made elsewhere; every later suite over the same object shares that state, and such suites
+        /// are equal. Writes are committed to the backend shortly after, coalesced, and at
+        /// ``synchronize()`` and a normal exit.
+        ///
+        /// ```swift
+        /// let suite = Defaults.Suite(backend: SharedDictionaryBackend(shared))
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - backend: Where the values live.
+        ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
+        public convenience init(backend: some Backend, errorHandler: (@Sendable (StorageError) -> Void)? = nil) {
+            let (store, problem) = BackendStores.store(for: backend)
+            self.init(store: store, location: nil, errorHandler: errorHandler)
+            if let problem { report(problem) }
+        }
+
         /// Creates a suite that lives in memory only, for tests and previews.
         public static func inMemory() -> Suite {
             Suite(store: Store(backend: .memory), location: nil, errorHandler: nil)
@@ -168,6 +190,7 @@ extension Defaults {
             case .memory: return "Defaults.Suite(inMemory)"
             case .file: return "Defaults.Suite(file: \(location?.path ?? ""))"
             case .userDefaults: return "Defaults.Suite(userDefaults)"
+            case .custom(let custom): return "Defaults.Suite(backend: \(custom.backend.name))"
             }
         }
 
@@ -251,6 +274,8 @@ extension Defaults.Suite {
         var generation: UInt64 = 0
         /// Set while a flush has taken the changed keys and not finished.
         var flushInFlight = false
+        /// A custom backend's revision that memory holds (``Defaults/BackendContents/revision``).
+        var backendRevision: UInt64?
         var flushScheduled = false
         var retryDelay = 0.0
         /// Set when the file exists but could not be read: it must not be overwritten.

@@ -21,21 +21,25 @@ import Synchronization
 ///   every key whose stored value differs, except keys changed here and not flushed yet;
 /// - a **cross-process transaction** holds the exclusive lock from start to commit.
 final class Store: Sendable {
-    enum Backend: Sendable {
+    /// Where the values live.
+    enum Kind: Sendable {
         case memory
         case file(FileStorage)
         case userDefaults(UserDefaultsStorage)
+        /// A backend of the user's (``Defaults/Backend``).
+        case custom(CustomBackend)
     }
 
-    let backend: Backend
+    let backend: Kind
     /// The backend's object once more, as a plain reference.
     ///
     /// NB: in `backend` the pointer carries the enum's case in its spare bits, so LeakSanitizer cannot
     /// follow it and reports a store that lives to the end of the process (an adapter kept in the
     /// table of `UserDefaults` adapters) as a leak of its storage.
     private let backendObject: (any AnyObject & Sendable)?
-    /// Whether `backend` is a file; kept apart so the write path tests it without touching the enum.
-    let isFileBacked: Bool
+    /// Whether writes wait in memory for a flush (a file's, or a commit to a custom backend); kept
+    /// apart so the write path tests it without touching the enum.
+    let isFlushed: Bool
     let state: Lock<Defaults.Suite.State>
     /// File stores only: the system files beneath the store's own, first listed first.
     let layerFiles: [FileStorage]
@@ -69,7 +73,8 @@ final class Store: Sendable {
     ///   - layers: The system files beneath it and what they brought when loaded.
     ///   - writesBlocked: The file could not be read: never write over it.
     init(
-        backend: Backend,
+        backend: Kind,
+        contents: Defaults.BackendContents? = nil,
         file: FileStorage.Snapshot? = nil,
         layers: (files: [FileStorage], loaded: SystemLayers)? = nil,
         writesBlocked: Bool = false
@@ -82,12 +87,14 @@ final class Store: Sendable {
             backendObject = storage
             storages = [storage] + (layers?.files ?? [])
         case .userDefaults(let storage): backendObject = storage
+        case .custom(let custom): backendObject = custom
         }
         layerFiles = layers?.files ?? []
         reloads = Lock(Array(repeating: FileChangeMachine(), count: storages.count))
         watchedEntries = Lock(storages.map(\.current.resolved.watchedEntries))
         var initial = Defaults.Suite.State()
-        initial.tree = file?.members ?? [:]
+        initial.tree = file?.members ?? contents?.values ?? [:]
+        initial.backendRevision = contents?.revision
         initial.file = file
         initial.writesBlocked = writesBlocked
         if case .file(let storage) = backend { initial.readOnlyReason = storage.readOnlyReason }
@@ -97,24 +104,39 @@ final class Store: Sendable {
         defer {
             if case .file(let storage) = backend { storage.whenMoved { [weak self] in self?.settle($0) } }
         }
-        if case .file = backend {
-            isFileBacked = true
+        switch backend {
+        case .file:
+            isFlushed = true
             watchQueue = DispatchQueue(label: "Defaults.Store.watch")
-            let deliveryQueue = DispatchQueue(label: "Defaults.Store.delivery")
-            deliveryQueue.setSpecific(key: Self.deliveringKey, value: true)
-            self.deliveryQueue = deliveryQueue
-        } else {
-            isFileBacked = false
+            deliveryQueue = Self.makeDeliveryQueue()
+        case .custom:
+            isFlushed = true
+            watchQueue = nil
+            deliveryQueue = Self.makeDeliveryQueue()
+        case .memory, .userDefaults:
+            isFlushed = false
             watchQueue = nil
             deliveryQueue = nil
         }
     }
 
     deinit {
-        if case .file = backend {
+        switch backend {
+        case .file:
             FileWatcher.shared.unwatch(store: ObjectIdentifier(self))
             FileStores.storeWentAway()
+        case .custom(let custom):
+            custom.backend.stopReporting()
+        case .memory, .userDefaults:
+            break
         }
+    }
+
+    /// A queue that delivers outside changes one at a time, marked so a thread can tell it is one.
+    private static func makeDeliveryQueue() -> DispatchQueue {
+        let queue = DispatchQueue(label: "Defaults.Store.delivery")
+        queue.setSpecific(key: deliveringKey, value: true)
+        return queue
     }
 
     // MARK: - Suites
@@ -181,6 +203,7 @@ final class Store: Sendable {
     ///
     /// Never calls user code. Returns at once when nothing is pending and no flush is running.
     func flushNow(fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
+        if case .custom(let custom) = backend { return commitPending(to: custom, fromTimer: fromTimer) }
         guard case .file(let storage) = backend else { return .success(()) }
         let needed = state.withLock { state in
             // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
@@ -354,7 +377,7 @@ final class Store: Sendable {
 
     /// Puts back the keys (and the `removeAll()`) a failed flush took, and arms a retry; returns
     /// the failure.
-    private func failed(
+    func failed(
         _ changed: Set<String>,
         _ error: Defaults.StorageError,
         clears: Bool = false
@@ -368,7 +391,7 @@ final class Store: Sendable {
     }
 
     /// Arms the timer for a retry, with a growing delay, so a full disk is retried without a busy loop.
-    private func scheduleRetry() {
+    func scheduleRetry() {
         let delay = state.withLock { state -> Double? in
             guard !state.flushScheduled else { return nil }
             state.flushScheduled = true
@@ -672,35 +695,47 @@ final class Store: Sendable {
                     for (name, old) in state.tree where members[name] == nil { change(of: name, from: old, to: nil) }
                 }
             }
-            guard !listed.isEmpty else { return ([:], nil) }
-            // NB: the event lists only changes someone can be told of: those of observed keys,
-            // unless a sink gets every change or the whole suite is observed. A file of thousands of
-            // keys nobody observes makes no event of thousands of changes.
-            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
-            state.tree.reserveCapacity(state.tree.count + listed.count)
-            var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
-            for (name, stored, change) in listed {
-                state.tree[name] = stored
-                // NB: a change reads do not see keeps the key's decoded value and tells nobody.
-                guard let change else { continue }
-                // NB: only a key that had a decoded value kept has one to forget.
-                if change.oldDecoded != nil { dropped.append(state.forgetDecoded(name)) }
-                if isAllReported || change.observers != nil {
-                    changes[name] = change
-                } else if change.oldDecoded != nil {
-                    dropped.append(change.oldDecoded)
-                }
-            }
-            state.generation &+= 1
-            guard !changes.isEmpty else { return ([:], nil) }
-            guard state.hasOverrides else { return (changes, state.suiteObservers) }
-            // NB: reads of an overridden key return the override, which did not change.
-            let reported = state.overrides!.reportable(changes)
-            for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
-            return (reported, state.suiteObservers)
+            return Self.take(listed, into: &state, dropping: &dropped)
         }
         dropped.removeAll()
         deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+
+    /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
+    /// and returns the changes someone can be told of, with the observers of the whole suite; what
+    /// leaves memory goes into `dropped`, for the caller to release after the lock.
+    @inline(__always)
+    static func take(
+        _ listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)],
+        into state: inout Defaults.Suite.State,
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
+        guard !listed.isEmpty else { return ([:], nil) }
+        // NB: the event lists only changes someone can be told of: those of observed keys,
+        // unless a sink gets every change or the whole suite is observed. A file of thousands of
+        // keys nobody observes makes no event of thousands of changes.
+        let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+        state.tree.reserveCapacity(state.tree.count + listed.count)
+        var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
+        for (name, stored, change) in listed {
+            state.tree[name] = stored
+            // NB: a change reads do not see keeps the key's decoded value and tells nobody.
+            guard let change else { continue }
+            // NB: only a key that had a decoded value kept has one to forget.
+            if change.oldDecoded != nil { dropped.append(state.forgetDecoded(name)) }
+            if isAllReported || change.observers != nil {
+                changes[name] = change
+            } else if change.oldDecoded != nil {
+                dropped.append(change.oldDecoded)
+            }
+        }
+        state.generation &+= 1
+        guard !changes.isEmpty else { return ([:], nil) }
+        guard state.hasOverrides else { return (changes, state.suiteObservers) }
+        // NB: reads of an overridden key return the override, which did not change.
+        let reported = state.overrides!.reportable(changes)
+        for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
+        return (reported, state.suiteObservers)
     }
 
     /// The keys whose values in `members` and in memory differ, but for those changed here: what a
@@ -781,7 +816,7 @@ final class Store: Sendable {
     }
 
     /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.
-    private func deliverExternally(
+    func deliverExternally(
         _ changes: [String: Defaults.StoredChange],
         suiteObservers: (any Defaults.ObserverSlot)?
     ) {

@@ -1,0 +1,219 @@
+extension Defaults {
+    /// A place where a suite's values live: a database the service already has, a key-value store
+    /// a fleet shares, a test double that plays another machine.
+    ///
+    /// A suite keeps every value in memory and reads only from there: a read never reaches the
+    /// backend, so a suite over any backend reads as fast as one over a file. The backend is asked
+    /// for its contents once, when the suite opens (``load()``); writes made through the suite are
+    /// gathered for a moment and handed over as one ``BackendChanges`` (``commit(_:)``); and changes
+    /// made elsewhere come back through the ``BackendUpdates`` the suite hands it
+    /// (``startReporting(to:)``), each report one `.external` change event for the suite's
+    /// observers.
+    ///
+    /// ```swift
+    /// let suite = Defaults.Suite(backend: MyBackend())
+    /// ```
+    ///
+    /// Every suite made over the same backend object shares one state, as suites on one file do.
+    ///
+    /// ## Implementation requirements
+    ///
+    /// - **Per-key merge.** ``commit(_:)`` changes only the keys its changes name; every other key
+    ///   stored, whoever wrote it, stays as it is. ``BackendChanges/removesEverything`` is the one
+    ///   exception: the commit removes every key stored first (a user's `removeAll()`).
+    /// - **One commit at a time.** The suite never calls ``commit(_:)`` or
+    ///   ``commit(_:ifUnchanged:)`` again before the previous call returned, and it may call them from
+    ///   any thread. A commit may block (a network round trip); it must not call back into the suite
+    ///   on its own thread except through the ``BackendUpdates`` it was given.
+    /// - **Exclusive commits, or a clear no.** ``commit(_:ifUnchanged:)`` commits only if every key
+    ///   it names still holds the value given (or is still absent), atomically with respect to every
+    ///   other writer. A backend that cannot do that leaves ``supportsConditionalCommit`` `false`,
+    ///   and `exclusiveTransaction` on its suites throws
+    ///   ``StorageError/exclusiveCommitUnsupported(backend:)``.
+    /// - **Changes made elsewhere, once, in order, never an echo.** Report each change made by
+    ///   another party exactly once, in the order the backend applied them, through
+    ///   ``BackendUpdates/changed(_:revision:)``: one call is one change event (a change of three
+    ///   keys made at once is one call naming three keys). Never report the backend's own commits.
+    ///   Never report, for a key, a change older than a commit of that key this backend has made:
+    ///   the suite applies what it is told.
+    /// - **Problems are values, never crashes.** Throw a ``StorageError`` from a load or a commit
+    ///   that failed; report a problem found in the background (a lost connection) through
+    ///   ``BackendUpdates/report(_:)``. The suite keeps values in memory, tells its error handler,
+    ///   and retries a failed commit later with everything still pending.
+    ///
+    /// ## Implementation guidance
+    ///
+    /// - Store each value as the JSON the suite hands over (``JSONValue``); its text
+    ///   (``JSONValue/description``) is what a person expects to see and edit.
+    /// - A revision that grows with every change (etcd's, a database's sequence, a file's
+    ///   generation) lets the suite drop a report it has already seen: give it in
+    ///   ``BackendContents/revision`` and with each report.
+    /// - If the backend loses track of changes (a watch that cannot resume), load its contents again
+    ///   and hand them over whole with ``BackendUpdates/replaced(by:)``: the suite reports the
+    ///   difference as one change event.
+    /// - Check a backend with `DefaultsBackendTesting`'s conformance checks.
+    public protocol Backend: AnyObject, Sendable {
+        /// A short name for messages: the kind of backend and where it keeps values.
+        var name: String { get }
+
+        /// Reads every key stored, and the backend's revision.
+        ///
+        /// Called once, when the first suite over the backend opens. A suite whose load fails
+        /// starts empty, reports the error, and still commits its writes (merged per key).
+        func load() throws(StorageError) -> BackendContents
+
+        /// Starts reporting changes made elsewhere to `updates`, from any thread, one at a time.
+        ///
+        /// Called once, right after ``load()``. Report every change since the load, none before
+        /// it. The default does nothing: a backend only this process writes has nothing to report.
+        func startReporting(to updates: BackendUpdates)
+
+        /// Stops reporting; called when the last suite over the backend has gone.
+        ///
+        /// The default does nothing.
+        func stopReporting()
+
+        /// Stores `changes`, merged per key with whatever else is stored.
+        ///
+        /// - Throws: A ``StorageError`` if nothing was stored; the suite keeps the changes and
+        ///   retries.
+        func commit(_ changes: BackendChanges) throws(StorageError)
+
+        /// Whether ``commit(_:ifUnchanged:)`` is offered. The default is `false`.
+        var supportsConditionalCommit: Bool { get }
+
+        /// Stores `changes` if every key in `expected` holds the value given there (`nil`: the key
+        /// is absent), atomically with respect to every other writer; otherwise stores nothing.
+        ///
+        /// - Returns: ``ConditionalCommitResult/committed``, or
+        ///   ``ConditionalCommitResult/conflict(current:)`` with the current values of the keys of
+        ///   `expected` (`nil` for absent ones); the suite takes them in and runs the transaction
+        ///   again.
+        /// - Throws: A ``StorageError`` if the backend could not tell. The default throws
+        ///   ``StorageError/exclusiveCommitUnsupported(backend:)``.
+        func commit(
+            _ changes: BackendChanges,
+            ifUnchanged expected: [String: JSONValue?]
+        ) throws(StorageError) -> ConditionalCommitResult
+    }
+
+    /// What a backend holds: every key's value, and the backend's revision.
+    public struct BackendContents: Sendable, Equatable {
+        /// Every key stored and its value.
+        public var values: [String: JSONValue]
+        /// A number that grows with every change the backend makes or learns of, if it keeps one.
+        public var revision: UInt64?
+
+        /// Creates contents.
+        public init(values: [String: JSONValue], revision: UInt64? = nil) {
+            self.values = values
+            self.revision = revision
+        }
+    }
+
+    /// A set of changes to commit: keys written, keys removed, and whether every key goes first.
+    public struct BackendChanges: Sendable, Equatable {
+        /// The value of each key changed; `nil` removes the key.
+        public var values: [String: JSONValue?]
+        /// Whether every key stored is removed before `values` are applied: a `removeAll()`, which
+        /// also removes keys other parties wrote that this suite never saw.
+        public var removesEverything: Bool
+
+        /// Creates a change set.
+        public init(values: [String: JSONValue?], removesEverything: Bool = false) {
+            self.values = values
+            self.removesEverything = removesEverything
+        }
+
+        /// The keys written, with their new values.
+        public var written: [String: JSONValue] { values.compactMapValues { $0 } }
+
+        /// The keys removed.
+        public var removed: Set<String> { Set(values.compactMap { $0.value == nil ? $0.key : nil }) }
+
+        /// `stored` after the changes.
+        public func applied(to stored: [String: JSONValue]) -> [String: JSONValue] {
+            var result = removesEverything ? [:] : stored
+            for (name, value) in values { result[name] = value }
+            return result
+        }
+    }
+
+    /// The outcome of a conditional commit (``Backend/commit(_:ifUnchanged:)``).
+    public enum ConditionalCommitResult: Sendable, Equatable {
+        /// The keys were unchanged, and the changes are stored.
+        case committed
+        /// A key had changed, and nothing was stored; `current` holds the current value of every
+        /// key that was compared (`nil`: absent).
+        case conflict(current: [String: JSONValue?])
+    }
+
+    /// Where a backend reports what changed elsewhere, and problems found in the background.
+    ///
+    /// A suite hands its backend one in ``Backend/startReporting(to:)``. Calls may come from any
+    /// thread, one at a time; each returns at once and never calls the backend (observers are
+    /// called later, on the suite's delivery queue), so a backend may report while holding a lock
+    /// of its own, which keeps its reports in the order of its changes. The conformance checks of `DefaultsBackendTesting` make their own, with
+    /// ``init(changed:replaced:report:)``.
+    public final class BackendUpdates: Sendable {
+        private let onChanged: @Sendable ([String: JSONValue?], UInt64?) -> Void
+        private let onReplaced: @Sendable (BackendContents) -> Void
+        private let onReport: @Sendable (StorageError) -> Void
+
+        /// Creates a receiver of reports from closures.
+        public init(
+            changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
+            replaced: @escaping @Sendable (BackendContents) -> Void,
+            report: @escaping @Sendable (StorageError) -> Void
+        ) {
+            onChanged = changed
+            onReplaced = replaced
+            onReport = report
+        }
+
+        /// Reports one change made elsewhere: the new value of each key it touched (`nil`: removed).
+        ///
+        /// The suite makes one `.external` change event of it, with the keys whose value changed
+        /// for its readers. A key this suite changed and has not committed yet keeps its value (the
+        /// commit will store it over the other). With a `revision` no greater than one the suite
+        /// already has (from ``Backend/load()`` or an earlier report), the report is dropped.
+        public func changed(_ values: [String: JSONValue?], revision: UInt64? = nil) {
+            onChanged(values, revision)
+        }
+
+        /// Reports that the backend's contents are now `contents`, whole.
+        ///
+        /// For a backend that lost track of changes and loaded again. The suite reports the
+        /// difference from what it holds as one `.external` change event.
+        public func replaced(by contents: BackendContents) {
+            onReplaced(contents)
+        }
+
+        /// Reports a problem found in the background; it reaches the suites' error handlers.
+        public func report(_ error: StorageError) {
+            onReport(error)
+        }
+    }
+}
+
+extension Defaults.Backend {
+    /// The type's name.
+    public var name: String { String(describing: type(of: self)) }
+
+    /// Does nothing.
+    public func startReporting(to updates: Defaults.BackendUpdates) {}
+
+    /// Does nothing.
+    public func stopReporting() {}
+
+    /// `false`: conditional commits are not offered.
+    public var supportsConditionalCommit: Bool { false }
+
+    /// Throws ``Defaults/StorageError/exclusiveCommitUnsupported(backend:)``.
+    public func commit(
+        _ changes: Defaults.BackendChanges,
+        ifUnchanged expected: [String: Defaults.JSONValue?]
+    ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
+        throw .exclusiveCommitUnsupported(backend: name)
+    }
+}

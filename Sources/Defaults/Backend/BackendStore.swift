@@ -1,0 +1,248 @@
+import Foundation
+import Synchronization
+
+/// A user's backend (``Defaults/Backend``) as a store holds it: the backend, and what keeps its
+/// reports in order with the store's commits.
+///
+/// A report that arrives while a commit is under way waits until the commit has returned: the keys
+/// being committed are no longer marked changed in memory, and a report of one of them applied
+/// meanwhile would be overwritten by nothing, or would overwrite what the commit stores.
+final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing` and `held`
+    /// What a backend reported.
+    enum Report {
+        case changed([String: JSONValue?], revision: UInt64?)
+        case replaced(Defaults.BackendContents)
+    }
+
+    let backend: any Defaults.Backend
+    /// Held across each commit: one at a time, as the protocol promises.
+    let commitLock = NSLock()
+    /// Held while a report is applied, and while a commit starts and ends.
+    private let gate = NSLock()
+    private var committing = false
+    private var held: [Report] = []
+
+    init(_ backend: any Defaults.Backend) {
+        self.backend = backend
+    }
+
+    /// Applies `report` with `apply` now, or once the commit under way has returned.
+    func receive(_ report: Report, apply: (Report) -> Void) {
+        gate.lock()
+        defer { gate.unlock() }
+        if committing {
+            held.append(report)
+        } else {
+            apply(report)
+        }
+    }
+
+    /// Runs `commit` with reports held back, then applies those that arrived meanwhile, in order.
+    func committing<Result>(_ commit: () -> Result, apply: (Report) -> Void) -> Result {
+        gate.lock()
+        committing = true
+        gate.unlock()
+        let result = commit()
+        gate.lock()
+        defer { gate.unlock() }
+        committing = false
+        for report in held { apply(report) }
+        held.removeAll()
+        return result
+    }
+}
+
+/// The stores over users' backends in this process: one per backend object, so every suite over
+/// it shares one state.
+enum BackendStores {
+    private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the lock
+        weak var store: Store?
+        init(_ store: Store) { self.store = store }
+    }
+
+    private static let stores = Lock<[ObjectIdentifier: WeakStore]>([:])
+
+    private static let installExitHandler: Void = {
+        atexit { BackendStores.flushAll() }
+    }()
+
+    /// The store over `backend`, loading it and starting its reports if no suite has it open.
+    ///
+    /// - Returns: The store, and the problem loading found, for the opener to report.
+    static func store(for backend: any Defaults.Backend) -> (store: Store, problem: Defaults.StorageError?) {
+        _ = installExitHandler
+        let key = ObjectIdentifier(backend)
+        if let open = stores.withLock({ $0[key]?.store }) { return (open, nil) }
+        // NB: loaded holding no lock: a backend's load is user code, and may open another suite.
+        var contents: Defaults.BackendContents?
+        var problem: Defaults.StorageError?
+        do {
+            contents = try backend.load()
+        } catch {
+            problem = error
+        }
+        let fresh = Store(backend: .custom(CustomBackend(backend)), contents: contents)
+        let winner = stores.withLock { stores -> Store? in
+            if let open = stores[key]?.store { return open }
+            stores = stores.filter { $0.value.store != nil }
+            stores[key] = WeakStore(fresh)
+            return nil
+        }
+        // NB: another thread opened a suite over the backend meanwhile: that store reports.
+        if let winner { return (winner, nil) }
+        // NB: the store weakly: a backend keeps its receiver, and must not keep the store alive.
+        let updates = Defaults.BackendUpdates(
+            changed: { [weak fresh] values, revision in fresh?.receive(.changed(values, revision: revision)) },
+            replaced: { [weak fresh] contents in fresh?.receive(.replaced(contents)) },
+            report: { [weak fresh] error in fresh?.reportInBackground(error) }
+        )
+        backend.startReporting(to: updates)
+        return (fresh, problem)
+    }
+
+    /// Commits what every open store over a backend has pending; run at a normal exit.
+    static func flushAll() {
+        let open = stores.withLock { $0.values.compactMap(\.store) }
+        for store in open {
+            guard case .failure(let error) = store.flushNow() else { continue }
+            for handler in store.errorHandlers { handler(error) }
+        }
+    }
+}
+
+extension Store {
+    /// Takes in what a custom backend reported, now or after the commit under way.
+    func receive(_ report: CustomBackend.Report) {
+        guard case .custom(let custom) = backend else { return }
+        custom.receive(report) { apply($0) }
+    }
+
+    private func apply(_ report: CustomBackend.Report) {
+        switch report {
+        case .changed(let values, let revision): absorbOutside(values, isWhole: false, revision: revision)
+        case .replaced(let contents):
+            absorbOutside(contents.values.mapValues { $0 }, isWhole: true, revision: contents.revision)
+        }
+    }
+
+    /// Commits the changes made here since the last commit to `custom`; the caller reports a failure.
+    func commitPending(to custom: CustomBackend, fromTimer: Bool) -> Result<Void, Defaults.StorageError> {
+        let needed = state.withLock { state in
+            if fromTimer { state.flushScheduled = false }
+            return state.isDirty || state.flushInFlight
+        }
+        guard needed else { return .success(()) }
+        custom.commitLock.lock()
+        defer { custom.commitLock.unlock() }
+        let pending = state.withLock { state -> (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)? in
+            guard state.isDirty else { return nil }
+            let changed = state.takeChanged()
+            let clears = state.clearsFile
+            state.clearsFile = false
+            state.flushInFlight = true
+            var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
+            for name in changed { changes[name] = .some(state.tree[name]) }
+            return (changes, changed, clears)
+        }
+        guard let pending else { return .success(()) }
+        let result = custom.committing(
+            {
+                do throws(Defaults.StorageError) {
+                    try custom.backend.commit(
+                        Defaults.BackendChanges(values: pending.changes, removesEverything: pending.clears)
+                    )
+                    return Result<Void, Defaults.StorageError>.success(())
+                } catch {
+                    return .failure(error)
+                }
+            },
+            apply: { apply($0) }
+        )
+        switch result {
+        case .success:
+            state.withLock {
+                $0.retryDelay = 0
+                $0.flushInFlight = false
+            }
+            return .success(())
+        case .failure(let error):
+            state.withLock { $0.flushInFlight = false }
+            return failed(pending.changed, error, clears: pending.clears)
+        }
+    }
+
+    /// Commits `writes` (an exclusive transaction's) to `custom` only if every key in `expected`
+    /// still holds the value given; on a conflict, takes in the current values it was told.
+    ///
+    /// The caller has committed everything pending first.
+    func commitConditionally(
+        _ writes: [String: JSONValue?],
+        removesEverything: Bool,
+        ifUnchanged expected: [String: JSONValue?],
+        to custom: CustomBackend
+    ) -> Result<Bool, Defaults.StorageError> {
+        custom.commitLock.lock()
+        defer { custom.commitLock.unlock() }
+        let outcome = custom.committing(
+            {
+                do throws(Defaults.StorageError) {
+                    let changes = Defaults.BackendChanges(values: writes, removesEverything: removesEverything)
+                    return Result<Defaults.ConditionalCommitResult, Defaults.StorageError>
+                        .success(try custom.backend.commit(changes, ifUnchanged: expected))
+                } catch {
+                    return .failure(error)
+                }
+            },
+            apply: { apply($0) }
+        )
+        switch outcome {
+        case .success(.committed):
+            return .success(true)
+        case .success(.conflict(let current)):
+            absorbOutside(current, isWhole: false, revision: nil)
+            return .success(false)
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// Makes memory hold `values` (`nil`: removed) from outside, and reports the keys that changed.
+    ///
+    /// Keys changed here and not committed yet keep their values; the others that changed make
+    /// one external change. With `isWhole`, `values` is everything stored, and keys it lacks are
+    /// removed.
+    ///
+    /// A report at a `revision` no newer than the one memory holds is dropped.
+    func absorbOutside(_ values: [String: JSONValue?], isWhole: Bool, revision: UInt64?) {
+        var dropped: [Defaults.Suite.CacheEntry?] = []
+        let (changes, suiteObservers) = state.withLock {
+            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            if let revision {
+                if let known = state.backendRevision, revision <= known { return ([:], nil) }
+                state.backendRevision = revision
+            }
+            var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
+            let hasLocalChanges = state.isDirty
+            func consider(_ name: String, _ new: JSONValue?) {
+                let old = state.tree[name]
+                guard old != new else { return }
+                let entry = state.keys[Defaults.Suite.HashedName(name)]
+                guard !hasLocalChanges || entry?.isChanged != true else { return }
+                let change = Defaults.StoredChange(
+                    old: old,
+                    new: new,
+                    oldDecoded: entry?.decoded,
+                    observers: entry?.observers
+                )
+                listed.append((name, new, change))
+            }
+            for (name, new) in values { consider(name, new) }
+            if isWhole {
+                for name in Array(state.tree.keys) where values[name] == nil { consider(name, nil) }
+            }
+            return Self.take(listed, into: &state, dropping: &dropped)
+        }
+        dropped.removeAll()
+        deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+}
