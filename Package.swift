@@ -67,7 +67,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DefaultsTests",
-            dependencies: ["Defaults", "DefaultsTestSupport", "defaults-test-helper"]
+            dependencies: ["Defaults", "DefaultsBackendTesting", "DefaultsTestSupport", "defaults-test-helper"]
         ),
         .testTarget(
             name: "DefaultsObservationTests",

@@ -135,41 +135,47 @@ extension Defaults.Suite {
             )
             return try transaction(body)
         }
-        if case .custom(let custom) = store.backend { return try exclusiveTransaction(on: custom, body) }
-        guard case .file(let storage) = store.backend else { return try transaction(body) }
-        // NB: a file this process may not write cannot be locked either: say why, and take nothing.
-        storage.resolveAgain()
-        if let reason = storage.readOnlyReason {
-            let error = Defaults.StorageError.readOnlyFile(url: storage.url, reason: reason)
-            report(error)
-            throw error
-        }
-        do {
-            try storage.lockExclusively()
-        } catch {
-            report(error)
-            throw error
-        }
+        guard case .backend(let custom) = store.backend else { return try transaction(body) }
+        if let file = store.fileBackend { return try exclusiveTransaction(on: file, custom, body) }
+        return try exclusiveTransaction(on: custom, body)
+    }
+
+    /// ``exclusiveTransaction(_:)`` on the file: the body runs holding the file's exclusive lock,
+    /// after memory has caught up with the file.
+    private func exclusiveTransaction<Result>(
+        on file: FileBackend,
+        _ custom: CustomBackend,
+        _ body: () throws -> Result
+    ) throws -> Result {
         var failure: Defaults.StorageError?
         var outcome: (Result, Delivery?)?
+        var bodyRan = false
         do {
-            defer { storage.unlockExclusively() }
-            switch store.catchUpLocked(storage) {
-            case .failure(let error):
-                failure = error
-            case .success:
-                // NB: a `removeAll()` in the body removes every key the file holds: it was read under
-                // the lock just now, so memory knows every one of them.
+            // NB: the commit lock, then the file's: the order every commit takes them in.
+            custom.commitLock.lock()
+            defer { custom.commitLock.unlock() }
+            let store = store
+            let catchUp = { store.commitPendingLocked(to: custom) }
+            try file.exclusively(catchUp: catchUp) {
+                bodyRan = true
+                // NB: a `removeAll()` in the body removes every key the file holds: it was read
+                // under the lock just now, so memory knows every one of them.
                 outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys, _, _ in
-                    var delivery: Delivery?
                     // NB: into the file first, then into memory: a write that fails leaves nothing.
-                    let written = store.flushLocked(storage, adding: writes) {
-                        delivery = committing(suppressedKeys: suppressedKeys, isWritten: true) { _ in writes }
+                    do throws(Defaults.StorageError) {
+                        try file.writeLocked(writes, removesEverything: false)
+                    } catch {
+                        failure = error
+                        return nil
                     }
-                    if case .failure(let error) = written { failure = error }
-                    return delivery
+                    return committing(suppressedKeys: suppressedKeys, isWritten: true) { _ in writes }
                 }
             }
+        } catch let error as Defaults.StorageError where !bodyRan {
+            // The file could not be locked, read or written before the body ran: a read-only file,
+            // a lock that failed, pending changes that could not be committed.
+            report(error)
+            throw error
         }
         // NB: after the lock, and after the outside changes taken in while catching up.
         store.waitForQueuedDeliveries()

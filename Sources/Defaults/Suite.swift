@@ -49,8 +49,8 @@ extension Defaults {
             let (store, problems) = FileStores.store(for: fileURL, systemFiles: systemFiles)
             // NB: the path as the store knows it, without `.` and `..`, when this suite gave the same one.
             let location =
-                if case .file(let storage) = store.backend, storage.givenPath == ResolvedPath.normalize(fileURL.path) {
-                    storage.url
+                if let file = store.fileBackend, file.storage.givenPath == ResolvedPath.normalize(fileURL.path) {
+                    file.storage.url
                 } else {
                     fileURL
                 }
@@ -182,15 +182,15 @@ extension Defaults {
         public var fileURL: URL? { location }
 
         /// The system files beneath ``fileURL``, first listed first; empty when there are none.
-        public var systemFileURLs: [URL] { store.layerFiles.map(\.url) }
+        public var systemFileURLs: [URL] { store.fileBackend?.layerFiles.map(\.url) ?? [] }
 
         /// A short description naming the suite's storage.
         public var description: String {
             switch store.backend {
             case .memory: return "Defaults.Suite(inMemory)"
-            case .file: return "Defaults.Suite(file: \(location?.path ?? ""))"
             case .userDefaults: return "Defaults.Suite(userDefaults)"
-            case .custom(let custom): return "Defaults.Suite(backend: \(custom.backend.name))"
+            case .backend where store.fileBackend != nil: return "Defaults.Suite(file: \(location?.path ?? ""))"
+            case .backend(let custom): return "Defaults.Suite(backend: \(custom.backend.name))"
             }
         }
 
@@ -213,8 +213,7 @@ extension Defaults {
 
         /// The number of times this suite has replaced its file; for tests of coalescing.
         package var fileReplacementCount: Int {
-            guard case .file(let storage) = store.backend else { return 0 }
-            return storage.replacementCount
+            store.fileBackend?.storage.replacementCount ?? 0
         }
     }
 }
@@ -274,17 +273,10 @@ extension Defaults.Suite {
         var generation: UInt64 = 0
         /// Set while a flush has taken the changed keys and not finished.
         var flushInFlight = false
-        /// A custom backend's revision that memory holds (``Defaults/BackendContents/revision``).
+        /// The backend's revision that memory holds (``Defaults/BackendContents/revision``).
         var backendRevision: UInt64?
         var flushScheduled = false
         var retryDelay = 0.0
-        /// Set when the file exists but could not be read: it must not be overwritten.
-        var writesBlocked = false
-        /// The file as this process last read or wrote it; `nil` when there was no file.
-        ///
-        /// A watcher event that finds the same bytes (this process's own write) is no change, and
-        /// a flush that finds them needs no parse.
-        var file: FileStorage.Snapshot?
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
         /// Values for this run from launch arguments or the environment; `nil` when none were asked for.

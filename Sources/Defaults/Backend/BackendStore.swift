@@ -37,14 +37,17 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing` 
         }
     }
 
-    /// Runs `commit` with reports held back, then applies those that arrived meanwhile, in order.
-    func committing<Result>(_ commit: () -> Result, apply: (Report) -> Void) -> Result {
+    /// Runs `commit` with reports held back; then, with reports still held, `settle` with its
+    /// result (a failed commit puts its keys back first); then applies the reports that arrived
+    /// meanwhile, in order.
+    func committing<Result>(_ commit: () -> Result, settle: (Result) -> Void, apply: (Report) -> Void) -> Result {
         gate.lock()
         committing = true
         gate.unlock()
         let result = commit()
         gate.lock()
         defer { gate.unlock() }
+        settle(result)
         committing = false
         for report in held { apply(report) }
         held.removeAll()
@@ -81,7 +84,7 @@ enum BackendStores {
         } catch {
             problem = error
         }
-        let fresh = Store(backend: .custom(CustomBackend(backend)), contents: contents)
+        let fresh = Store(backend: .backend(CustomBackend(backend)), contents: contents)
         let winner = stores.withLock { stores -> Store? in
             if let open = stores[key]?.store { return open }
             stores = stores.filter { $0.value.store != nil }
@@ -90,12 +93,7 @@ enum BackendStores {
         }
         // NB: another thread opened a suite over the backend meanwhile: that store reports.
         if let winner { return (winner, nil) }
-        // NB: the store weakly: a backend keeps its receiver, and must not keep the store alive.
-        let updates = Defaults.BackendUpdates(
-            changed: { [weak fresh] values, revision in fresh?.receive(.changed(values, revision: revision)) },
-            replaced: { [weak fresh] contents in fresh?.receive(.replaced(contents)) },
-            report: { [weak fresh] error in fresh?.reportInBackground(error) }
-        )
+        let updates = fresh.makeUpdates()
         backend.startReporting(to: updates)
         return (fresh, problem)
     }
@@ -111,9 +109,19 @@ enum BackendStores {
 }
 
 extension Store {
-    /// Takes in what a custom backend reported, now or after the commit under way.
+    /// What the store hands its backend to report with.
+    func makeUpdates() -> Defaults.BackendUpdates {
+        // NB: the store weakly: a backend keeps its receiver, and must not keep the store alive.
+        Defaults.BackendUpdates(
+            changed: { [weak self] values, revision in self?.receive(.changed(values, revision: revision)) },
+            replaced: { [weak self] contents in self?.receive(.replaced(contents)) },
+            report: { [weak self] error in self?.reportInBackground(error) }
+        )
+    }
+
+    /// Takes in what the backend reported, now or after the commit under way.
     func receive(_ report: CustomBackend.Report) {
-        guard case .custom(let custom) = backend else { return }
+        guard case .backend(let custom) = backend else { return }
         custom.receive(report) { apply($0) }
     }
 
@@ -128,12 +136,22 @@ extension Store {
     /// Commits the changes made here since the last commit to `custom`; the caller reports a failure.
     func commitPending(to custom: CustomBackend, fromTimer: Bool) -> Result<Void, Defaults.StorageError> {
         let needed = state.withLock { state in
+            // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
+            // armed, so writes right after it do not arm a second one: at most one background
+            // commit per coalescing delay, however often `synchronize()` is called.
             if fromTimer { state.flushScheduled = false }
+            // NB: a commit running on another thread has taken the pending keys already; wait for it.
             return state.isDirty || state.flushInFlight
         }
         guard needed else { return .success(()) }
         custom.commitLock.lock()
         defer { custom.commitLock.unlock() }
+        return commitPendingLocked(to: custom).map { _ in () }
+    }
+
+    /// ``commitPending(to:fromTimer:)`` for a caller that holds the commit lock; succeeds with
+    /// whether there was anything to commit.
+    func commitPendingLocked(to custom: CustomBackend) -> Result<Bool, Defaults.StorageError> {
         let pending = state.withLock { state -> (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)? in
             guard state.isDirty else { return nil }
             let changed = state.takeChanged()
@@ -144,30 +162,48 @@ extension Store {
             for name in changed { changes[name] = .some(state.tree[name]) }
             return (changes, changed, clears)
         }
-        guard let pending else { return .success(()) }
+        guard let pending else { return .success(false) }
+        var refused = false
         let result = custom.committing(
-            {
+            { () -> Result<Void, Defaults.StorageError> in
                 do throws(Defaults.StorageError) {
                     try custom.backend.commit(
                         Defaults.BackendChanges(values: pending.changes, removesEverything: pending.clears)
                     )
-                    return Result<Void, Defaults.StorageError>.success(())
+                    return .success(())
                 } catch {
                     return .failure(error)
+                }
+            },
+            settle: { result in
+                // NB: before the reports held meanwhile are taken in: a key put back is not
+                // overwritten by a report of another's value.
+                switch result {
+                case .success:
+                    state.withLock {
+                        $0.retryDelay = 0
+                        $0.flushInFlight = false
+                    }
+                case .failure(.readOnlyFile):
+                    // Refused, not failed: the changes are given up, and memory goes back to what
+                    // the backend holds (it reports that).
+                    refused = true
+                    state.withLock { $0.flushInFlight = false }
+                case .failure:
+                    state.withLock { state in
+                        state.flushInFlight = false
+                        state.markChanged(pending.changed)
+                        if pending.clears { state.clearsFile = true }
+                    }
                 }
             },
             apply: { apply($0) }
         )
         switch result {
-        case .success:
-            state.withLock {
-                $0.retryDelay = 0
-                $0.flushInFlight = false
-            }
-            return .success(())
+        case .success: return .success(true)
         case .failure(let error):
-            state.withLock { $0.flushInFlight = false }
-            return failed(pending.changed, error, clears: pending.clears)
+            if !refused { scheduleRetry() }
+            return .failure(error)
         }
     }
 
@@ -184,15 +220,15 @@ extension Store {
         custom.commitLock.lock()
         defer { custom.commitLock.unlock() }
         let outcome = custom.committing(
-            {
+            { () -> Result<Defaults.ConditionalCommitResult, Defaults.StorageError> in
                 do throws(Defaults.StorageError) {
                     let changes = Defaults.BackendChanges(values: writes, removesEverything: removesEverything)
-                    return Result<Defaults.ConditionalCommitResult, Defaults.StorageError>
-                        .success(try custom.backend.commit(changes, ifUnchanged: expected))
+                    return .success(try custom.backend.commit(changes, ifUnchanged: expected))
                 } catch {
                     return .failure(error)
                 }
             },
+            settle: { _ in },
             apply: { apply($0) }
         )
         switch outcome {
@@ -204,45 +240,5 @@ extension Store {
         case .failure(let error):
             return .failure(error)
         }
-    }
-
-    /// Makes memory hold `values` (`nil`: removed) from outside, and reports the keys that changed.
-    ///
-    /// Keys changed here and not committed yet keep their values; the others that changed make
-    /// one external change. With `isWhole`, `values` is everything stored, and keys it lacks are
-    /// removed.
-    ///
-    /// A report at a `revision` no newer than the one memory holds is dropped.
-    func absorbOutside(_ values: [String: JSONValue?], isWhole: Bool, revision: UInt64?) {
-        var dropped: [Defaults.Suite.CacheEntry?] = []
-        let (changes, suiteObservers) = state.withLock {
-            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
-            if let revision {
-                if let known = state.backendRevision, revision <= known { return ([:], nil) }
-                state.backendRevision = revision
-            }
-            var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
-            let hasLocalChanges = state.isDirty
-            func consider(_ name: String, _ new: JSONValue?) {
-                let old = state.tree[name]
-                guard old != new else { return }
-                let entry = state.keys[Defaults.Suite.HashedName(name)]
-                guard !hasLocalChanges || entry?.isChanged != true else { return }
-                let change = Defaults.StoredChange(
-                    old: old,
-                    new: new,
-                    oldDecoded: entry?.decoded,
-                    observers: entry?.observers
-                )
-                listed.append((name, new, change))
-            }
-            for (name, new) in values { consider(name, new) }
-            if isWhole {
-                for name in Array(state.tree.keys) where values[name] == nil { consider(name, nil) }
-            }
-            return Self.take(listed, into: &state, dropping: &dropped)
-        }
-        dropped.removeAll()
-        deliverExternally(changes, suiteObservers: suiteObservers)
     }
 }

@@ -80,8 +80,8 @@ final class FileWatcher: Sendable {
     }
 
     private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the state lock
-        weak var store: Store?
-        init(_ store: Store) { self.store = store }
+        weak var store: FileBackend?
+        init(_ store: FileBackend) { self.store = store }
     }
 
     private struct State: @unchecked Sendable {  // dispatch sources are thread-safe; everything else is plain data
@@ -99,7 +99,7 @@ final class FileWatcher: Sendable {
         var readSource: (any DispatchSourceRead)?
 
         /// The live stores of `clients`, each with the file it is told about.
-        func stores(of clients: some Sequence<Client>) -> [(Store, Int)] {
+        func stores(of clients: some Sequence<Client>) -> [(FileBackend, Int)] {
             clients.compactMap { client in stores[client.store]?.store.map { ($0, client.source) } }
         }
 
@@ -153,11 +153,11 @@ final class FileWatcher: Sendable {
     ///   watch: ``ResolvedPath/watchedEntries``.
     /// - Returns: The `pollingForChanges` reports of the store's files that can only be polled, for
     ///   the caller to give the suite that opened them.
-    func watch(_ store: Store, sources: [[String]]) -> [Defaults.StorageError] {
+    func watch(_ store: FileBackend, sources: [[String]]) -> [Defaults.StorageError] {
         let identifier = ObjectIdentifier(store)
         return queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
-            let notify = state.withLock { state -> [(Store, Int)] in
+            let notify = state.withLock { state -> [(FileBackend, Int)] in
                 state.stores[identifier] = WeakStore(store)
                 for (source, entries) in sources.enumerated() {
                     add(Client(store: identifier, source: source), entries: entries, &state)
@@ -190,11 +190,11 @@ final class FileWatcher: Sendable {
     ///
     /// Returns once the new entries are watched. The caller reads the file afterwards: a change
     /// made before this returns is seen by that read.
-    func rewatch(_ store: Store, source: Int, entries: [String]) {
+    func rewatch(_ store: FileBackend, source: Int, entries: [String]) {
         let client = Client(store: ObjectIdentifier(store), source: source)
         queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
-            let notify = state.withLock { state -> [(Store, Int)] in
+            let notify = state.withLock { state -> [(FileBackend, Int)] in
                 guard state.entries[client] != entries else { return [] }
                 remove(client, &state)
                 add(client, entries: entries, &state)
@@ -212,7 +212,7 @@ final class FileWatcher: Sendable {
         // notification held.
         queue.async { [self] in
             var polling: [Client: Defaults.StorageError] = [:]
-            let moved = state.withLock { state -> [(Store, Int)] in
+            let moved = state.withLock { state -> [(FileBackend, Int)] in
                 guard state.stores.removeValue(forKey: identifier) != nil else { return [] }
                 for client in state.entries.keys where client.store == identifier { remove(client, &state) }
                 // NB: this pass may move other files' watches too (a directory of theirs came back
@@ -289,7 +289,7 @@ final class FileWatcher: Sendable {
             }
         }
         var polling: [Client: Defaults.StorageError] = [:]
-        let notify = state.withLock { state -> [(Store, Int)] in
+        let notify = state.withLock { state -> [(FileBackend, Int)] in
             var paths = touched
             if overflowed {
                 paths.formUnion(state.table.allFilePaths)
@@ -445,7 +445,7 @@ final class FileWatcher: Sendable {
     }
 
     private func poll() {
-        let notify = state.withLock { state -> [(Store, Int)] in
+        let notify = state.withLock { state -> [(FileBackend, Int)] in
             var changed: [String] = []
             for (path, last) in state.polled {
                 let now = FileStamp.of(path)

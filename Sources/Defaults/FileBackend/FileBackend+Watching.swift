@@ -1,0 +1,171 @@
+import Dispatch
+import Foundation
+
+extension FileBackend {
+    // MARK: - Following the path
+
+    /// Takes in where the file is now (``FileStorage/resolveAgain()`` found it moved): whether it
+    /// may be written; the watch follows on the watch queue.
+    func settle(_ location: FileStorage.Location) {
+        store?.setReadOnlyReason(location.readOnlyReason)
+        fileMayHaveChanged(source: 0)
+    }
+
+    /// Resolves the path of the file `source` again, and watches where it leads now; run on the
+    /// watch queue before the file is read.
+    ///
+    /// Looks until two resolutions agree, so links changed while the watch moved are not missed.
+    private func followLinks(_ source: Int) {
+        let storage = source == 0 ? storage : layerFiles[source - 1]
+        for _ in 0..<8 {
+            storage.resolveAgain()
+            let entries = storage.current.resolved.watchedEntries
+            let changed = watchedEntries.withLock { watched in
+                guard watched[source] != entries else { return false }
+                watched[source] = entries
+                return true
+            }
+            guard changed else { return }
+            FileWatcher.shared.rewatch(self, source: source, entries: entries)
+        }
+    }
+
+    // MARK: - Reading the files again
+
+    /// Called by the watcher when the file `source` (0, the backend's own; then each system file)
+    /// may have changed: it is read on the watch queue.
+    func fileMayHaveChanged(source: Int = 0) {
+        // NB: weakly, here and in the retries: a store whose last suite is gone is released at
+        // once, so a suite opened on the file next reads it afresh.
+        watchQueue.async { [weak self] in self?.run(.fileEvent, source: source) }
+    }
+
+    /// Feeds `event` to the state machine of the file `source` and runs what it decides.
+    private func run(_ event: FileChangeMachine.Event, source: Int) {
+        // NB: the store is held for the whole run, as it was before the backend was a type of its
+        // own: a store that is gone lets the suite's folder go, and nothing must write there after.
+        let (store, isAttached) = files.withLock { ($0.store, $0.isAttached) }
+        if isAttached && store == nil { return }
+        defer { withExtendedLifetime(store) {} }
+        var action = reloads.withLock { $0[source].handle(event) }
+        if action == .read {
+            followLinks(source)
+            // NB: under the process lock for a system file too, so its events leave in order with
+            // those of the store's own file.
+            action = storage.lock.withProcessLock {
+                source == 0 ? readAndApply() : store.map { readAndApplyLayer(source, store: $0) } ?? .none
+            }
+        }
+        switch action {
+        case .retry(let delay, let token):
+            watchQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+                self?.run(.retryFired(token: token), source: source)
+            }
+        case .moveAside where source > 0 || storage.readOnlyReason != nil:
+            // Not this backend's to move: read it as empty, and leave its bytes as they are.
+            let file = source == 0 ? storage : layerFiles[source - 1]
+            let reason: String
+            switch file.read() {
+            case .broken(let why): reason = why
+            default:
+                fileMayHaveChanged(source: source)
+                return
+            }
+            storage.lock.withProcessLock {
+                if source == 0 {
+                    take(nil)
+                } else {
+                    store?.applyLayer(source - 1, SystemLayers.Layer(url: file.url))
+                }
+            }
+            reportInBackground(.corruptFileLeftInPlace(url: file.url, reason: reason))
+        case .moveAside:
+            do {
+                try storage.withExclusiveLock { () throws(Defaults.StorageError) in
+                    guard case .broken(let reason) = storage.read(locked: true) else {
+                        // Fixed or replaced while the lock was awaited: look again.
+                        fileMayHaveChanged(source: 0)
+                        return
+                    }
+                    replaceBrokenFileLocked(reason: reason)
+                }
+            } catch {
+                reportInBackground(error)
+            }
+        case .read, .apply, .applyDeletion, .reportUnreadable, .none:
+            break
+        }
+    }
+
+    /// Reads the file and acts on what was found; the caller holds the process lock.
+    ///
+    /// Returns what is left to do after the lock is released.
+    private func readAndApply() -> FileChangeMachine.Action {
+        let (known, writesBlocked) = files.withLock { ($0.known, $0.writesBlocked) }
+        let result = storage.read(knowing: known)
+        // NB: the read opens the path as given, so a link re-pointed since `followLinks` gives the
+        // new target's bytes. Resolved again before they are applied, so whether the file may be
+        // written (`settle`) is known first: applied before it, a read-only file's values reached
+        // observers while writes were still taken (seen once in CI: a write accepted, then refused
+        // at its flush). A move found here also queues a look at the file where it now leads.
+        storage.resolveAgain()
+        let finding: FileChangeMachine.Finding
+        switch result {
+        case .unreadable: finding = .unreadable
+        case .unchanged: finding = .unchanged
+        case .missing:
+            // NB: gone where there was none is no change, unless it was there but unreadable.
+            finding = known == nil && !writesBlocked ? .unchanged : .missing
+        case .parsed: finding = .parsed
+        case .broken: finding = .broken
+        }
+        let action = reloads.withLock { $0[0].handle(.readFound(finding)) }
+        switch (action, result) {
+        case (.apply, .parsed(let snapshot)):
+            take(snapshot)
+            return .none
+        case (.applyDeletion, _):
+            take(nil)
+            return .none
+        case (.reportUnreadable, .unreadable(let error)):
+            reportInBackground(error)
+            return .none
+        default:
+            return action
+        }
+    }
+
+    /// Reads the system file `source` and acts on what was found; the caller holds the process lock.
+    ///
+    /// Returns what is left to do after the lock is released.
+    private func readAndApplyLayer(_ source: Int, store: Store) -> FileChangeMachine.Action {
+        let index = source - 1
+        let file = layerFiles[index]
+        let known = store.state.withLock { $0.layers?.layers[index].snapshot }
+        let result = file.read(knowing: known)
+        let finding: FileChangeMachine.Finding
+        switch result {
+        case .unreadable: finding = .unreadable
+        case .unchanged: finding = .unchanged
+        case .missing: finding = known == nil ? .unchanged : .missing
+        case .parsed: finding = .parsed
+        case .broken: finding = .broken
+        }
+        let action = reloads.withLock { $0[source].handle(.readFound(finding)) }
+        switch (action, result) {
+        case (.apply, .parsed(let snapshot)):
+            var problem: Defaults.StorageError?
+            store.applyLayer(index, SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem))
+            if let problem { reportInBackground(problem) }
+            return .none
+        case (.applyDeletion, _):
+            store.applyLayer(index, SystemLayers.Layer(url: file.url))
+            return .none
+        case (.reportUnreadable, .unreadable(let error)):
+            reportInBackground(error)
+            return .none
+        default:
+            return action
+        }
+    }
+}

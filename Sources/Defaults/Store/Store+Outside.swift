@@ -1,0 +1,181 @@
+import Dispatch
+import Foundation
+
+extension Store {
+    /// Makes memory hold `values` (`nil`: removed) from outside, and reports the keys that changed.
+    ///
+    /// Keys changed here and not committed yet keep their values; the others that changed for
+    /// reads make one external change (those someone can be told of: see ``take(_:into:dropping:)``).
+    /// With `isWhole`, `values` is everything stored, and keys it lacks are removed. A report at a
+    /// `revision` no newer than the one memory holds is dropped. The caller keeps reports in order
+    /// (``receive(_:)``), so events leave in the order they were applied.
+    func absorbOutside(_ values: [String: JSONValue?], isWhole: Bool, revision: UInt64?) {
+        // NB: everything taken out of memory leaves the lock in `dropped`, and is released after it:
+        // an old decoded value may be an instance of a class of the user's, whose `deinit` is user
+        // code, and a change nobody is told of is not in the event that would carry it out.
+        var dropped: [Defaults.Suite.CacheEntry?] = []
+        let (changes, suiteObservers) = state.withLock {
+            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            if let revision {
+                if let known = state.backendRevision, revision <= known { return ([:], nil) }
+                state.backendRevision = revision
+            }
+            var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
+            listed.reserveCapacity(values.count)
+            let hasLocalChanges = state.isDirty
+            // NB: what is kept beside a changed key, found with one search; only for keys that
+            // changed, and searched by a name hashed once.
+            func consider(_ name: String, _ new: JSONValue?) {
+                let old = state.tree[name]
+                guard old != new else { return }
+                let entry = state.keys[Defaults.Suite.HashedName(name)]
+                guard !hasLocalChanges || entry?.isChanged != true else { return }
+                // NB: what reads see of the key: a locked key does not change, and a system
+                // file's value stands in for the user's where the user's file has none.
+                let seenOld = state.hasLayers ? state.valueBeneath(name, stored: old) : old
+                let seenNew = state.hasLayers ? state.valueBeneath(name, stored: new) : new
+                guard !state.hasLayers || (!state.isLocked(name) && seenOld != seenNew) else {
+                    listed.append((name, new, nil))
+                    return
+                }
+                let change = Defaults.StoredChange(
+                    old: seenOld,
+                    new: seenNew,
+                    oldDecoded: entry?.decoded,
+                    observers: entry?.observers
+                )
+                listed.append((name, new, change))
+            }
+            for (name, new) in values { consider(name, new) }
+            if isWhole {
+                var gone: [String] = []
+                for name in state.tree.keys where values.index(forKey: name) == nil { gone.append(name) }
+                for name in gone { consider(name, nil) }
+            }
+            return Self.take(listed, into: &state, dropping: &dropped)
+        }
+        dropped.removeAll()
+        deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+
+    /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
+    /// and returns the changes someone can be told of, with the observers of the whole suite; what
+    /// leaves memory goes into `dropped`, for the caller to release after the lock.
+    @inline(__always)
+    static func take(
+        _ listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)],
+        into state: inout Defaults.Suite.State,
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
+        guard !listed.isEmpty else { return ([:], nil) }
+        // NB: the event lists only changes someone can be told of: those of observed keys,
+        // unless a sink gets every change or the whole suite is observed. A file of thousands of
+        // keys nobody observes makes no event of thousands of changes.
+        let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+        state.tree.reserveCapacity(state.tree.count + listed.count)
+        var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
+        for (name, stored, change) in listed {
+            state.tree[name] = stored
+            // NB: a change reads do not see keeps the key's decoded value and tells nobody.
+            guard let change else { continue }
+            // NB: only a key that had a decoded value kept has one to forget.
+            if change.oldDecoded != nil { dropped.append(state.forgetDecoded(name)) }
+            if isAllReported || change.observers != nil {
+                changes[name] = change
+            } else if change.oldDecoded != nil {
+                dropped.append(change.oldDecoded)
+            }
+        }
+        state.generation &+= 1
+        guard !changes.isEmpty else { return ([:], nil) }
+        guard state.hasOverrides else { return (changes, state.suiteObservers) }
+        // NB: reads of an overridden key return the override, which did not change.
+        let reported = state.overrides!.reportable(changes)
+        for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
+        return (reported, state.suiteObservers)
+    }
+
+    /// Makes the system file at `index` bring `layer` now, and reports the keys whose reads change
+    /// as one external change; the caller holds the process lock.
+    ///
+    /// A key changes for reads when its system value changes and neither the user's file nor this
+    /// run's overrides set it, or when it is locked or unlocked and the two values differ.
+    func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
+        // NB: as in `absorb`: what leaves memory is released after the lock.
+        var dropped: [Defaults.Suite.CacheEntry?] = []
+        let (changes, suiteObservers) = state.withLock {
+            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            guard let before = state.layers else { return ([:], nil) }
+            var after = before
+            after.replace(index, with: layer)
+            var names: Set<String> = []
+            for (name, value) in after.values where before.values[name] != value { names.insert(name) }
+            for name in before.values.keys where after.values[name] == nil { names.insert(name) }
+            for name in after.locks.keys where before.locks[name] == nil { names.insert(name) }
+            for name in before.locks.keys where after.locks[name] == nil { names.insert(name) }
+            let seenBefore = names.map { Self.seen($0, under: before, in: &state) }
+            state.layers = after
+            state.updateLayerFlags()
+            guard !names.isEmpty else { return ([:], nil) }
+            state.generation &+= 1
+            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, old) in zip(names, seenBefore) {
+                let new = Self.seen(name, under: after, in: &state)
+                let hashed = Defaults.Suite.HashedName(name)
+                let entry = state.keys[hashed]
+                // NB: the decoded value kept is that of the stored value reads fall back to when no
+                // override stands in front (the lock's, the user's, the system's): forgotten when
+                // that changed, even if an override hides it from reads until now.
+                if old.beneath != new.beneath { dropped.append(state.forgetDecoded(name)) }
+                guard old.value != new.value, isAllReported || entry?.observers != nil else { continue }
+                changes[name] = Defaults.StoredChange(
+                    old: old.value,
+                    new: new.value,
+                    oldDecoded: old.decoded ?? (old.isOverridden ? nil : entry?.decoded),
+                    newDecoded: new.decoded,
+                    observers: entry?.observers
+                )
+            }
+            return (changes, state.suiteObservers)
+        }
+        dropped.removeAll()
+        deliverExternally(changes, suiteObservers: suiteObservers)
+    }
+
+    /// What reads of `name` see with the system files `layers` beneath the user's: a lock's value,
+    /// an override's stored form (and its decoded value, when it was read already), or the user's
+    /// value, or else the system value; and the stored value beneath any override.
+    private static func seen(
+        _ name: String,
+        under layers: SystemLayers,
+        in state: inout Defaults.Suite.State
+    ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
+        if let locked = layers.lockedValue(named: name) { return (locked, nil, true, locked) }
+        let beneath = state.tree[name] ?? layers.values[name]
+        if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
+            return (candidate.forms.first, state.overrides!.cache[name], true, beneath)
+        }
+        return (beneath, nil, false, beneath)
+    }
+
+    /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.
+    func deliverExternally(
+        _ changes: [String: Defaults.StoredChange],
+        suiteObservers: (any Defaults.ObserverSlot)?
+    ) {
+        guard !changes.isEmpty, let deliveryQueue else { return }
+        deliveryQueue.async { [weak self] in
+            // NB: no suite left means no observer left: an observer holds a key, which holds its suite.
+            guard let suite = self?.anySuite else { return }
+            let event = Defaults.SuiteChange(
+                suite: suite,
+                changes: changes,
+                origin: .external,
+                isPropagationSuppressed: false,
+                suiteObservers: suiteObservers
+            )
+            Defaults.deliverToSinks(event)
+        }
+    }
+}

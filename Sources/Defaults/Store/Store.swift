@@ -1,0 +1,249 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The values behind one or more suites: what every backend shares.
+///
+/// A suite's values live in memory, in one ``Defaults/Suite/State`` behind one lock, and are read
+/// from there only. Where they persist is the store's backend: memory only, a `UserDefaults`, or a
+/// ``Defaults/Backend`` — the JSON file (``FileBackend``) or one of the user's. The store keeps what
+/// is the same whatever the backend: the state, the coalescing of writes into commits, the
+/// transactions and overrides, and the change events; outside changes a backend reports arrive
+/// through ``receive(_:)`` and leave as `.external` events, one at a time, on the delivery queue.
+///
+/// One per backend: every ``Defaults/Suite`` opened on the same file (``FileStores``) or over the
+/// same backend object (``BackendStores``) shares it, so a write through one is read at once
+/// through the other. An in-memory suite and a suite over `UserDefaults` each have one of their own.
+final class Store: Sendable {
+    /// Where the values live.
+    enum Kind: Sendable {
+        case memory
+        case userDefaults(UserDefaultsStorage)
+        /// A ``Defaults/Backend``: the file, or one of the user's.
+        case backend(CustomBackend)
+    }
+
+    let backend: Kind
+    /// The backend's object once more, as a plain reference.
+    ///
+    /// NB: in `backend` the pointer carries the enum's case in its spare bits, so LeakSanitizer cannot
+    /// follow it and reports a store that lives to the end of the process (an adapter kept in the
+    /// table of `UserDefaults` adapters) as a leak of its storage.
+    private let backendObject: (any AnyObject & Sendable)?
+    /// The file, when the backend is the JSON file.
+    let fileBackend: FileBackend?
+    /// Whether writes wait in memory for a commit to a backend; kept apart so the write path tests
+    /// it without touching the enum.
+    let isFlushed: Bool
+    let state: Lock<Defaults.Suite.State>
+    /// Runs the coalescing timer's flushes.
+    let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
+    /// Stores over a backend only: delivers external changes, one at a time, in the order they
+    /// were applied.
+    let deliveryQueue: DispatchQueue?
+    private let suites = Lock<[WeakSuite]>([])
+    /// Set on every store's delivery queue, so a thread can tell it is delivering.
+    private static let deliveringKey = DispatchSpecificKey<Bool>()
+
+    /// How long a store waits after a change before committing it, so bursts coalesce.
+    static let coalescingDelay = Duration.milliseconds(50)
+
+    private struct WeakSuite: @unchecked Sendable {  // only the weak reference, read under the lock
+        let identifier: ObjectIdentifier
+        weak var suite: Defaults.Suite?
+        /// The suite's own handler, kept here so reporting needs no strong reference to the suite.
+        let errorHandler: (@Sendable (Defaults.StorageError) -> Void)?
+    }
+
+    /// - Parameters:
+    ///   - backend: Where the values live.
+    ///   - contents: What the backend held when loaded.
+    ///   - layers: The system files beneath the file, and what they brought when loaded.
+    ///   - readOnlyReason: Why the file may not be written, if it may not.
+    init(
+        backend: Kind,
+        contents: Defaults.BackendContents? = nil,
+        layers: SystemLayers? = nil,
+        readOnlyReason: String? = nil
+    ) {
+        self.backend = backend
+        switch backend {
+        case .memory:
+            backendObject = nil
+            fileBackend = nil
+            isFlushed = false
+            deliveryQueue = nil
+        case .userDefaults(let storage):
+            backendObject = storage
+            fileBackend = nil
+            isFlushed = false
+            deliveryQueue = nil
+        case .backend(let custom):
+            backendObject = custom
+            fileBackend = custom.backend as? FileBackend
+            isFlushed = true
+            let queue = DispatchQueue(label: "Defaults.Store.delivery")
+            queue.setSpecific(key: Self.deliveringKey, value: true)
+            deliveryQueue = queue
+        }
+        var initial = Defaults.Suite.State()
+        initial.tree = contents?.values ?? [:]
+        initial.backendRevision = contents?.revision
+        initial.readOnlyReason = readOnlyReason
+        if let layers, !layers.layers.isEmpty { initial.layers = layers }
+        initial.updateLayerFlags()
+        self.state = Lock(initial)
+    }
+
+    deinit {
+        guard case .backend(let custom) = backend else { return }
+        custom.backend.stopReporting()
+        if fileBackend != nil { FileStores.storeWentAway() }
+    }
+
+    // MARK: - Suites
+
+    /// Records that `suite` uses this store.
+    func attach(_ suite: Defaults.Suite) {
+        let entry = WeakSuite(identifier: ObjectIdentifier(suite), suite: suite, errorHandler: suite.errorHandler)
+        suites.withLock { $0.append(entry) }
+    }
+
+    /// Records that the suite `identifier` is gone; true when no suite uses this store any more.
+    func detach(_ identifier: ObjectIdentifier) -> Bool {
+        suites.withLock { suites in
+            suites.removeAll { $0.identifier == identifier }
+            return suites.isEmpty
+        }
+    }
+
+    /// A live suite of this store, to name in an external change event.
+    var anySuite: Defaults.Suite? {
+        // NB: the strong references leave the lock in the array, so a suite whose last other
+        // reference goes meanwhile is released (and detaches) after the lock, not inside it.
+        let alive = suites.withLock { $0.compactMap(\.suite) }
+        return alive.first
+    }
+
+    /// The handlers to tell about a problem: each suite's own, and the global one once for the
+    /// suites without one (or when no suite is left).
+    var errorHandlers: [@Sendable (Defaults.StorageError) -> Void] {
+        let entries = suites.withLock { $0.map(\.errorHandler) }
+        var handlers = entries.compactMap { $0 }
+        if handlers.count < entries.count || entries.isEmpty { handlers.append(Defaults.errorHandler) }
+        return handlers
+    }
+
+    /// Reports `error` to the error handlers of this store's suites, on a global queue.
+    ///
+    /// For problems no single caller asked about: the background flush, the watcher, a file that
+    /// broke while open.
+    func reportInBackground(_ error: Defaults.StorageError) {
+        let handlers = errorHandlers
+        DispatchQueue.global()
+            .async {
+                for handler in handlers { handler(error) }
+            }
+    }
+
+    // MARK: - Flushing
+
+    /// Arms the coalescing timer.
+    func scheduleFlush(after delay: Duration) {
+        flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+            guard let self else { return }
+            if case .failure(let error) = self.flushNow(fromTimer: true) {
+                // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()` would
+                // then wait behind itself.
+                self.reportInBackground(error)
+            }
+        }
+    }
+
+    /// Commits the changes made here since the last commit; the caller reports a failure.
+    ///
+    /// Never calls user code but the backend's. Returns at once when nothing is pending and no
+    /// commit is running.
+    func flushNow(fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
+        guard case .backend(let custom) = backend else { return .success(()) }
+        return commitPending(to: custom, fromTimer: fromTimer)
+    }
+
+    /// Arms the timer for a flush when changes are waiting.
+    func scheduleFlushIfDirty() {
+        let arms = state.withLock { state -> Bool in
+            guard state.isDirty, !state.flushScheduled else { return false }
+            state.flushScheduled = true
+            return true
+        }
+        if arms { scheduleFlush(after: Self.coalescingDelay) }
+    }
+
+    /// Puts back the keys (and the `removeAll()`) a failed flush took, and arms a retry; returns
+    /// the failure.
+    func failed(
+        _ changed: Set<String>,
+        _ error: Defaults.StorageError,
+        clears: Bool = false
+    ) -> Result<Void, Defaults.StorageError> {
+        state.withLock { state in
+            state.markChanged(changed)
+            if clears { state.clearsFile = true }
+        }
+        scheduleRetry()
+        return .failure(error)
+    }
+
+    /// Arms the timer for a retry, with a growing delay, so a full disk is retried without a busy loop.
+    func scheduleRetry() {
+        let delay = state.withLock { state -> Double? in
+            guard !state.flushScheduled else { return nil }
+            state.flushScheduled = true
+            state.retryDelay = min(max(state.retryDelay * 2, 0.5), 30)
+            return state.retryDelay
+        }
+        if let delay { scheduleFlush(after: .milliseconds(Int(delay * 1000))) }
+    }
+
+    /// Records why the file may not be written now (`nil`: it may); writes are refused meanwhile.
+    func setReadOnlyReason(_ reason: String?) {
+        state.withLock { state in
+            state.readOnlyReason = reason
+            state.updateLayerFlags()
+        }
+    }
+
+    /// Whether this thread is delivering outside changes now (it runs on a file store's delivery
+    /// queue): nothing written in this process is waiting for what it delivers.
+    static var isDeliveringOutsideChanges: Bool { DispatchQueue.getSpecific(key: deliveringKey) == true }
+
+    /// Returns once every outside change queued for delivery so far has been delivered.
+    ///
+    /// For a caller about to deliver local changes that followed them (an exclusive transaction
+    /// that caught up with the file first), so observers see the two in order. Called from a
+    /// delivery queue (an observer starting an exclusive transaction), it returns at once: waiting
+    /// there could wait for itself, or for another store's queue that waits for this one.
+    func waitForQueuedDeliveries() {
+        guard let deliveryQueue, DispatchQueue.getSpecific(key: Self.deliveringKey) != true else { return }
+        deliveryQueue.sync {}
+    }
+}
+
+extension Duration {
+    /// The span in whole nanoseconds.
+    var nanoseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    }
+
+    /// The same span of time, for Dispatch.
+    var dispatchInterval: DispatchTimeInterval { .nanoseconds(nanoseconds) }
+}
+
+extension Defaults.StorageError {
+    /// A `corruptFile` report turned into the one for a file that broke while the suite was open.
+    var brokeWhileOpen: Defaults.StorageError {
+        guard case .corruptFile(let url, let movedTo, let reason) = self else { return self }
+        return .corruptFileRewritten(url: url, movedTo: movedTo, reason: reason)
+    }
+}
