@@ -1,0 +1,375 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension FileStorage {
+    // MARK: - Reading
+
+    /// A version of the file: its bytes and its top-level members.
+    package struct Snapshot: Sendable {
+        package let bytes: [UInt8]
+        package let members: [String: JSONValue]
+        /// Where each member starts in `bytes` (its name's opening quote), in the order written.
+        ///
+        /// `nil` when not known: a file written here, one with a byte order mark, one that gives a
+        /// name twice. A later version is parsed only where it differs (``parseChange(of:to:)``).
+        package let memberStarts: [UInt32]?
+        /// Names this snapshot alone among its kind: what ``Changes/base`` refers to.
+        package let serial: UInt64
+        /// What changed since the snapshot this one was parsed as a change of, when it was.
+        package let changes: Changes?
+
+        /// The members whose values differ from those of the snapshot `base`.
+        package struct Changes: Sendable {
+            /// The ``Snapshot/serial`` of the version these are changes of.
+            package let base: UInt64
+            /// The names whose values differ: added, removed, or changed.
+            package let names: [String]
+        }
+
+        init(bytes: [UInt8], members: [String: JSONValue], memberStarts: [UInt32]? = nil, changes: Changes? = nil) {
+            self.bytes = bytes
+            self.members = members
+            self.memberStarts = memberStarts
+            self.changes = changes
+            self.serial = Snapshot.serials.add(1, ordering: .relaxed).newValue
+        }
+
+        private static let serials = Atomic<UInt64>(0)
+    }
+
+    /// What reading the file found.
+    enum ReadResult {
+        /// There is no file (or a parent of it is not a directory).
+        case missing
+        /// The same bytes as the snapshot the caller knew, which is returned (nothing was parsed).
+        case unchanged(Snapshot)
+        /// A JSON object, other than the one the caller knew.
+        case parsed(Snapshot)
+        /// The file is there but is not a JSON object: why.
+        case broken(reason: String)
+        /// The file could not be read.
+        case unreadable(Defaults.StorageError)
+    }
+
+    /// Reads and parses the file, without taking any lock.
+    ///
+    /// Writers replace it by rename, so this sees one whole version of it. It opens the path as
+    /// given, so it reads the file that the links on the way lead to at that moment.
+    ///
+    /// - Parameters:
+    ///   - known: The version the caller last saw; when the file still holds those bytes, it is
+    ///     not parsed again.
+    ///   - locked: The caller holds the exclusive lock: read the file it locked (see
+    ///     ``lockExclusively()``), which it is about to replace.
+    func read(knowing known: Snapshot? = nil, locked: Bool = false) -> ReadResult {
+        let bytes: [UInt8]
+        let path = locked ? held.withLock { $0.path } : givenPath
+        do throws(SystemError) {
+            guard let read = try Self.contents(atPath: path, directoryIsMissing: true) else { return .missing }
+            bytes = read
+        } catch {
+            return .unreadable(.unreadableFile(url: url, reason: error.description))
+        }
+        if let known, Self.sameBytes(known.bytes, bytes) { return .unchanged(known) }
+        // NB: most changes change a few members of many: only those are parsed and compared.
+        if let known, let changed = Self.parseChange(of: known, to: bytes) { return .parsed(changed) }
+        do {
+            if let snapshot = try Self.snapshot(of: bytes) { return .parsed(snapshot) }
+            return .broken(reason: "the top level is not a JSON object")
+        } catch {
+            return .broken(reason: bytes.isEmpty ? "the file is empty" : error.description)
+        }
+    }
+
+    /// The file `bytes`, parsed whole, with where its members start; `nil` when its top level is
+    /// not an object.
+    package static func snapshot(of bytes: [UInt8]) throws(JSONParser.Failure) -> Snapshot? {
+        guard !bytes.starts(with: [0xEF, 0xBB, 0xBF]) else {
+            return try members(of: bytes).map { Snapshot(bytes: bytes, members: $0) }
+        }
+        return try JSONParser.parseTopLevel(bytes)
+            .map {
+                Snapshot(bytes: bytes, members: $0.members, memberStarts: $0.starts)
+            }
+    }
+
+    /// The file `bytes`, a later version of `known`, parsed only where the two differ.
+    ///
+    /// The bytes the two versions share at their start and at their end parse as they did: the
+    /// parser reads from left to right, so a member that ends where both still agree (the byte
+    /// after it included) parsed the same, and at the start of a member that follows a comma, the
+    /// same bytes to the end parse the same. So only the members between the last such start in
+    /// the shared beginning and the first in the shared end are parsed, in both versions; the new
+    /// members are `known`'s with those replaced, and the changes are the names among them whose
+    /// values differ.
+    ///
+    /// - Returns: `nil` when that cannot be done: `known`'s starts are unknown, the change reaches
+    ///   its first member, the new version gives a name twice, or it is broken (a full parse then
+    ///   reports it as it always does).
+    package static func parseChange(of known: Snapshot, to bytes: [UInt8]) -> Snapshot? {
+        guard let starts = known.memberStarts, starts.count >= 2, bytes.count <= Int(UInt32.max) else { return nil }
+        let old = known.bytes
+        let prefix = sharedPrefix(old, bytes)
+        let suffix = sharedSuffix(old, bytes, limit: min(old.count, bytes.count) - prefix)
+        // The first member parsed again: the last to start (its opening quote included) in the
+        // shared beginning. Not the first member: it follows the `{`, not a comma.
+        let first = count(of: starts, below: prefix) - 1
+        guard first >= 1 else { return nil }
+        // The first member parsed as before again: the first after `first` to start in the shared end.
+        let last = max(first + 1, count(of: starts, below: old.count - suffix))
+        let shift = bytes.count - old.count
+        let stop = last < starts.count ? Int(starts[last]) + shift : nil
+        guard let new = try? JSONParser.parseMembers(bytes, from: Int(starts[first]), stoppingAt: stop) else {
+            return nil
+        }
+        let end = new.stopped ? last : starts.count
+        guard
+            let replaced = try? JSONParser.parseMembers(
+                old,
+                from: Int(starts[first]),
+                stoppingAt: end < starts.count ? Int(starts[end]) : nil
+            ), replaced.stopped == (end < starts.count), replaced.members.count == end - first
+        else { return nil }
+        var members = known.members
+        var previous: [String: JSONValue] = [:]
+        previous.reserveCapacity(replaced.members.count)
+        for (name, value) in replaced.members {
+            previous[name] = value
+            members.removeValue(forKey: name)
+        }
+        for (name, value) in new.members { members[name] = value }
+        // NB: a name given twice (in the new members, or also outside them) keeps its last value,
+        // which a full parse finds.
+        guard members.count == starts.count - (end - first) + new.members.count else { return nil }
+        var names: [String] = []
+        for (name, value) in new.members where previous[name] != value { names.append(name) }
+        for (name, _) in replaced.members where members[name] == nil { names.append(name) }
+        var memberStarts: [UInt32] = []
+        memberStarts.reserveCapacity(members.count)
+        memberStarts.append(contentsOf: starts[..<first])
+        memberStarts.append(contentsOf: new.starts)
+        memberStarts.append(contentsOf: starts[end...].lazy.map { UInt32(Int($0) + shift) })
+        return Snapshot(
+            bytes: bytes,
+            members: members,
+            memberStarts: memberStarts,
+            changes: Snapshot.Changes(base: known.serial, names: names)
+        )
+    }
+
+    /// How many of `starts` (in ascending order) are below `bound`.
+    private static func count(of starts: [UInt32], below bound: Int) -> Int {
+        var low = 0
+        var high = starts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Int(starts[middle]) < bound { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The number of bytes `lhs` and `rhs` share at their start.
+    static func sharedPrefix(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+        lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                let count = min(left.count, right.count)
+                var offset = 0
+                // NB: `memcmp` a block at a time (it compares 32 bytes an instruction), then bytes.
+                while offset + 4096 <= count, memcmp(left.baseAddress! + offset, right.baseAddress! + offset, 4096) == 0
+                {
+                    offset += 4096
+                }
+                while offset < count, left[offset] == right[offset] { offset += 1 }
+                return offset
+            }
+        }
+    }
+
+    /// The number of bytes `lhs` and `rhs` share at their end, up to `limit`.
+    static func sharedSuffix(_ lhs: [UInt8], _ rhs: [UInt8], limit: Int) -> Int {
+        lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                var shared = 0
+                while shared + 4096 <= limit,
+                    memcmp(
+                        left.baseAddress! + left.count - shared - 4096,
+                        right.baseAddress! + right.count - shared - 4096,
+                        4096
+                    ) == 0
+                {
+                    shared += 4096
+                }
+                while shared < limit, left[left.count - shared - 1] == right[right.count - shared - 1] { shared += 1 }
+                return shared
+            }
+        }
+    }
+
+    /// ``read(knowing:)``, looking again a few times over about 300 milliseconds while the file is
+    /// broken, before the caller treats it as corrupt.
+    ///
+    /// An editor that rewrites a file in place can be caught half-way; so can one that closes the
+    /// file between writes. Blocks the calling thread only while the file is broken.
+    func readSettled(knowing known: Snapshot? = nil, locked: Bool = false) -> ReadResult {
+        var result = read(knowing: known, locked: locked)
+        guard Self.waitsForBrokenFilesToSettle.load(ordering: .relaxed) else { return result }
+        for delay in FileChangeMachine.retryDelays {
+            guard case .broken = result else { return result }
+            usleep(UInt32(delay.nanoseconds / 1_000))
+            result = read(knowing: known, locked: locked)
+        }
+        return result
+    }
+
+    /// Whether ``readSettled(knowing:)`` looks again while a file is broken; the fuzz target turns
+    /// it off, since every other input it makes is broken and would wait 300 ms.
+    package static let waitsForBrokenFilesToSettle = Atomic<Bool>(true)
+
+    /// What opening the file found.
+    enum LoadResult {
+        /// The file as read (none when there is no file yet).
+        case loaded(Snapshot?)
+        /// The file was corrupt and moved aside; start from defaults.
+        case movedAside(Defaults.StorageError)
+        /// The file is there but could not be read or moved: never write over it.
+        case unreadable(Defaults.StorageError)
+        /// The file is corrupt and read-only: left as it is; start from defaults.
+        case brokenReadOnly(Defaults.StorageError)
+    }
+
+    /// Reads the file for a suite being opened; a corrupt file is moved aside under the lock,
+    /// unless this process may not write it.
+    func load() -> LoadResult {
+        var result = read()
+        if case .broken(let reason) = result, readOnlyReason != nil {
+            return .brokenReadOnly(.corruptFileLeftInPlace(url: url, reason: reason))
+        }
+        if case .broken = result {
+            // NB: under the lock, and read again (for a while): another process may have just
+            // replaced it, or an editor may be half-way through saving it.
+            let locked = (try? lockExclusively()) != nil
+            defer { if locked { unlockExclusively() } }
+            if locked { result = readSettled(locked: true) }
+            if case .broken(let reason) = result {
+                switch moveAside(reason: reason) {
+                case .success(let report): return .movedAside(report)
+                case .failure(let report): return .unreadable(report)
+                }
+            }
+        }
+        switch result {
+        case .parsed(let snapshot), .unchanged(let snapshot): return .loaded(snapshot)
+        case .unreadable(let error): return .unreadable(error)
+        case .missing, .broken: return .loaded(nil)  // A broken file was dealt with above.
+        }
+    }
+
+    /// Renames a corrupt file to `<file>.corrupt-<timestamp>`, keeping its bytes as they are; the
+    /// caller holds the exclusive lock.
+    ///
+    /// - Returns: The `corruptFile` report on success; an `unreadableFile` one when it could not be moved.
+    func moveAside(reason: String) -> Result<Defaults.StorageError, Defaults.StorageError> {
+        let path = held.withLock { $0.path }
+        var stamp = Date.now.formatted(
+            Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted).year().month().day()
+                .time(includingFractionalSeconds: false)
+        )
+        stamp.removeAll { $0 == "T" }
+        var destination = URL(fileURLWithPath: path + ".corrupt-" + stamp)
+        var attempt = 1
+        while access(destination.path, F_OK) == 0 {
+            attempt += 1
+            destination = URL(fileURLWithPath: path + ".corrupt-" + stamp + "-\(attempt)")
+        }
+        guard rename(path, destination.path) == 0 else {
+            let failure = SystemError.current("moving the corrupt file aside")
+            return .failure(.unreadableFile(url: url, reason: "\(reason); \(failure)"))
+        }
+        return .success(.corruptFile(url: url, movedTo: destination, reason: reason))
+    }
+
+    /// The whole file at `path`, read without any lock.
+    ///
+    /// `nil` when there is none (or a parent is not a directory) and, with `directoryIsMissing`,
+    /// when a directory stands in its place; the `defaults` command reports a directory instead.
+    package static func contents(atPath path: String, directoryIsMissing: Bool) throws(SystemError) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            // NB: ENOTDIR: a parent is a regular file, so there is no file yet either; writing
+            // reports that obstacle, and succeeds once it is gone.
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError.current("opening")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        let expected = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        // NB: a directory in the file's place holds no settings; writing reports that obstacle
+        // (a rename cannot replace a directory, so nothing in it is at risk).
+        if directoryIsMissing, (info.st_mode & S_IFMT) == S_IFDIR { return nil }
+        // NB: into uninitialized memory, one byte more than expected to see the end: zeroing the
+        // array first was a fifth of taking in a change of a 10,000-key file.
+        var failure: Int32 = 0
+        var reachedEnd = false
+        var result = [UInt8](unsafeUninitializedCapacity: max(expected, 0) + 1) { buffer, initialized in
+            while initialized < buffer.count {
+                let read = Glibc.read(descriptor, buffer.baseAddress! + initialized, buffer.count - initialized)
+                if read < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if read == 0 {
+                    reachedEnd = true
+                    return
+                }
+                initialized += read
+            }
+        }
+        if failure != 0 { throw SystemError(operation: "reading", code: failure) }
+        if reachedEnd { return result }
+        // The file grew since `fstat`: the rest, a block at a time.
+        var count = result.count
+        while true {
+            if count == result.count { result.append(contentsOf: repeatElement(0, count: max(result.count, 4096))) }
+            let read = result.withUnsafeMutableBytes { buffer in
+                Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+            }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.current("reading")
+            }
+            if read == 0 {
+                result.removeSubrange(count...)
+                return result
+            }
+            count += read
+        }
+    }
+
+    /// The top-level members of a settings document; `nil` when its top level is not an object.
+    package static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
+        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one. Copied
+        // only then: a copy of the whole file was a tenth of taking in a changed 10,000-key file.
+        let document = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        guard case .object(let members) = try JSONParser.parse(document) else { return nil }
+        return members
+    }
+
+    /// Whether two versions of the file hold the same bytes.
+    ///
+    /// `memcmp`: `==` on two arrays of bytes compares them one element at a time, which cost a
+    /// tenth of taking in a changed 10,000-key file.
+    static func sameBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
+        }
+    }
+}

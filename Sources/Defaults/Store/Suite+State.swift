@@ -1,0 +1,314 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+extension Defaults.Suite {
+    /// Everything a suite keeps, behind its one lock.
+    struct State {
+        /// The stored values exactly as they sit in the file, including keys no `Key` names.
+        ///
+        /// Reaching it first settles the JSON of the keys written in place (see ``staleJSON``).
+        var tree: [String: JSONValue] {
+            // NB: yielded, not returned: a getter would retain and release the dictionary on
+            // every access, and a file of thousands of keys is applied with one access per key.
+            mutating _read {
+                if !staleJSON.isEmpty { settleJSON() }
+                yield storedTree
+            }
+            _modify {
+                if !staleJSON.isEmpty { settleJSON() }
+                yield &storedTree
+            }
+        }
+        /// ``tree`` as it is, without the JSON of the keys written in place since it was last settled.
+        private var storedTree: [String: JSONValue] = [:]
+        /// The keys whose decoded value was written in place (``writeInPlace(of:_:writer:encoder:isFile:)``)
+        /// and whose JSON in ``tree`` is older: the write's encoding waits until something reads
+        /// the tree, as the next flush does, so a burst of writes encodes and stores each key once.
+        private var staleJSON: [(name: HashedName, encoder: ValueCoding.NativeEncoder)] = []
+
+        /// Creates an empty state holding `tree`.
+        init(tree: [String: JSONValue] = [:]) {
+            self.storedTree = tree
+        }
+
+        /// Stores the JSON of every key written in place since the last time.
+        private mutating func settleJSON() {
+            for (name, encoder) in staleJSON {
+                guard let index = keys.index(forKey: name), keys.values[index].isJSONStale else { continue }
+                keys.values[index].isJSONStale = false
+                guard let decoded = keys.values[index].decoded, let box = decoded.box else { continue }
+                // NB: a lossless value with no references always encodes (see InPlaceWriter).
+                storedTree[name.text] = type(of: box).json(of: box, encoder: encoder)
+            }
+            staleJSON.removeAll(keepingCapacity: true)
+        }
+        /// What is kept beside a key's stored value: its decoded value, whether it waits for the
+        /// next flush, and its observers.
+        ///
+        /// One table for the three, so a write searches it once. A key may have an entry and no
+        /// stored value (it is observed), or a stored value and no entry.
+        var keys: [HashedName: KeyState] = [:]
+        /// How many entries of ``keys`` are marked changed since the last flush.
+        var changedCount = 0
+        /// The observers of every key of this state, as the observation module keeps them.
+        var suiteObservers: (any Defaults.ObserverSlot)?
+        /// Bumped on every committed change, local or external.
+        var generation: UInt64 = 0
+        /// Set while a flush has taken the changed keys and not finished.
+        var flushInFlight = false
+        /// The backend's revision that memory holds (``Defaults/BackendContents/revision``).
+        var backendRevision: UInt64?
+        var flushScheduled = false
+        var retryDelay = 0.0
+        /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
+        var openTransactions = 0
+        /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
+        var overrides: Overrides?
+        /// Whether ``overrides`` is set: a stored flag, which the read path tests in fewer
+        /// instructions than the optional (set the two together).
+        var hasOverrides = false
+        /// The system files beneath the user's file, when the suite was opened with some.
+        var layers: SystemLayers?
+        /// Whether some system file sets or locks a key, so reads and changes must look beneath
+        /// the user's values: a stored flag, as ``hasOverrides`` is (see ``updateLayerFlags()``).
+        var hasLayers = false
+        /// Why this process may not write the suite's file, when it may not.
+        var readOnlyReason: String?
+        /// Whether some writes are refused: the file is read-only, or a system file locks keys.
+        var guardsWrites = false
+        /// Whether a write of one key takes the general path, which knows layers and refusals.
+        var writesTakeGeneralPath = false
+
+        /// Sets the flags that follow from ``readOnlyReason`` and ``layers``; call it after
+        /// changing either.
+        mutating func updateLayerFlags() {
+            hasLayers = layers.map { !$0.values.isEmpty || !$0.locks.isEmpty } ?? false
+            guardsWrites = readOnlyReason != nil || layers?.locks.isEmpty == false
+            writesTakeGeneralPath = hasLayers || guardsWrites
+        }
+
+        /// Why a write of `name` is refused; `nil` when it is not.
+        func refusal(ofWriteTo name: String) -> WriteRefusal? {
+            if let readOnlyReason { return .readOnly(readOnlyReason) }
+            if hasLayers, let index = layers!.locks[name] { return .locked(by: layers!.layers[index].url) }
+            return nil
+        }
+
+        /// The value a read of `name` decodes before this run's overrides: a locked key's system
+        /// value, or else the user's, or else a system file's.
+        mutating func layeredValue(named name: String) -> JSONValue? {
+            // NB: read first, on a line of its own: as an argument, the tree's mutating accessor
+            // overlapped the call's borrow of `self`, and the whole state was copied for it.
+            let stored = tree[name]
+            return layeredValue(named: name, stored: stored)
+        }
+
+        /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view).
+        func layeredValue(named name: String, stored: JSONValue?) -> JSONValue? {
+            guard hasLayers else { return stored }
+            if let locked = layers!.lockedValue(named: name) { return locked }
+            return stored ?? layers!.values[name]
+        }
+
+        /// Every key's value as reads see it before this run's overrides: ``layeredValue(named:)``
+        /// of every key set somewhere, where the user's layer holds `stored`.
+        func layeredValues(stored: [String: JSONValue]) -> [String: JSONValue] {
+            guard hasLayers else { return stored }
+            var values = layers!.values
+            for (name, value) in stored where layers!.locks[name] == nil { values[name] = value }
+            return values
+        }
+
+        /// What reads of an unlocked key see when the user's file holds `stored` for it: that, or
+        /// else the first system file's value.
+        func valueBeneath(_ name: String, stored: JSONValue?) -> JSONValue? {
+            guard hasLayers, stored == nil else { return stored }
+            return layers!.values[name]
+        }
+
+        /// Whether a system file locks `name`.
+        func isLocked(_ name: String) -> Bool {
+            hasLayers && layers!.locks[name] != nil
+        }
+
+        /// File stores: set by `removeAll()` until the next successful write, which then keeps
+        /// none of the keys the file holds (but those a system file locks), seen here or not.
+        var clearsFile = false
+
+        /// File stores: whether keys were changed (or all removed) here since the last successful write.
+        var isDirty: Bool { changedCount > 0 || clearsFile }
+
+        /// Whether `name` was changed here since the last successful write.
+        ///
+        /// A flush writes such keys into the file as it is then, so keys another process wrote
+        /// meanwhile are not lost; the file watcher leaves them alone, so an unflushed local change
+        /// wins until its flush.
+        func isChanged(_ name: String) -> Bool {
+            keys[HashedName(name)]?.isChanged ?? false
+        }
+
+        /// Marks `name` as changed since the last flush.
+        mutating func markChanged(_ name: String) {
+            if !keys[HashedName(name), default: KeyState()].markChanged() { changedCount += 1 }
+        }
+
+        /// Marks each of `names` as changed since the last flush.
+        mutating func markChanged(_ names: some Sequence<String>) {
+            for name in names { markChanged(name) }
+        }
+
+        /// The keys changed since the last flush, which are no longer marked so.
+        mutating func takeChanged() -> Set<String> {
+            guard changedCount > 0 else { return [] }
+            var changed = Set<String>(minimumCapacity: changedCount)
+            var emptied = false
+            // NB: by index, so clearing a mark searches nothing.
+            var index = keys.startIndex
+            while index != keys.endIndex {
+                if keys.values[index].isChanged {
+                    keys.values[index].isChanged = false
+                    changed.insert(keys.keys[index].text)
+                    emptied = emptied || keys.values[index].isEmpty
+                }
+                keys.formIndex(after: &index)
+            }
+            // NB: entries held only for the mark go, so keys written once and removed leave nothing.
+            if emptied { keys = keys.filter { !$0.value.isEmpty } }
+            changedCount = 0
+            return changed
+        }
+
+        /// The box kept in `entry` for a value decoded as the type `typeID` names: `.some(nil)` when
+        /// the stored value does not decode as that type, `nil` when nothing is kept for it.
+        static func decodedBox(
+            _ entry: inout KeyState,
+            as typeID: ObjectIdentifier
+        ) -> AnyBox?? {
+            guard let decoded = entry.decoded, decoded.type == typeID else { return nil }
+            return .some(decoded.box)
+        }
+
+        /// Forgets the decoded value kept for `name`, if any.
+        ///
+        /// - Returns: The value forgotten, for the caller to release after the lock: a decoded value
+        ///   may be an instance of a class of the user's, whose `deinit` is user code.
+        mutating func forgetDecoded(_ name: String) -> CacheEntry? {
+            if !staleJSON.isEmpty { settleJSON() }
+            guard let index = keys.index(forKey: HashedName(name)) else { return nil }
+            return forgetDecoded(at: index).old
+        }
+
+        /// Forgets the decoded value of the entry at `index`; returns it, and the entry's observers.
+        private mutating func forgetDecoded(
+            at index: Dictionary<HashedName, KeyState>.Index
+        ) -> (old: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
+            // NB: settled by the callers (recordChange, forgetDecoded(_:)): settling here would
+            // move the entry `index` points at.
+            var old: CacheEntry?
+            swap(&old, &keys.values[index].decoded)
+            let observers = KeyState.observers(of: &keys.values[index])
+            // NB: an entry's other parts stay; an entry left with nothing goes.
+            if KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
+            return (old, observers)
+        }
+
+        /// Keeps `decoded` as the decoded value of `name`.
+        ///
+        /// - Returns: The value kept before, for the caller to release after the lock.
+        mutating func keepDecoded(_ decoded: CacheEntry, for name: HashedName) -> CacheEntry? {
+            if !staleJSON.isEmpty { settleJSON() }
+            var old: CacheEntry? = decoded
+            swap(&old, &keys[name, default: KeyState()].decoded)
+            return old
+        }
+
+        /// Writes a lossless value with no references in place, the fast path of a one-key write:
+        /// into the box the key keeps already, with no JSON made now (the tree gets it when read,
+        /// see ``tree``).
+        ///
+        /// Only when nothing needs the write's JSON or old value now: no transaction open, no
+        /// system file, override, read-only refusal, whole-suite observer or sink that gets every
+        /// change (the caller checks those), the key has no observers, and no one else holds its box.
+        ///
+        /// - Returns: `nil` when the write must take the general path; else whether the value
+        ///   changed, and whether this write must schedule a flush.
+        mutating func writeInPlace(
+            of name: HashedName,
+            _ value: UnsafeRawPointer,
+            writer: InPlaceWriter,
+            encoder: () -> ValueCoding.NativeEncoder,
+            isFile: Bool
+        ) -> (changed: Bool, schedulesFlush: Bool)? {
+            guard let index = keys.index(forKey: name) else { return nil }
+            switch Self.assign(value, writer, into: &keys.values[index]) {
+            case .notAssigned:
+                return nil
+            case .equal:
+                return (false, false)
+            case .assigned(let wasStale):
+                if !wasStale { staleJSON.append((name, encoder())) }
+                generation &+= 1
+                guard isFile else { return (true, false) }
+                if !keys.values[index].markChanged() { changedCount += 1 }
+                defer { flushScheduled = true }
+                return (true, !flushScheduled)
+            }
+        }
+
+        /// What ``assign(_:_:into:)`` did.
+        private enum Assignment {
+            /// The entry cannot take the value in place.
+            case notAssigned
+            /// The box held the same value, written in place before (so its JSON is the write's).
+            case equal
+            /// The box took the value; `wasStale` when its JSON was waiting already.
+            case assigned(wasStale: Bool)
+        }
+
+        /// Stores the value into `entry`'s box, when the entry has no observers and a box of the
+        /// value's type that nothing else holds.
+        private static func assign(
+            _ value: UnsafeRawPointer,
+            _ writer: InPlaceWriter,
+            into entry: inout KeyState
+        ) -> Assignment {
+            guard entry.observers == nil, entry.decoded?.type == writer.type,
+                entry.decoded?.box != nil, isKnownUniquelyReferenced(&entry.decoded!.box!)
+            else { return .notAssigned }
+            let wasStale = entry.isJSONStale
+            // NB: equal bits are equal JSON only for a value this path wrote: a value decoded from
+            // the file may be spelled otherwise there ("1.0" for 1), which a write must replace,
+            // so the general path compares JSON then.
+            guard writer.boxType.replace(value, in: entry.decoded!.box!) else {
+                return wasStale ? .equal : .notAssigned
+            }
+            entry.isJSONStale = true
+            return .assigned(wasStale: wasStale)
+        }
+
+        /// Records one committed change of `name`, with one search of ``keys``: keeps `decoded` (or
+        /// forgets the old one), marks the key changed when `marksChanged`.
+        ///
+        /// - Returns: The decoded value kept before, and the key's observers.
+        mutating func recordChange(
+            of name: HashedName,
+            decoded: CacheEntry?,
+            marksChanged: Bool
+        ) -> (oldDecoded: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
+            if !staleJSON.isEmpty { settleJSON() }
+            // NB: a removal of an unobserved, unchanged key with nothing kept adds no entry.
+            if decoded == nil && !marksChanged {
+                guard let index = keys.index(forKey: name) else { return (nil, nil) }
+                let (old, observers) = forgetDecoded(at: index)
+                return (old, observers)
+            }
+            let (old, observers, wasChanged) = keys[name, default: KeyState()]
+                .record(decoded, marksChanged: marksChanged)
+            if marksChanged && !wasChanged { changedCount += 1 }
+            return (old, observers)
+        }
+    }
+
+    /// Why a write is refused.
+}

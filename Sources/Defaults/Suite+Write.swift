@@ -1,0 +1,361 @@
+import Dispatch
+import Foundation
+
+extension Defaults.Suite {
+    // MARK: - Writing
+
+    /// Stores `value` under `key`'s name (in this suite); an empty optional removes it.
+    ///
+    /// For types whose stored form reads back as exactly the same value (`key.isLosslessType`),
+    /// the written value is kept as the decoded one: the next read and observers skip decoding.
+    func setValue<Value: Defaults.Serializable>(_ value: Value, for key: Defaults.Key<Value>) {
+        if let writer = key.inPlaceWriter,
+            withUnsafePointer(to: value, { writeInPlace(UnsafeRawPointer($0), of: key, writer: writer) })
+        {
+            return
+        }
+        let name = key.name
+        // NB: the key's own encoder skips the dynamic casts of the general path, the largest part
+        // of a write's cost once the rest was made cheap.
+        var json: JSONValue?
+        if let encoder = key.nativeEncoder {
+            json = withUnsafePointer(to: value) { encoder(UnsafeRawPointer($0)) }
+        } else {
+            json = ValueCoding.encode(value)
+        }
+        // NB: a value the file could not be read back with would make the whole file corrupt.
+        if json == nil && !ValueCoding.isEmptyOptional(value)
+            || json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
+        {
+            report(.serializationFailed(key: name, valueType: String(reflecting: Value.self)))
+            return
+        }
+        // As in sindresorhus/Defaults: `nil` assigned to an `AnySerializable` key removes the value,
+        // so the key's default comes back. (Inside a container, nil stays a JSON null.)
+        if case .null? = json, value is Defaults.AnySerializable { json = nil }
+        // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
+        // look its metadata up in the runtime on every write.
+        let decoded =
+            key.isLosslessType ? CacheEntry(type: ObjectIdentifier(Value.self), box: key.boxType.init(value)) : nil
+        commitValue(json, named: key.hashedName, decoded: decoded)
+    }
+
+    /// The fast path of a write of a lossless value with no references (see ``InPlaceWriter``):
+    /// into the box the key keeps, with no JSON made and no event, when nothing needs them now.
+    ///
+    /// - Returns: Whether the write is done; `false` sends it down the general path.
+    private func writeInPlace<Value>(
+        _ value: UnsafeRawPointer,
+        of key: Defaults.Key<Value>,
+        writer: InPlaceWriter
+    ) -> Bool {
+        // NB: a sink that gets every change gets the change's JSON too.
+        if Defaults.hasEveryChangeSinks { return false }
+        let store = store
+        if case .userDefaults = store.backend { return false }
+        let isFile = store.isFlushed
+        let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
+            // NB: system files and refusals are in `writesTakeGeneralPath`.
+            guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
+                state.suiteObservers == nil
+            else { return nil }
+            // NB: the key's encoder is fetched only when the key's JSON starts to wait, not on every write.
+            return state.writeInPlace(
+                of: key.hashedName,
+                value,
+                writer: writer,
+                encoder: { key.nativeEncoder! },
+                isFile: isFile
+            )
+        }
+        guard let outcome else { return false }
+        if outcome.schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
+        return true
+    }
+
+    /// What ``commitValue(_:named:decoded:)`` did under the lock.
+    private enum OneKeyCommit {
+        /// A transaction is open on this suite, or system files or refusals are in play: the write
+        /// takes the general path.
+        case general
+        /// The stored value was already the new one.
+        case unchanged
+        /// `isReported` is false when observers are not told (the key has an override).
+        case changed(isReported: Bool, schedulesFlush: Bool)
+    }
+
+    /// Stores `new` (`nil` removes) under `name` as one change, and reports it: the general path
+    /// (``commit(suppressedKeys:decoded:_:)``) for one key, with no dictionary built and each of
+    /// the state's tables searched once.
+    ///
+    /// The change goes to the key's observer slot and the state's whole-suite one, when set, and
+    /// as an event to the sinks that get every change, when there are any: a write of a key nobody
+    /// observes makes no event.
+    @inline(never)
+    private func commitValue(_ new: JSONValue?, named hashedName: HashedName, decoded: CacheEntry?) {
+        let name = hashedName.text
+        let store = store
+        let isFile = store.isFlushed
+        // NB: the old values come out as separate values and the event is made after the lock, and
+        // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
+        // through runtime value witnesses, which costs more than everything else here.
+        let (outcome, old, oldDecoded, observers, suiteObservers) = store.state.withLock {
+            state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
+            in
+            if state.openTransactions > 0 || state.writesTakeGeneralPath { return (.general, nil, nil, nil, nil) }
+            // NB: replaced before comparing, one search of the table: equal JSON is the same bytes,
+            // so replacing a value with an equal one changes nothing.
+            let old =
+                if let new { state.tree.updateValue(new, forKey: name) } else { state.tree.removeValue(forKey: name) }
+            guard old != new else { return (.unchanged, nil, nil, nil, nil) }
+            let (oldDecoded, observers) = state.recordChange(of: hashedName, decoded: decoded, marksChanged: isFile)
+            state.generation &+= 1
+            var schedulesFlush = false
+            if isFile {
+                schedulesFlush = !state.flushScheduled
+                state.flushScheduled = true
+            } else if case .userDefaults(let storage) = store.backend {
+                // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                // its order the same as ours.
+                storage.set(new, forKey: name)
+            }
+            // NB: reads of an overridden key return the override, which did not change.
+            let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
+            return (
+                .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
+                state.suiteObservers
+            )
+        }
+        switch outcome {
+        case .unchanged:
+            return
+        case .general:
+            let suppressed = Defaults.Propagation.isSuppressed
+            if let scope = TransactionScope.find(for: self), scope.record([name: new], suppressed: suppressed) {
+                return
+            }
+            commit(decoded: decoded) { _ in [name: new] }
+        case .changed(let isReported, let schedulesFlush):
+            if schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
+            guard isReported else { return }
+            let toSinks = Defaults.hasEveryChangeSinks
+            guard toSinks || observers != nil || suiteObservers != nil else { return }
+            let suppressed = Defaults.Propagation.isSuppressed
+            if toSinks {
+                let event = Defaults.SuiteChange(
+                    suite: self,
+                    name: name,
+                    old: old,
+                    new: new,
+                    oldDecoded: oldDecoded,
+                    newDecoded: decoded,
+                    isPropagationSuppressed: suppressed
+                )
+                for sink in Defaults.currentChangeSinks where !sink.usesObserverSlots { sink.deliver(event) }
+            }
+            func tell(_ slot: (any Defaults.ObserverSlot)?) {
+                slot?
+                    .deliverChange(
+                        in: self,
+                        named: name,
+                        old: old,
+                        new: new,
+                        oldDecoded: oldDecoded,
+                        newDecoded: decoded,
+                        isPropagationSuppressed: suppressed
+                    )
+            }
+            tell(observers)
+            tell(suiteObservers)
+        }
+    }
+
+    /// Removes the values stored under `names`, as one change.
+    package func removeValues(named names: some Sequence<String>) {
+        let names = Array(names)
+        // NB: values other code set in a UserDefaults are not in the tree until read; without
+        // this, removing them would look like no change and leave them there.
+        if case .userDefaults(let storage) = store.backend {
+            for name in names { refresh(name, from: storage) }
+        }
+        write(Dictionary(names.map { ($0, nil) }, uniquingKeysWith: { $1 }))
+    }
+
+    /// Applies `writes` (`nil` removes) inside the current transaction, or as one commit.
+    package func write(_ writes: [String: JSONValue?]) {
+        if let scope = TransactionScope.find(for: self),
+            scope.record(writes, suppressed: Defaults.Propagation.isSuppressed)
+        {
+            return
+        }
+        commit { _ in writes }
+    }
+
+    /// Commits the changes `makeWrites` computes from the current tree, atomically, then reports
+    /// them as one event and schedules a flush.
+    ///
+    /// Changes to `suppressedKeys` (written inside `withoutPropagation` during a transaction) are
+    /// reported in an event of their own marked as suppressed; everything is suppressed when the
+    /// commit itself runs inside `withoutPropagation`. `decoded`, for a write of a single key, is
+    /// the written value to keep as the decoded one.
+    func commit(
+        suppressedKeys: Set<String> = [],
+        decoded: CacheEntry? = nil,
+        clearsFile: Bool = false,
+        _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
+    ) {
+        committing(suppressedKeys: suppressedKeys, decoded: decoded, clearsFile: clearsFile, makeWrites)?.deliver()
+    }
+
+    /// ``commit(suppressedKeys:decoded:_:)`` without the delivery, for a caller that must deliver
+    /// later (after releasing the file's lock).
+    ///
+    /// With `isWritten`, the values are already in the file (an exclusive transaction wrote them):
+    /// they are not marked for the next flush. With `clearsFile` (a `removeAll()`), the next flush
+    /// removes every key the file holds, not only those memory knows.
+    func committing(
+        suppressedKeys: Set<String> = [],
+        decoded: CacheEntry? = nil,
+        isWritten: Bool = false,
+        clearsFile: Bool = false,
+        _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
+    ) -> Delivery? {
+        let suppressed = Defaults.Propagation.isSuppressed
+        let store = store
+        let isFile = store.isFlushed && !isWritten
+        // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
+        // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
+        var all: [String: Defaults.StoredChange] = [:]
+        var refused: [(name: String, refusal: WriteRefusal)] = []
+        let outcome = store.state.withLock {
+            state -> (
+                changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
+            )?
+            in
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, new) in makeWrites(state.tree) {
+                let old = state.tree[name]
+                guard old != new else { continue }
+                if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
+                    refused.append((name, refusal))
+                    continue
+                }
+                state.tree[name] = new
+                if case .userDefaults(let storage) = store.backend {
+                    // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                    // its order the same as ours.
+                    storage.set(new, forKey: name)
+                }
+                // `decoded` is only given for a write of one key.
+                let newDecoded = decoded
+                let (oldDecoded, observers) = state.recordChange(
+                    of: HashedName(name),
+                    decoded: newDecoded,
+                    marksChanged: isFile
+                )
+                // NB: what reads see: where the user's file has no value, a system file's stands in.
+                let seenOld = state.valueBeneath(name, stored: old)
+                let seenNew = state.valueBeneath(name, stored: new)
+                let change = Defaults.StoredChange(
+                    old: seenOld,
+                    new: seenNew,
+                    oldDecoded: oldDecoded,
+                    newDecoded: newDecoded,
+                    observers: observers
+                )
+                guard seenOld != seenNew else {
+                    all[name] = change
+                    continue
+                }
+                changes[name] = change
+            }
+            // NB: a file this process may not write is not cleared either (the removals were refused).
+            let clears = clearsFile && isFile && state.readOnlyReason == nil
+            if clears { state.clearsFile = true }
+            guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
+            state.generation &+= 1
+            // NB: reads of an overridden key return the override, which did not change.
+            let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
+            all.merge(changes) { kept, _ in kept }
+            let schedule = isFile && !state.flushScheduled
+            if isFile { state.flushScheduled = true }
+            return (reported, schedule, state.suiteObservers)
+        }
+        reportRefusals(refused)
+        all.removeAll()
+        guard let outcome else { return nil }
+        if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
+        var propagated = outcome.changes
+        var silenced: [String: Defaults.StoredChange] = [:]
+        if suppressed {
+            swap(&propagated, &silenced)
+        } else {
+            for name in suppressedKeys { silenced[name] = propagated.removeValue(forKey: name) }
+        }
+        // NB: two optionals, not an array: a write is one event, and an array would be an
+        // allocation on every write.
+        return Delivery(
+            propagated: propagated.isEmpty
+                ? nil
+                : Defaults.SuiteChange(
+                    suite: self,
+                    changes: propagated,
+                    origin: .local,
+                    isPropagationSuppressed: false,
+                    suiteObservers: outcome.suiteObservers
+                ),
+            silenced: silenced.isEmpty
+                ? nil
+                : Defaults.SuiteChange(
+                    suite: self,
+                    changes: silenced,
+                    origin: .local,
+                    isPropagationSuppressed: true,
+                    suiteObservers: outcome.suiteObservers
+                )
+        )
+    }
+
+    /// Committed local changes on their way to the change sinks.
+    struct Delivery {
+        /// The changes observers are told about.
+        let propagated: Defaults.SuiteChange?
+        /// The changes made inside `withoutPropagation`, delivered marked as such.
+        let silenced: Defaults.SuiteChange?
+
+        /// Hands the events to the change sinks, on the calling thread.
+        func deliver() {
+            if let propagated { Defaults.deliverToSinks(propagated) }
+            if let silenced { Defaults.deliverToSinks(silenced) }
+        }
+    }
+
+    /// Reports writes refused under the lock: one report for a read-only file, one per locked key.
+    func reportRefusals(_ refused: [(name: String, refusal: WriteRefusal)]) {
+        var readOnlyReported = false
+        for (name, refusal) in refused {
+            switch refusal {
+            case .readOnly(let reason):
+                guard !readOnlyReported else { continue }
+                readOnlyReported = true
+                report(.readOnlyFile(url: fileURL ?? URL(fileURLWithPath: "/"), reason: reason))
+            case .locked(let url):
+                report(.lockedKey(key: name, lockedBy: url))
+            }
+        }
+    }
+
+    // MARK: - UserDefaults
+
+    func refresh(_ name: String, from storage: UserDefaultsStorage) {
+        let current = storage.value(forKey: name)
+        let forgotten = store.state.withLock { state -> CacheEntry? in
+            guard state.tree[name] != current else { return nil }
+            state.tree[name] = current
+            state.generation &+= 1
+            return state.forgetDecoded(name)
+        }
+        // NB: released after the lock: it may hold an instance of a class of the user's.
+        _ = forgotten
+    }
+}
