@@ -39,7 +39,10 @@ extension Defaults {
     /// - **Problems are values, never crashes.** Throw a ``StorageError`` from a load or a commit
     ///   that failed; report a problem found in the background (a lost connection) through
     ///   ``BackendUpdates/report(_:)``. The suite keeps values in memory, tells its error handler,
-    ///   and retries a failed commit later with everything still pending.
+    ///   and retries a failed commit later with everything still pending. A commit that throws
+    ///   ``StorageError/readOnlyFile(url:reason:)`` is refused rather than failed: its changes are
+    ///   given up, not retried, and the backend reports what it holds for their keys, which memory
+    ///   goes back to.
     ///
     /// ## Implementation guidance
     ///
