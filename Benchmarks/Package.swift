@@ -27,6 +27,7 @@ let package = Package(
                 .product(name: "Defaults", package: "Defaults"),
                 .product(name: "DefaultsObservation", package: "Defaults"),
                 .product(name: "DefaultsConfiguration", package: "DefaultsConfiguration"),
+                "OutsideBackend",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -45,12 +46,21 @@ let package = Package(
             path: "Sources/defaults-bench-peer",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // A backend written as a user would write one, against the library's public API only: the
+        // reads over it are compared with reads over the file.
+        .target(
+            name: "OutsideBackend",
+            dependencies: [.product(name: "Defaults", package: "Defaults")],
+            path: "Sources/OutsideBackend",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The same scenarios as plain loops, for valgrind/callgrind (see README.md, "Profiling").
         .executableTarget(
             name: "defaults-profile",
             dependencies: [
                 .product(name: "Defaults", package: "Defaults"),
                 .product(name: "DefaultsObservation", package: "Defaults"),
+                "OutsideBackend",
             ],
             path: "Sources/defaults-profile",
             swiftSettings: [.swiftLanguageMode(.v6)]

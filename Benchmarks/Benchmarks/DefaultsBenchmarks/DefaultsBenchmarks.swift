@@ -17,6 +17,7 @@ import Defaults
 import DefaultsConfiguration
 import DefaultsObservation
 import Foundation
+import OutsideBackend
 import Synchronization
 import SystemPackage
 
@@ -205,6 +206,17 @@ func readInt() {
         return fixture
     }
 
+    // A read over a backend written outside the library (`OutsideBackend`): reads never reach the
+    // backend, so it should cost what a read over the file does.
+    Benchmark("ReadInt/Defaults.outsideBackend", configuration: perOperation) { benchmark, fixture in
+        let (suite, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(suite[key]) }
+    } setup: { () throws -> (Defaults.Suite, Defaults.Key<Int>) in
+        let fixture = intSuite(Defaults.Suite(backend: DictionaryBackend()))
+        try fixture.0.synchronize()
+        return fixture
+    }
+
     Benchmark("ReadInt/Mutex<[String:Int]> (floor)", configuration: perOperation) { benchmark, fixture in
         let (floor, name) = fixture
         for _ in benchmark.scaledIterations { blackHole(floor.value(name)) }
@@ -225,20 +237,39 @@ func readInt() {
 
 // MARK: Read a Codable struct key
 
+/// `suite` with the sample profile written (and flushed), and its key.
+func profileSuite(_ suite: Defaults.Suite) throws -> (Defaults.Suite, Defaults.Key<Profile>) {
+    let key = Defaults.Key<Profile>(
+        "profile",
+        default: Profile(name: "", width: 0, height: 0, scale: 1, isCompact: true, tags: []),
+        suite: suite
+    )
+    suite[key] = .sample
+    try suite.synchronize()
+    precondition(suite[key] == .sample)
+    return (suite, key)
+}
+
 func readCodable() {
     Benchmark("ReadCodable/Defaults.inMemory", configuration: perOperation) { benchmark, fixture in
         let (suite, key) = fixture
         for _ in benchmark.scaledIterations { blackHole(suite[key]) }
-    } setup: { () throws -> (Defaults.Suite, Defaults.Key<Profile>) in
-        let suite = Defaults.Suite.inMemory()
-        let key = Defaults.Key<Profile>(
-            "profile",
-            default: Profile(name: "", width: 0, height: 0, scale: 1, isCompact: true, tags: []),
-            suite: suite
-        )
-        suite[key] = .sample
-        precondition(suite[key] == .sample)
-        return (suite, key)
+    } setup: {
+        try profileSuite(.inMemory())
+    }
+
+    Benchmark("ReadCodable/Defaults.file", configuration: perOperation) { benchmark, fixture in
+        let (suite, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(suite[key]) }
+    } setup: {
+        try profileSuite(Defaults.Suite(fileURL: Scratch.url("read-codable.json")))
+    }
+
+    Benchmark("ReadCodable/Defaults.outsideBackend", configuration: perOperation) { benchmark, fixture in
+        let (suite, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(suite[key]) }
+    } setup: {
+        try profileSuite(Defaults.Suite(backend: DictionaryBackend()))
     }
 
     Benchmark("ReadCodable/UserDefaults.data+JSONDecoder", configuration: perOperation) { benchmark, fixture in
@@ -299,6 +330,13 @@ func writeInt() {
     } setup: { () throws -> (Defaults.Suite, Defaults.Key<Int>) in
         installObserverRegistry()
         return intSuite(Defaults.Suite(fileURL: Scratch.url("write-int.json")))
+    }
+
+    Benchmark("WriteInt/Defaults.outsideBackend 0 observers", configuration: perOperation) { benchmark, fixture in
+        measureWrites(benchmark, fixture.0, fixture.1)
+    } setup: { () throws -> (Defaults.Suite, Defaults.Key<Int>) in
+        installObserverRegistry()
+        return intSuite(Defaults.Suite(backend: DictionaryBackend()))
     }
 
     Benchmark("WriteInt/Defaults.inMemory 1 observer", configuration: perOperation) { benchmark, fixture in

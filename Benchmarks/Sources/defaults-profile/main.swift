@@ -10,6 +10,7 @@
 import Defaults
 import DefaultsObservation
 import Foundation
+import OutsideBackend
 import Synchronization
 
 struct Profile: Codable, Equatable, Sendable, Defaults.Serializable {
@@ -39,7 +40,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-floor stored-value read-codable write-floor write-unused write-0 write-file write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
+        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
     )
     exit(2)
 }
@@ -56,6 +57,14 @@ func residentKilobytes() -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }
 
+/// The suite a read scenario names: a file suite for "-file", a suite over a backend written outside
+/// the library (`OutsideBackend`) for "-backend", else an in-memory one.
+func readSuite(_ scenario: String, in directory: String) -> Defaults.Suite {
+    if scenario.hasSuffix("-file") { return Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/read.json")) }
+    if scenario.hasSuffix("-backend") { return Defaults.Suite(backend: DictionaryBackend()) }
+    return .inMemory()
+}
+
 func installRegistry() {
     Defaults.observe(Defaults.Key<Int>("warm-up", default: 0, suite: .inMemory()), options: []) { _ in }.invalidate()
 }
@@ -64,10 +73,11 @@ func installRegistry() {
 // isolated (which would add an executor check to every iteration).
 func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
     switch scenario {
-    case "read-int":
-        let suite = Defaults.Suite.inMemory()
+    case "read-int", "read-int-file", "read-int-backend":
+        let suite = readSuite(scenario, in: directory)
         let key = Defaults.Key<Int>("answer", default: 0, suite: suite)
         suite[key] = 42
+        try suite.synchronize()
         _ = suite[key]
         measured(iterations) { _ in sink(suite[key]) }
     case "stored-value":
@@ -82,8 +92,8 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         let floor = Mutex<[String: Int]>(["answer": 42])
         let name = String("answer")
         measured(iterations) { index in floor.withLock { $0[name] = index & 1 } }
-    case "read-codable":
-        let suite = Defaults.Suite.inMemory()
+    case "read-codable", "read-codable-file", "read-codable-backend":
+        let suite = readSuite(scenario, in: directory)
         let key = Defaults.Key<Profile>(
             "profile",
             default: Profile(name: "", width: 0, height: 0, scale: 1, isCompact: true, tags: []),
@@ -97,14 +107,19 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
             isCompact: false,
             tags: ["sidebar", "toolbar", "status"]
         )
+        try suite.synchronize()
         _ = suite[key]
         measured(iterations) { _ in sink(suite[key]) }
-    case "write-unused", "write-0", "write-file", "write-1", "write-10k":
-        // NB: "write-file" is "write-0" on a file suite: the loop ends before the coalescing timer
-        // fires, so it counts what a write costs the writer, not the file's replacement.
+    case "write-unused", "write-0", "write-file", "write-backend", "write-1", "write-10k":
+        // NB: "write-file" is "write-0" on a file suite, "write-backend" on a suite over a backend
+        // written outside the library: the loop ends before the coalescing timer fires, so it
+        // counts what a write costs the writer, not the file's replacement or the commit.
         let suite =
-            scenario == "write-file"
-            ? Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/write.json")) : Defaults.Suite.inMemory()
+            switch scenario {
+            case "write-file": Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/write.json"))
+            case "write-backend": Defaults.Suite(backend: DictionaryBackend())
+            default: Defaults.Suite.inMemory()
+            }
         let key = Defaults.Key<Int>("answer", default: 0, suite: suite)
         if scenario != "write-unused" { installRegistry() }
         let counter = Counter()

@@ -101,7 +101,11 @@ extension Defaults.Suite {
             // NB: read first, on a line of its own: as an argument, the tree's mutating accessor
             // overlapped the call's borrow of `self`, and the whole state was copied for it.
             let stored = tree[name]
-            return layeredValue(named: name, stored: stored)
+            // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from
+            // here passes it a copy of the whole state (a memcpy of the state on every call).
+            guard hasLayers else { return stored }
+            if let locked = layers!.lockedValue(named: name) { return locked }
+            return stored ?? layers!.values[name]
         }
 
         /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view).

@@ -7,31 +7,6 @@ import Testing
 ///
 /// Writes here, writes by another process, edits of the file; no timer is involved.
 @Suite struct WatchTests {
-    /// Runs `body` while a task copies the value updates of `key` into a mailbox, as ints.
-    private func watching(
-        _ provider: DefaultsProvider,
-        _ key: AbsoluteConfigKey,
-        _ body: (Mailbox<Result<Int?, any Error>>) async throws -> Void
-    ) async throws {
-        let updates = Mailbox<Result<Int?, any Error>>()
-        try await provider.watchValue(forKey: key, type: .int) { sequence in
-            let copying = Task {
-                for await update in sequence {
-                    updates.put(
-                        update.map { result in
-                            guard case .int(let value)? = result.value?.content else { return nil }
-                            return value
-                        }
-                    )
-                }
-            }
-            defer { copying.cancel() }
-            try await body(updates)
-        }
-    }
-
-    private struct NothingArrived: Error {}
-
     /// Expects `value`, read with `try await` outside the macro (which does not accept it here).
     private func expect(
         _ value: Int?,
@@ -39,12 +14,6 @@ import Testing
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(value == expected, sourceLocation: sourceLocation)
-    }
-
-    /// The next value update, or the error it carries.
-    private func next(_ updates: Mailbox<Result<Int?, any Error>>) async throws -> Int? {
-        guard let update = await updates.take() else { throw NothingArrived() }
-        return try update.get()
     }
 
     @Test func aLocalWriteReachesTheWatcherAndOtherKeysDoNot() async throws {
