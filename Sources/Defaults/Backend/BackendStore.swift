@@ -6,8 +6,10 @@ import Synchronization
 ///
 /// A report that arrives while a commit is under way waits until the commit has returned: the keys
 /// being committed are no longer marked changed in memory, and a report of one of them applied
-/// meanwhile would be overwritten by nothing, or would overwrite what the commit stores.
-final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing` and `held`
+/// meanwhile would be overwritten by nothing, or would overwrite what the commit stores. A report
+/// that arrived before the backend was asked to commit is older than the commit: it is taken in
+/// without the keys the commit wrote. One that arrived after is newer, by the protocol's promise.
+final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`, `called` and `held`
     /// What a backend reported.
     enum Report {
         case changed([String: JSONValue?], revision: UInt64?)
@@ -20,36 +22,49 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing` 
     /// Held while a report is applied, and while a commit starts and ends.
     private let gate = NSLock()
     private var committing = false
-    private var held: [Report] = []
+    /// Whether the commit under way has asked the backend yet.
+    private var called = false
+    private var held: [(report: Report, isBeforeCall: Bool)] = []
 
     init(_ backend: any Defaults.Backend) {
         self.backend = backend
     }
 
     /// Applies `report` with `apply` now, or once the commit under way has returned.
-    func receive(_ report: Report, apply: (Report) -> Void) {
+    func receive(_ report: Report, apply: (Report, Set<String>) -> Void) {
         gate.lock()
         defer { gate.unlock() }
         if committing {
-            held.append(report)
+            held.append((report, !called))
         } else {
-            apply(report)
+            apply(report, [])
         }
     }
 
+    /// Notes that the commit under way asks the backend now: reports from here on are newer.
+    func callingBackend() {
+        gate.withLock { called = true }
+    }
+
     /// Runs `commit` with reports held back; then, with reports still held, `settle` with its
-    /// result (a failed commit puts its keys back first); then applies the reports that arrived
-    /// meanwhile, in order.
-    func committing<Result>(_ commit: () -> Result, settle: (Result) -> Void, apply: (Report) -> Void) -> Result {
+    /// result (a failed commit puts its keys back first), which returns the keys the commit wrote;
+    /// then applies the reports that arrived meanwhile, in order (without those keys, for the ones
+    /// that arrived before the backend was asked).
+    func committing<Result>(
+        _ commit: () -> Result,
+        settle: (Result) -> Set<String>,
+        apply: (Report, Set<String>) -> Void
+    ) -> Result {
         gate.lock()
         committing = true
+        called = false
         gate.unlock()
         let result = commit()
         gate.lock()
         defer { gate.unlock() }
-        settle(result)
+        let written = settle(result)
         committing = false
-        for report in held { apply(report) }
+        for (report, isBeforeCall) in held { apply(report, isBeforeCall ? written : []) }
         held.removeAll()
         return result
     }
@@ -122,14 +137,20 @@ extension Store {
     /// Takes in what the backend reported, now or after the commit under way.
     func receive(_ report: CustomBackend.Report) {
         guard case .backend(let custom) = backend else { return }
-        custom.receive(report) { apply($0) }
+        custom.receive(report) { apply($0, leaving: $1) }
     }
 
-    private func apply(_ report: CustomBackend.Report) {
+    /// Takes in `report`, but for the keys `leaving` (a commit wrote newer values for them).
+    private func apply(_ report: CustomBackend.Report, leaving stale: Set<String>) {
         switch report {
-        case .changed(let values, let revision): absorbOutside(values, isWhole: false, revision: revision)
+        case .changed(var values, let revision):
+            for name in stale { values.removeValue(forKey: name) }
+            absorbOutside(values, isWhole: false, revision: revision)
         case .replaced(let contents):
-            absorbOutside(contents.values.mapValues { $0 }, isWhole: true, revision: contents.revision)
+            var values = contents.values.mapValues { Optional($0) }
+            // NB: left out, and kept: a key a whole report lacks would read as removed.
+            for name in stale { values.removeValue(forKey: name) }
+            absorbOutside(values, isWhole: true, revision: contents.revision, leaving: stale)
         }
     }
 
@@ -152,30 +173,36 @@ extension Store {
     /// ``commitPending(to:fromTimer:)`` for a caller that holds the commit lock; succeeds with
     /// whether there was anything to commit.
     func commitPendingLocked(to custom: CustomBackend) -> Result<Bool, Defaults.StorageError> {
-        let pending = state.withLock { state -> (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)? in
-            guard state.isDirty else { return nil }
-            let changed = state.takeChanged()
-            let clears = state.clearsFile
-            state.clearsFile = false
-            state.flushInFlight = true
-            var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
-            for name in changed { changes[name] = .some(state.tree[name]) }
-            return (changes, changed, clears)
-        }
-        guard let pending else { return .success(false) }
+        typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
         var refused = false
-        let result = custom.committing(
-            { () -> Result<Void, Defaults.StorageError> in
+        // NB: the changes are taken inside `committing`, once reports are held back: a report taken
+        // in between (its keys no longer marked changed, not yet committed) would put another's
+        // older value in memory under the value this commit stores, and nothing would mend it.
+        let outcome = custom.committing(
+            { () -> (Pending, Result<Void, Defaults.StorageError>)? in
+                let taken = state.withLock { state -> Pending? in
+                    guard state.isDirty else { return nil }
+                    let changed = state.takeChanged()
+                    let clears = state.clearsFile
+                    state.clearsFile = false
+                    state.flushInFlight = true
+                    var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
+                    for name in changed { changes[name] = .some(state.tree[name]) }
+                    return (changes, changed, clears)
+                }
+                guard let pending = taken else { return nil }
+                custom.callingBackend()
                 do throws(Defaults.StorageError) {
                     try custom.backend.commit(
                         Defaults.BackendChanges(values: pending.changes, removesEverything: pending.clears)
                     )
-                    return .success(())
+                    return (pending, .success(()))
                 } catch {
-                    return .failure(error)
+                    return (pending, .failure(error))
                 }
             },
-            settle: { result in
+            settle: { outcome -> Set<String> in
+                guard let (pending, result) = outcome else { return [] }
                 // NB: before the reports held meanwhile are taken in: a key put back is not
                 // overwritten by a report of another's value.
                 switch result {
@@ -196,9 +223,11 @@ extension Store {
                         if pending.clears { state.clearsFile = true }
                     }
                 }
+                return pending.changed
             },
-            apply: { apply($0) }
+            apply: { apply($0, leaving: $1) }
         )
+        guard let (_, result) = outcome else { return .success(false) }
         switch result {
         case .success: return .success(true)
         case .failure(let error):
@@ -221,6 +250,7 @@ extension Store {
         defer { custom.commitLock.unlock() }
         let outcome = custom.committing(
             { () -> Result<Defaults.ConditionalCommitResult, Defaults.StorageError> in
+                custom.callingBackend()
                 do throws(Defaults.StorageError) {
                     let changes = Defaults.BackendChanges(values: writes, removesEverything: removesEverything)
                     return .success(try custom.backend.commit(changes, ifUnchanged: expected))
@@ -228,8 +258,8 @@ extension Store {
                     return .failure(error)
                 }
             },
-            settle: { _ in },
-            apply: { apply($0) }
+            settle: { _ in [] },
+            apply: { apply($0, leaving: $1) }
         )
         switch outcome {
         case .success(.committed):

@@ -6,10 +6,16 @@ extension Store {
     ///
     /// Keys changed here and not committed yet keep their values; the others that changed for
     /// reads make one external change (those someone can be told of: see ``take(_:into:dropping:)``).
-    /// With `isWhole`, `values` is everything stored, and keys it lacks are removed. A report at a
+    /// With `isWhole`, `values` is everything stored, and keys it lacks are removed (but for those
+    /// in `kept`). A report at a
     /// `revision` no newer than the one memory holds is dropped. The caller keeps reports in order
     /// (``receive(_:)``), so events leave in the order they were applied.
-    func absorbOutside(_ values: [String: JSONValue?], isWhole: Bool, revision: UInt64?) {
+    func absorbOutside(
+        _ values: [String: JSONValue?],
+        isWhole: Bool,
+        revision: UInt64?,
+        leaving kept: Set<String> = []
+    ) {
         // NB: everything taken out of memory leaves the lock in `dropped`, and is released after it:
         // an old decoded value may be an instance of a class of the user's, whose `deinit` is user
         // code, and a change nobody is told of is not in the event that would carry it out.
@@ -49,7 +55,9 @@ extension Store {
             for (name, new) in values { consider(name, new) }
             if isWhole {
                 var gone: [String] = []
-                for name in state.tree.keys where values.index(forKey: name) == nil { gone.append(name) }
+                for name in state.tree.keys where values.index(forKey: name) == nil && !kept.contains(name) {
+                    gone.append(name)
+                }
                 for name in gone { consider(name, nil) }
             }
             return Self.take(listed, into: &state, dropping: &dropped)
