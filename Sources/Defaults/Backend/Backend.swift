@@ -34,8 +34,11 @@ extension Defaults {
     ///   another party exactly once, in the order the backend applied them, through
     ///   ``BackendUpdates/changed(_:revision:)``: one call is one change event (a change of three
     ///   keys made at once is one call naming three keys). Never report the backend's own commits.
-    ///   Never report, for a key, a change older than a commit of that key this backend has made:
-    ///   the suite applies what it is told.
+    ///   Never report, for a key, a change older than a commit of that key this backend has made
+    ///   or is making: the suite applies what it is told. (Reports that reach the suite while it
+    ///   commits wait until the commit returns; those that arrived before it called the backend
+    ///   leave the commit's keys alone, but one made before the commit and arriving after the call
+    ///   would be taken in over it.)
     /// - **Problems are values, never crashes.** Throw a ``StorageError`` from a load or a commit
     ///   that failed; report a problem found in the background (a lost connection) through
     ///   ``BackendUpdates/report(_:)``. The suite keeps values in memory, tells its error handler,
