@@ -62,8 +62,11 @@ extension Store {
             }
             return Self.take(listed, into: &state, dropping: &dropped)
         }
-        dropped.removeAll()
-        deliverExternally(changes, suiteObservers: suiteObservers)
+        // NB: released on the delivery queue, before the event: the caller holds the store's gate
+        // (and may hold its commit lock), and a `deinit` of the user's may synchronize.
+        // NB: moved, not copied: a copy left here would keep the values alive until this returns,
+        // on this thread, racing the delivery.
+        deliverExternally(changes, suiteObservers: suiteObservers, releasing: consume dropped)
     }
 
     /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
@@ -170,10 +173,16 @@ extension Store {
     /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.
     func deliverExternally(
         _ changes: [String: Defaults.StoredChange],
-        suiteObservers: (any Defaults.ObserverSlot)?
+        suiteObservers: (any Defaults.ObserverSlot)?,
+        releasing dropped: consuming [Defaults.Suite.CacheEntry?] = []
     ) {
-        guard !changes.isEmpty, let deliveryQueue else { return }
+        guard let deliveryQueue, !changes.isEmpty || !dropped.isEmpty else { return }
+        let released = Released(consume dropped)
         deliveryQueue.async { [weak self] in
+            // NB: first: the old values go before observers hear of the change, as they did when
+            // they were released where they were taken out.
+            released.values.removeAll()
+            guard !changes.isEmpty else { return }
             // NB: no suite left means no observer left: an observer holds a key, which holds its suite.
             guard let suite = self?.anySuite else { return }
             let event = Defaults.SuiteChange(
@@ -186,4 +195,11 @@ extension Store {
             Defaults.deliverToSinks(event)
         }
     }
+}
+
+/// Values taken out of a store's state, released on its delivery queue at a moment of its choosing
+/// (a closure's capture would keep them until the closure is gone).
+private final class Released: @unchecked Sendable {  // touched by the delivery queue alone once made
+    var values: [Defaults.Suite.CacheEntry?]
+    init(_ values: consuming [Defaults.Suite.CacheEntry?]) { self.values = values }
 }

@@ -35,11 +35,13 @@
 //         lets another writer change the file to 2, and prints what it reads before and after its
 //         own synchronize(), and how many change notifications it got.
 //     defaults-test-helper release-outside-lock <file>
-//         with the file holding "p" = {"n": …} (a class value whose deinit reads the suite) and "q",
-//         reads "p" so its value is kept, hangs a slot on "q" only, prints "ready", then waits for
-//         an outside change: prints "released" when the old "p" is released (a release under the
-//         suite's lock would stop the process: the read locks it again), then "changed n=<n>", and
-//         exits. With no sink that gets every change, so "p"'s change is in no event.
+//         with the file holding "p" = {"n": …} (a class value whose deinit reads the suite, writes
+//         "r" and synchronizes) and "q", reads "p" so its value is kept, hangs a slot on "q" only,
+//         prints "ready", then waits for an outside change: prints "released" when the old "p" is
+//         released (a release under the suite's lock, or under the lock that keeps outside changes
+//         in order with commits, would stop the process: the deinit takes them again), then
+//         "changed n=<n>", and exits. With no sink that gets every change, so "p"'s change is in no
+//         event.
 //     defaults-test-helper read-only <file>
 //         opens a file this process may read but not write; prints "port <n>" and "source <layer>",
 //         then writes "port", removes everything, tries an exclusive transaction ("exclusive threw"
@@ -401,6 +403,8 @@ case "release-outside-lock":
     let p = Defaults.Key<Payload?>("p", suite: suite)
     Payload.onRelease = {
         _ = suite.storedValues()
+        suite[Defaults.Key<Int>("r", default: 0, suite: suite)] = 1
+        try? suite.synchronize()
         say("released")
     }
     guard suite[p]?.n == 1 else { fail("expected p.n == 1") }
