@@ -17,6 +17,10 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`,
     }
 
     let backend: any Defaults.Backend
+    /// Whether every report held during a commit is older than it for the keys it wrote: so for the
+    /// file, whose reports come from reads under the lock its commits take (a report held then was
+    /// made before the commit wrote, or in the microseconds between its unlock and its return).
+    private let heldReportsPrecedeCommits: Bool
     /// Held across each commit: one at a time, as the protocol promises.
     let commitLock = NSLock()
     /// Held while a report is applied, and while a commit starts and ends.
@@ -28,6 +32,7 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`,
 
     init(_ backend: any Defaults.Backend) {
         self.backend = backend
+        heldReportsPrecedeCommits = backend is FileBackend
     }
 
     /// Applies `report` with `apply` now, or once the commit under way has returned.
@@ -64,7 +69,9 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`,
         defer { gate.unlock() }
         let written = settle(result)
         committing = false
-        for (report, isBeforeCall) in held { apply(report, isBeforeCall ? written : []) }
+        for (report, isBeforeCall) in held {
+            apply(report, isBeforeCall || heldReportsPrecedeCommits ? written : [])
+        }
         held.removeAll()
         return result
     }
@@ -223,7 +230,10 @@ extension Store {
                         if pending.clears { state.clearsFile = true }
                     }
                 }
-                return pending.changed
+                // NB: what a report held meanwhile must not overwrite: the keys this commit stored.
+                // A refused commit stored nothing, and what the backend reports puts memory back.
+                if case .success = result { return pending.changed }
+                return []
             },
             apply: { apply($0, leaving: $1) }
         )

@@ -41,8 +41,6 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         /// alone meanwhile, as they leave a suite's pending changes alone.
         var restore: [String: JSONValue]?
         var updates: Defaults.BackendUpdates?
-        /// The keys reported since the last commit ended (see ``commitLocked(_:)``).
-        var reportedSinceCommit: Set<String> = []
         /// The store told of the system files and of whether the file may be written.
         weak var store: Store?
         /// Whether a store was attached: once it is gone, the backend does nothing more.
@@ -166,11 +164,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
     /// Tells the suite that the keys of `changes` hold these values now, from outside.
     func report(_ changes: [String: JSONValue?]) {
         guard !changes.isEmpty else { return }
-        let updates = files.withLock { files in
-            files.reportedSinceCommit.formUnion(changes.keys)
-            return files.updates
-        }
-        updates?.changed(changes)
+        files.withLock { $0.updates }?.changed(changes)
     }
 
     /// Reports `error` to the suites' error handlers, in the background.
@@ -321,18 +315,12 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
                 brought[name] = .some(nil)
             }
         }
-        // NB: a key this commit wrote that a report since the last commit named: the report is
-        // older than this write, and the suite may take it in after the write (it holds reports that
-        // reach it while it commits); this write's value, reported after it, is the last word.
-        let recent = files.withLock { files -> Set<String> in
-            files.known = written
-            files.writesBlocked = false
-            files.restore = nil
-            return files.reportedSinceCommit
+        files.withLock {
+            $0.known = written
+            $0.writesBlocked = false
+            $0.restore = nil
         }
-        for name in changes.values.keys where recent.contains(name) { brought[name] = .some(document[name]) }
         report(brought)
-        files.withLock { $0.reportedSinceCommit = [] }
         // NB: reported once the outcome is known, so a handler that looks finds the new file.
         if let movedAside { reportInBackground(movedAside.brokeWhileOpen) }
     }
