@@ -175,6 +175,11 @@ extension Defaults {
         }
 
         /// Creates a suite that lives in memory only, for tests and previews.
+        ///
+        /// The same as a suite over an ``InMemoryBackend`` of its own (``InMemoryBackend/init()``),
+        /// but for one thing: nothing but this suite could read that backend's space, so the suite
+        /// commits nothing to it and a write costs only the write to memory. For suites that play
+        /// two processes, or two machines, give each an ``InMemoryBackend`` over one named space.
         public static func inMemory() -> Suite {
             Suite(store: Store(backend: .memory), location: nil, errorHandler: nil)
         }
