@@ -25,7 +25,7 @@ extension Defaults.Suite {
     /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``).
     public func removeAll() {
         // NB: as in removeValues(named:), every key the UserDefaults holds joins the tree first.
-        if case .userDefaults(let storage) = store.backend {
+        if let storage = store.userDefaults {
             for name in storage.storedNames { refresh(name, from: storage) }
         }
         if let scope = TransactionScope.find(for: self),
@@ -44,7 +44,7 @@ extension Defaults.Suite {
     ///
     /// - Throws: ``Defaults/StorageError`` when the file cannot be written.
     public func synchronize() throws(Defaults.StorageError) {
-        if case .userDefaults(let storage) = store.backend {
+        if let storage = store.userDefaults {
             storage.userDefaults.synchronize()
             return
         }
@@ -75,7 +75,7 @@ extension Defaults.Suite {
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
     func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
-        if case .userDefaults(let storage) = store.backend { refresh(name.text, from: storage) }
+        if let storage = store.userDefaults { refresh(name.text, from: storage) }
         let typeID = ObjectIdentifier(Value.self)
         let lookup = lookup(named: name, typeID: typeID)
         switch lookup {
@@ -114,7 +114,7 @@ extension Defaults.Suite {
 
     /// `lookup(named:typeID:)` when nothing may need refreshing from `UserDefaults` first.
     private func cachedLookup(named name: HashedName, typeID: ObjectIdentifier) -> Lookup {
-        if case .userDefaults = store.backend { return .absent }
+        if store.userDefaults != nil { return .absent }
         return lookup(named: name, typeID: typeID)
     }
 
@@ -202,7 +202,7 @@ extension Defaults.Suite {
     /// - Parameter name: The stored key's name.
     /// - Returns: The stored JSON, or `nil`.
     public func storedValue(named name: String) -> Defaults.JSONValue? {
-        if case .userDefaults(let storage) = store.backend { refresh(name, from: storage) }
+        if let storage = store.userDefaults { refresh(name, from: storage) }
         return store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return state.layeredValue(named: name, stored: scope.storedValue(named: name))

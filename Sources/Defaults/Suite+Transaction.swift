@@ -135,7 +135,8 @@ extension Defaults.Suite {
             )
             return try transaction(body)
         }
-        guard case .backend(let custom) = store.backend else { return try transaction(body) }
+        // NB: over UserDefaults, other code writes directly: nothing could make the commit exclusive.
+        guard case .backend(let custom) = store.backend, store.userDefaults == nil else { return try transaction(body) }
         if let file = store.fileBackend { return try exclusiveTransaction(on: file, custom, body) }
         return try exclusiveTransaction(on: custom, body)
     }

@@ -16,7 +16,7 @@ extension Defaults.Suite {
 extension Defaults.Suite {
     /// Whether this is an adapter over a `UserDefaults` that nothing else holds.
     fileprivate var holdsTheOnlyReferenceToItsUserDefaults: Bool {
-        guard case .userDefaults(let storage) = store.backend else { return false }
+        guard let storage = store.userDefaults else { return false }
         return storage.holdsTheOnlyReference
     }
 }

@@ -52,7 +52,7 @@ extension Defaults.Suite {
         // NB: a sink that gets every change gets the change's JSON too.
         if Defaults.hasEveryChangeSinks { return false }
         let store = store
-        if case .userDefaults = store.backend { return false }
+        if store.userDefaults != nil { return false }
         let isFile = store.isFlushed
         let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
             // NB: system files and refusals are in `writesTakeGeneralPath`.
@@ -114,7 +114,7 @@ extension Defaults.Suite {
             if isFile {
                 schedulesFlush = !state.flushScheduled
                 state.flushScheduled = true
-            } else if case .userDefaults(let storage) = store.backend {
+            } else if let storage = store.userDefaults {
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 storage.set(new, forKey: name)
@@ -175,7 +175,7 @@ extension Defaults.Suite {
         let names = Array(names)
         // NB: values other code set in a UserDefaults are not in the tree until read; without
         // this, removing them would look like no change and leave them there.
-        if case .userDefaults(let storage) = store.backend {
+        if let storage = store.userDefaults {
             for name in names { refresh(name, from: storage) }
         }
         write(Dictionary(names.map { ($0, nil) }, uniquingKeysWith: { $1 }))
@@ -241,7 +241,7 @@ extension Defaults.Suite {
                     continue
                 }
                 state.tree[name] = new
-                if case .userDefaults(let storage) = store.backend {
+                if let storage = store.userDefaults {
                     // NB: UserDefaults never calls back into us, so writing under our lock keeps
                     // its order the same as ours.
                     storage.set(new, forKey: name)
@@ -347,7 +347,7 @@ extension Defaults.Suite {
 
     // MARK: - UserDefaults
 
-    func refresh(_ name: String, from storage: UserDefaultsStorage) {
+    func refresh(_ name: String, from storage: UserDefaultsBackend) {
         let current = storage.value(forKey: name)
         let forgotten = store.state.withLock { state -> CacheEntry? in
             guard state.tree[name] != current else { return nil }

@@ -194,7 +194,7 @@ extension Defaults {
         public var description: String {
             switch store.backend {
             case .memory: return "Defaults.Suite(inMemory)"
-            case .userDefaults: return "Defaults.Suite(userDefaults)"
+            case .backend where store.userDefaults != nil: return "Defaults.Suite(userDefaults)"
             case .backend where store.fileBackend != nil: return "Defaults.Suite(file: \(location?.path ?? ""))"
             case .backend(let custom): return "Defaults.Suite(backend: \(custom.backend.name))"
             }

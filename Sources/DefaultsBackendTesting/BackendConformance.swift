@@ -26,7 +26,8 @@ import Foundation
 ///   ``Defaults/StorageError/exclusiveCommitUnsupported(backend:)``;
 /// - a commit of three keys by one backend reaches another that reports as one report of three
 ///   keys; a removal as `nil`; the reporting backend's own commits never come back to it;
-///   revisions, when given, grow;
+///   revisions, when given, grow (for a backend that cannot see changes made elsewhere, made with
+///   `seesChangesMadeElsewhere: false`: that it reports nothing at all);
 /// - through a suite: a write, after `synchronize()`, is what another backend loads, and an
 ///   `exclusiveTransaction` run from two suites over two backends loses no increment;
 /// - with ``init(timeout:makeBackend:makeUnreachableBackend:)``'s last argument, a backend that
@@ -47,6 +48,7 @@ public struct BackendConformance: Sendable {
     private let timeout: Duration
     private let makeBackend: @Sendable (String) throws -> any Defaults.Backend
     private let makeUnreachableBackend: (@Sendable (String) throws -> any Defaults.Backend)?
+    private let seesChangesMadeElsewhere: Bool
 
     /// Creates the checks.
     ///
@@ -55,14 +57,19 @@ public struct BackendConformance: Sendable {
     ///     checked against one that must, sent after it, so no check waits out the timeout when the
     ///     backend conforms.
     ///   - makeBackend: Makes a backend over the space named by its argument.
+    ///   - seesChangesMadeElsewhere: `false` for a backend whose storage announces no changes (a
+    ///     Foundation `UserDefaults` on Linux): the reports are checked to be none at all.
+    ///   - makeBackend: Makes a backend over the space named by its argument.
     ///   - makeUnreachableBackend: Makes a backend whose storage cannot be reached (a closed port,
     ///     a path it cannot create); `nil` skips the checks of failures.
     public init(
         timeout: Duration = .seconds(10),
+        seesChangesMadeElsewhere: Bool = true,
         makeBackend: @escaping @Sendable (_ space: String) throws -> any Defaults.Backend,
         makeUnreachableBackend: (@Sendable (_ space: String) throws -> any Defaults.Backend)? = nil
     ) {
         self.timeout = timeout
+        self.seesChangesMadeElsewhere = seesChangesMadeElsewhere
         self.makeBackend = makeBackend
         self.makeUnreachableBackend = makeUnreachableBackend
     }
@@ -221,6 +228,11 @@ public struct BackendConformance: Sendable {
         try writer.commit(
             Defaults.BackendChanges(values: ["x": .number("1"), "y": .number("2"), "z": .number("3")])
         )
+        guard seesChangesMadeElsewhere else {
+            // NB: nothing comes, so nothing marks when to stop looking: what came by now is checked.
+            let all = reports.all
+            return all.isEmpty ? [] : ["a backend that sees no changes made elsewhere reported \(all.map(\.values))"]
+        }
         guard let first = reports.wait(forCount: 1, timeout: timeout) else {
             return ["a commit of x, y and z by another backend was not reported within \(timeout)"]
         }

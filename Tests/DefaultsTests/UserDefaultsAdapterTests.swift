@@ -71,6 +71,25 @@ import Testing
         }
     }
 
+    @Test func integersAtTheirExtremesAndNumbersAPropertyListWouldChangeRoundTrip() throws {
+        try withUserDefaults { userDefaults in
+            let suite = Defaults.Suite(userDefaults: userDefaults)
+            let largest = Defaults.Key<Int>("largest", default: 0, suite: suite)
+            let smallest = Defaults.Key<Int64>("smallest", default: 0, suite: suite)
+            suite[largest] = .max
+            suite[smallest] = .min
+            // Foundation hands these back as Int64 values: read as integers, not through a Double.
+            #expect(suite[largest] == .max)
+            #expect(suite[smallest] == .min)
+            // NB: not `integer(forKey:)`: Foundation on Linux answers 0 for its own Int64 there.
+            #expect((userDefaults.object(forKey: "largest") as? NSNumber)?.int64Value == .max)
+            // JSON a property list would rewrite is kept as its text.
+            suite.write(["huge": .number("123456789012345678901234567890"), "exponent": .number("1.5e-7")])
+            #expect(suite.storedValue(named: "huge") == .number("123456789012345678901234567890"))
+            #expect(suite.storedValue(named: "exponent") == .number("1.5e-7"))
+        }
+    }
+
     @Test func falseAndZeroRoundTrip() throws {
         try withUserDefaults { userDefaults in
             let suite = Defaults.Suite(userDefaults: userDefaults)

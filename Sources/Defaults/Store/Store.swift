@@ -5,21 +5,24 @@ import Synchronization
 /// The values behind one or more suites: what every backend shares.
 ///
 /// A suite's values live in memory, in one ``Defaults/Suite/State`` behind one lock, and are read
-/// from there only. Where they persist is the store's backend: memory only, a `UserDefaults`, or a
-/// ``Defaults/Backend`` — the JSON file (``FileBackend``) or one of the user's. The store keeps what
+/// from there only. Where they persist is the store's backend: memory only (a private
+/// ``Defaults/InMemoryBackend`` space, which nothing else can read, so nothing is committed), or a
+/// ``Defaults/Backend`` — the JSON file (``FileBackend``), a `UserDefaults` (``UserDefaultsBackend``),
+/// a shared memory space or one of the user's. The store keeps what
 /// is the same whatever the backend: the state, the coalescing of writes into commits, the
 /// transactions and overrides, and the change events; outside changes a backend reports arrive
 /// through ``receive(_:)`` and leave as `.external` events, one at a time, on the delivery queue.
 ///
 /// One per backend: every ``Defaults/Suite`` opened on the same file (``FileStores``) or over the
 /// same backend object (``BackendStores``) shares it, so a write through one is read at once
-/// through the other. An in-memory suite and a suite over `UserDefaults` each have one of their own.
+/// through the other. An in-memory suite has one of its own, and so does the adapter suite of each
+/// `UserDefaults` (``UserDefaultsAdapters``).
 final class Store: Sendable {
     /// Where the values live.
     enum Kind: Sendable {
+        /// A private memory space: nothing to commit.
         case memory
-        case userDefaults(UserDefaultsStorage)
-        /// A ``Defaults/Backend``: the file, or one of the user's.
+        /// A ``Defaults/Backend``: the file, a `UserDefaults`, or one of the user's.
         case backend(CustomBackend)
     }
 
@@ -32,6 +35,9 @@ final class Store: Sendable {
     private let backendObject: (any AnyObject & Sendable)?
     /// The file, when the backend is the JSON file.
     let fileBackend: FileBackend?
+    /// The `UserDefaults`, when the backend is one: reads ask it and writes go to it at once, since
+    /// other code reads and writes it directly and Foundation announces none of it.
+    let userDefaults: UserDefaultsBackend?
     /// Whether writes wait in memory for a commit to a backend; kept apart so the write path tests
     /// it without touching the enum.
     let isFlushed: Bool
@@ -71,17 +77,14 @@ final class Store: Sendable {
         case .memory:
             backendObject = nil
             fileBackend = nil
-            isFlushed = false
-            deliveryQueue = nil
-        case .userDefaults(let storage):
-            backendObject = storage
-            fileBackend = nil
+            userDefaults = nil
             isFlushed = false
             deliveryQueue = nil
         case .backend(let custom):
             backendObject = custom
             fileBackend = custom.backend as? FileBackend
-            isFlushed = true
+            userDefaults = custom.backend as? UserDefaultsBackend
+            isFlushed = userDefaults == nil
             let queue = DispatchQueue(label: "Defaults.Store.delivery")
             queue.setSpecific(key: Self.deliveringKey, value: true)
             deliveryQueue = queue

@@ -1,11 +1,21 @@
 import Foundation
 
-/// Keeps a suite's values in a Foundation `UserDefaults`, as property-list values other code can read.
+/// The backend of a suite over a Foundation `UserDefaults`: values as property-list values other
+/// code can read.
 ///
 /// Strings, booleans, numbers, arrays and dictionaries are stored as themselves, so
 /// `userDefaults.integer(forKey:)` sees an `Int` key. A value containing `nil` (which property lists
-/// cannot hold) is stored as its JSON text in a `Data`.
-final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks its own state internally
+/// cannot hold) or a number a property list would change (wider than 64 bits, or a double written
+/// otherwise than Swift writes it) is stored as its JSON text in a `Data`, so it reads back as it was.
+///
+/// Other code in the process reads and writes the same `UserDefaults` directly, and Foundation on
+/// Linux announces none of it, so two things differ from other backends, and the store asks this
+/// one directly for them (``Store/userDefaults``): every read of the suite takes the value the
+/// `UserDefaults` holds now, and every write is stored at once, not coalesced, so other code reads it
+/// at once. For the same reason it reports no changes made elsewhere, and offers no conditional
+/// commit (an `exclusiveTransaction` over it is a plain transaction: nothing could exclude the other
+/// code).
+final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // UserDefaults locks its own state internally
     // NB: a `var` only so `holdsTheOnlyReference` can pass it inout; it is never reassigned.
     private(set) var userDefaults: UserDefaults
 
@@ -23,6 +33,26 @@ final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks it
     /// The names of every value `userDefaults` reads, from any of its domains.
     var storedNames: [String] {
         Array(userDefaults.dictionaryRepresentation().keys)
+    }
+
+    var name: String { "UserDefaults" }
+
+    /// Every value the `UserDefaults` reads, from any of its domains.
+    func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
+        var values: [String: JSONValue] = [:]
+        for name in storedNames {
+            if let value = value(forKey: name) { values[name] = value }
+        }
+        return Defaults.BackendContents(values: values)
+    }
+
+    /// Stores `changes` key by key; with `removesEverything`, every value the `UserDefaults` reads
+    /// goes first.
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+        if changes.removesEverything {
+            for name in storedNames where changes.values[name] == nil { set(nil, forKey: name) }
+        }
+        for (name, value) in changes.values { set(value, forKey: name) }
     }
 
     func value(forKey name: String) -> JSONValue? {
@@ -44,10 +74,13 @@ final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks it
         case .bool(let flag):
             return flag
         case .number(let text):
-            if let integer = Int(text) { return integer }
+            // NB: as a number only when it reads back as the same text; otherwise (a number too
+            // big for 64 bits, a double not written the way Swift writes it) the JSON text keeps it.
+            if let integer = Int(text), String(integer) == text { return integer }
             // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
-            if let unsigned = UInt64(text) { return unsigned }
-            return Double(text)
+            if let unsigned = UInt64(text), String(unsigned) == text { return unsigned }
+            if let double = Double(text), double.description == text { return double }
+            return nil
         case .string(let text):
             return text
         case .array(let elements):
@@ -79,16 +112,19 @@ final class UserDefaultsStorage: @unchecked Sendable {  // UserDefaults locks it
         case let date as Date:
             return date.jsonValue
         case let number as NSNumber:
-            if type(of: object) == Double.self || type(of: object) == Float.self {
-                return .number(number.doubleValue.description)
+            // NB: by the number's own type, whatever Swift type it comes back as: Foundation hands an
+            // `Int` back as an `Int64` (or an `NSNumber`), and a Double would lose its digits.
+            switch String(cString: number.objCType) {
+            case "q", "l", "i", "s": return .number(String(number.int64Value))
+            case "Q", "L", "I", "S", "C": return .number(String(number.uint64Value))
+            case "f": return .number(number.floatValue.description)
+            default:
+                let double = number.doubleValue
+                if double.rounded(.towardZero) == double, let integer = Int(exactly: double) {
+                    return .number(String(integer))
+                }
+                return .number(double.description)
             }
-            if let integer = object as? Int, type(of: object) == Int.self { return .number(String(integer)) }
-            if let unsigned = object as? UInt64, type(of: object) == UInt64.self { return .number(String(unsigned)) }
-            let double = number.doubleValue
-            if double.rounded(.towardZero) == double, let integer = Int(exactly: double) {
-                return .number(String(integer))
-            }
-            return .number(double.description)
         case let array as [Any]:
             var elements: [JSONValue] = []
             for element in array {
@@ -120,7 +156,7 @@ extension Defaults.Suite {
     /// - Parameter userDefaults: The store to read and write.
     public convenience init(userDefaults: UserDefaults) {
         self.init(
-            store: Store(backend: .userDefaults(UserDefaultsStorage(userDefaults))),
+            store: Store(backend: .backend(CustomBackend(UserDefaultsBackend(userDefaults)))),
             location: nil,
             errorHandler: nil
         )
