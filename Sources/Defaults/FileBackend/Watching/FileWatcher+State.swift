@@ -1,0 +1,77 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What the watcher keeps: its clients (a store's files), what each watches, and what polling saw.
+extension FileWatcher {
+    /// What a watched entry's directory entry said when last polled.
+    struct FileStamp: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+        var changed: timespec
+
+        static func == (lhs: FileStamp, rhs: FileStamp) -> Bool {
+            lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+                && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+                && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+        }
+
+        /// The stamp of the entry at `path` (of a link itself, not of what it points to); `nil`
+        /// when there is none.
+        static func of(_ path: String) -> FileStamp? {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            return FileStamp(
+                device: UInt64(info.st_dev),
+                inode: UInt64(info.st_ino),
+                size: Int64(info.st_size),
+                modified: info.st_mtim,
+                changed: info.st_ctim
+            )
+        }
+    }
+
+    /// One of a store's files: the store, and which of its files (0 is the one it writes).
+    struct Client: Hashable {
+        let store: ObjectIdentifier
+        let source: Int
+    }
+
+    final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the state lock
+        weak var store: FileBackend?
+        init(_ store: FileBackend) { self.store = store }
+    }
+
+    struct State: @unchecked Sendable {  // dispatch sources are thread-safe; everything else is plain data
+        var table = WatchTable()
+        var stores: [ObjectIdentifier: WeakStore] = [:]
+        /// Each client's entries: the links on the way to its file, then the file.
+        var entries: [Client: [String]] = [:]
+        /// The clients of each watched entry.
+        var listeners: [String: Set<Client>] = [:]
+        /// The entries that are symlinks on the way to a file (a client lists them before its file).
+        var links: Set<String> = []
+        /// Entries watched by polling, with what the last poll saw.
+        var polled: [String: FileStamp?] = [:]
+        var pollTimer: (any DispatchSourceTimer)?
+        var readSource: (any DispatchSourceRead)?
+
+        /// The live stores of `clients`, each with the file it is told about.
+        func stores(of clients: some Sequence<Client>) -> [(FileBackend, Int)] {
+            clients.compactMap { client in stores[client.store]?.store.map { ($0, client.source) } }
+        }
+
+        /// The clients of the entries at `paths`.
+        func clients(of paths: some Sequence<String>) -> Set<Client> {
+            var result: Set<Client> = []
+            for path in paths { result.formUnion(listeners[path] ?? []) }
+            return result
+        }
+    }
+}
