@@ -169,9 +169,12 @@ extension Defaults {
         ///   - backend: Where the values live.
         ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
         public convenience init(backend: some Backend, errorHandler: (@Sendable (StorageError) -> Void)? = nil) {
-            let (store, problem) = BackendStores.store(for: backend)
+            let (store, problem, isNew) = BackendStores.store(for: backend)
             self.init(store: store, location: nil, errorHandler: errorHandler)
             if let problem { report(problem) }
+            // NB: after the suite is attached, so what the backend reports as it starts reaches
+            // this suite's handler, not only the global one.
+            if isNew { store.startReporting() }
         }
 
         /// Creates a suite that lives in memory only, for tests and previews.

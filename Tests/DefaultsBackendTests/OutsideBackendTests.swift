@@ -183,6 +183,16 @@ struct TwoMachines {
         #expect(fresh.storedValue(named: "rateLimit") == .number("300"))
     }
 
+    @Test func aProblemReportedAsReportingStartsReachesTheSuitesOwnHandler() async {
+        let problems = EventLog<String>()
+        let suite = Defaults.Suite(backend: WriteOnlyLogBackend(problemAtStart: "a stored value is unreadable")) {
+            problems.append($0.description)
+        }
+        #expect(await problems.wait(forCount: 1))
+        #expect(problems.all.first?.contains("a stored value is unreadable") == true, "\(problems.all)")
+        _ = suite
+    }
+
     @Test func anExclusiveTransactionOverABackendWithoutConditionalCommitsFailsClearly() {
         let suite = Defaults.Suite(backend: WriteOnlyLogBackend())
         let key = Defaults.Key<Int>("count", default: 0, suite: suite)
@@ -205,6 +215,16 @@ struct TwoMachines {
 final class WriteOnlyLogBackend: Defaults.Backend, @unchecked Sendable {  // `log` is guarded by `lock`
     private let lock = NSLock()
     private var log: [Defaults.BackendChanges] = []
+    /// A problem to report as reporting starts, as a backend whose load found one would.
+    private let problemAtStart: String?
+
+    init(problemAtStart: String? = nil) {
+        self.problemAtStart = problemAtStart
+    }
+
+    func startReporting(to updates: Defaults.BackendUpdates) {
+        if let problemAtStart { updates.report(.backendFailed(backend: name, reason: problemAtStart)) }
+    }
 
     func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
         Defaults.BackendContents(values: [:])

@@ -70,8 +70,10 @@ extension Defaults {
 
         /// Starts reporting changes made elsewhere to `updates`, from any thread, one at a time.
         ///
-        /// Called once, right after ``load()``. Report every change since the load, none before
-        /// it. The default does nothing: a backend only this process writes has nothing to report.
+        /// Called once, right after ``load()``, once the first suite over the backend is set up: a
+        /// problem reported from here (say, a stored value the load could not read) reaches that
+        /// suite's error handler. Report every change since the load, none before it. The default
+        /// does nothing: a backend only this process writes has nothing to report.
         func startReporting(to updates: BackendUpdates)
 
         /// Stops reporting; called when the last suite over the backend has gone.

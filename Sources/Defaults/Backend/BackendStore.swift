@@ -91,13 +91,17 @@ enum BackendStores {
         atexit { BackendStores.flushAll() }
     }()
 
-    /// The store over `backend`, loading it and starting its reports if no suite has it open.
+    /// The store over `backend`, loading it if no suite has it open.
     ///
-    /// - Returns: The store, and the problem loading found, for the opener to report.
-    static func store(for backend: any Defaults.Backend) -> (store: Store, problem: Defaults.StorageError?) {
+    /// - Returns: The store; the problem loading found, for the opener to report; and whether the
+    ///   store is new, so the opener starts its reports (``Store/startReporting()``) once its suite
+    ///   is attached, and a problem the backend reports as it starts reaches that suite's handler.
+    static func store(for backend: any Defaults.Backend) -> (
+        store: Store, problem: Defaults.StorageError?, isNew: Bool
+    ) {
         _ = installExitHandler
         let key = ObjectIdentifier(backend)
-        if let open = stores.withLock({ $0[key]?.store }) { return (open, nil) }
+        if let open = stores.withLock({ $0[key]?.store }) { return (open, nil, false) }
         // NB: loaded holding no lock: a backend's load is user code, and may open another suite.
         var contents: Defaults.BackendContents?
         var problem: Defaults.StorageError?
@@ -114,10 +118,8 @@ enum BackendStores {
             return nil
         }
         // NB: another thread opened a suite over the backend meanwhile: that store reports.
-        if let winner { return (winner, nil) }
-        let updates = fresh.makeUpdates()
-        backend.startReporting(to: updates)
-        return (fresh, problem)
+        if let winner { return (winner, nil, false) }
+        return (fresh, problem, true)
     }
 
     /// Commits what every open store over a backend has pending; run at a normal exit.
@@ -131,6 +133,12 @@ enum BackendStores {
 }
 
 extension Store {
+    /// Asks the backend to start reporting changes made elsewhere; once, by the opener of a new store.
+    func startReporting() {
+        guard case .backend(let custom) = backend else { return }
+        custom.backend.startReporting(to: makeUpdates())
+    }
+
     /// What the store hands its backend to report with.
     func makeUpdates() -> Defaults.BackendUpdates {
         // NB: the store weakly: a backend keeps its receiver, and must not keep the store alive.
