@@ -54,6 +54,10 @@ extension Defaults {
         /// keys read are unchanged (``Defaults/Backend/supportsConditionalCommit``). Nothing ran,
         /// and nothing changed.
         case exclusiveCommitUnsupported(backend: String)
+        /// A backend holds a value of `key` that is not a setting's JSON (a person's typo in a
+        /// shared store, say); `reason` says what is wrong with it. The key reads its default until
+        /// the value is mended; nothing is written over it.
+        case unreadableValue(backend: String, key: String, reason: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -93,6 +97,9 @@ extension Defaults {
             case .exclusiveCommitUnsupported(let backend):
                 return
                     "Defaults: \(backend) cannot commit only if unchanged, so exclusiveTransaction cannot run on it; nothing changed"
+            case .unreadableValue(let backend, let key, let reason):
+                return
+                    "Defaults: \(backend) holds a value of \"\(key)\" that cannot be read (\(reason)); it reads its default until mended"
             }
         }
     }

@@ -1,0 +1,506 @@
+import Defaults
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A ``Defaults/Backend`` whose values live in etcd under a key prefix: each setting one etcd key,
+/// `<prefix><name>`, whose value is the setting's JSON text.
+///
+/// ```swift
+/// let suite = Defaults.Suite(backend: EtcdBackend(endpoints: [URL(string: "http://10.0.0.5:2379")!],
+///                                                 prefix: "/config/billing/"))
+/// ```
+///
+/// `etcdctl get --prefix /config/billing/` shows the settings as text, and an operator changes one
+/// with `etcdctl put /config/billing/logLevel '"debug"'`: every suite over the prefix takes it in as
+/// one `.external` change.
+///
+/// - Opening reads the prefix once (one range read) and watches it from the revision after that
+///   read, so no change made between the two is missed.
+/// - Each etcd revision that touches the prefix is one report, so one change event: a transaction
+///   of three keys is one event of three keys. The backend's own commits are not reported back.
+/// - Each commit of the suite's pending writes is one etcd transaction, merged per key: instances
+///   writing different keys lose none. A conditional commit (`exclusiveTransaction`) compares the
+///   mod revisions of the keys it read, so a lost race is a conflict, and the suite runs the
+///   transaction again.
+/// - A value that is not JSON (an operator's typo) is reported through the suite's error handler
+///   and reads as absent, so the key's default applies until it is mended.
+///
+/// Calls go to the endpoint that answered last, and to the next when it cannot be reached; a
+/// member that answers "no leader" counts as out of reach.
+public final class EtcdBackend: Defaults.Backend, Sendable {
+    /// The prefix every key of the suite's settings has in etcd.
+    public let prefix: String
+    /// Where etcd is reached.
+    public var endpoints: [URL] { client.endpoints }
+
+    private let client: EtcdClient
+
+    private struct State {
+        /// What the backend last knew of each key: its value and its mod revision.
+        var known: [String: (value: Defaults.JSONValue?, modRevision: Int64)] = [:]
+        /// The newest revision seen: loaded, watched or committed.
+        var revision: Int64 = 0
+        /// Revisions of this backend's own commits that the watch has not passed yet.
+        var ownRevisions: Set<Int64> = []
+        var updates: Defaults.BackendUpdates?
+        var watch: Task<Void, Never>?
+        /// Problems found before anyone listened (by the load): reported when reporting starts.
+        var unreported: [Defaults.StorageError] = []
+    }
+
+    private let state = Mutex(State())
+    /// Held across each commit, and while a watched revision is looked at: so the watch knows every
+    /// revision this backend has committed before it decides whether a revision is its own.
+    private let commitGate = NSLock()
+    /// Where watched messages are looked at, one at a time, off the event loop (they may wait for a
+    /// commit, whose answer comes on the event loop).
+    private let watchQueue = DispatchQueue(label: "DefaultsEtcd.watch")
+
+    /// Creates a backend over the keys under `prefix` in the etcd cluster at `endpoints`.
+    ///
+    /// - Parameters:
+    ///   - endpoints: The client URLs of the cluster's members (`http://host:2379`).
+    ///   - prefix: The prefix of the suite's keys, usually ending in `/` (`/config/billing/`).
+    ///   - timeout: How long one call to one member may take before the next is tried.
+    public init(endpoints: [URL], prefix: String, timeout: Duration = .seconds(5)) {
+        self.prefix = prefix
+        self.client = EtcdClient(endpoints: endpoints, timeout: timeout)
+    }
+
+    deinit {
+        state.withLock { $0.watch }?.cancel()
+    }
+
+    /// "etcd", the prefix and the endpoints.
+    public var name: String { "etcd \(prefix) at \(client.endpointList)" }
+
+    // MARK: - Load
+
+    /// Reads every key under the prefix, with the revision of the read.
+    public func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
+        let (values, revision) = try readAll()
+        return Defaults.BackendContents(values: values, revision: UInt64(revision))
+    }
+
+    /// One range read of the prefix: the values, and the cluster's revision at the read.
+    ///
+    /// Keys whose value is not JSON are left out and reported.
+    private func readAll() throws(Defaults.StorageError) -> ([String: Defaults.JSONValue], Int64) {
+        let request = Etcd.RangeRequest(
+            key: Etcd.encode(prefix),
+            range_end: Etcd.encode(Etcd.rangeEnd(of: prefix))
+        )
+        let response = try client.call("v3/kv/range", request, as: Etcd.RangeResponse.self, backend: name)
+        var values: [String: Defaults.JSONValue] = [:]
+        var known: [String: (value: Defaults.JSONValue?, modRevision: Int64)] = [:]
+        var problems: [Defaults.StorageError] = []
+        for pair in response.kvs ?? [] {
+            guard let name = settingName(pair.key) else { continue }
+            let modRevision = pair.mod_revision.flatMap(Int64.init) ?? 0
+            switch parse(pair.value, of: name) {
+            case .success(let value):
+                values[name] = value
+                known[name] = (value, modRevision)
+            case .failure(let problem):
+                known[name] = (nil, modRevision)
+                problems.append(problem)
+            }
+        }
+        let revision = response.header.revisionNumber
+        let updates = state.withLock { state in
+            state.known = known
+            state.revision = max(state.revision, revision)
+            if state.updates == nil { state.unreported += problems }
+            return state.updates
+        }
+        if let updates { for problem in problems { updates.report(problem) } }
+        return (values, revision)
+    }
+
+    /// The setting a key names: the key without the prefix; `nil` for a key that is not text.
+    private func settingName(_ base64: String) -> String? {
+        guard let key = Etcd.decode(base64), key.hasPrefix(prefix) else { return nil }
+        return String(key.dropFirst(prefix.count))
+    }
+
+    private func parse(_ base64: String?, of name: String) -> Result<Defaults.JSONValue, Defaults.StorageError> {
+        guard let text = Etcd.decode(base64) else {
+            return .failure(
+                .unreadableValue(backend: self.name, key: name, reason: "\(prefix)\(name) is not UTF-8 text")
+            )
+        }
+        do {
+            return .success(try Defaults.JSONValue(parsing: text))
+        } catch {
+            return .failure(
+                .unreadableValue(
+                    backend: self.name,
+                    key: name,
+                    reason: "\(prefix)\(name) is not JSON (\(error)): \(text)"
+                )
+            )
+        }
+    }
+
+    // MARK: - Commit
+
+    /// Stores `changes` in one etcd transaction.
+    public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+        commitGate.lock()
+        defer { commitGate.unlock() }
+        if changes.removesEverything {
+            try commitRemovingEverything(changes)
+            return
+        }
+        guard !changes.values.isEmpty else { return }
+        let request = Etcd.TxnRequest(compare: [], success: operations(for: changes.values), failure: [])
+        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+        recordOwnCommit(changes.values, at: response.header.revisionNumber)
+    }
+
+    /// Removes every key under the prefix but those `changes` writes, and writes them, in one
+    /// transaction that holds only if no key under the prefix changed since the keys were listed.
+    private func commitRemovingEverything(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+        while true {
+            let listing = Etcd.RangeRequest(
+                key: Etcd.encode(prefix),
+                range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
+                keys_only: true
+            )
+            let listed = try client.call("v3/kv/range", listing, as: Etcd.RangeResponse.self, backend: name)
+            var values = changes.values
+            for pair in listed.kvs ?? [] {
+                guard let name = settingName(pair.key), values[name] == nil else { continue }
+                values[name] = .some(nil)
+            }
+            guard !values.isEmpty else { return }
+            // NB: every key under the prefix last changed at or before the listing's revision.
+            let unchanged = Etcd.Compare(
+                key: Etcd.encode(prefix),
+                range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
+                target: "MOD",
+                result: "LESS",
+                mod_revision: String(listed.header.revisionNumber + 1)
+            )
+            let request = Etcd.TxnRequest(compare: [unchanged], success: operations(for: values), failure: [])
+            let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+            if response.succeeded == true {
+                recordOwnCommit(values, at: response.header.revisionNumber)
+                return
+            }
+        }
+    }
+
+    /// `true`: conditional commits compare mod revisions in an etcd transaction.
+    public var supportsConditionalCommit: Bool { true }
+
+    /// Stores `changes` in one etcd transaction if every key of `expected` is at the mod revision
+    /// this backend saw it holding the value given (or still absent).
+    public func commit(
+        _ changes: Defaults.BackendChanges,
+        ifUnchanged expected: [String: Defaults.JSONValue?]
+    ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
+        commitGate.lock()
+        defer { commitGate.unlock() }
+        var compares: [Etcd.Compare] = []
+        var stale: [String] = []
+        state.withLock { state in
+            for (name, value) in expected {
+                let key = Etcd.encode(prefix + name)
+                if value == nil {
+                    compares.append(Etcd.Compare(key: key, target: "VERSION", result: "EQUAL", version: "0"))
+                } else if let known = state.known[name], known.value == value {
+                    compares.append(
+                        Etcd.Compare(key: key, target: "MOD", result: "EQUAL", mod_revision: String(known.modRevision))
+                    )
+                } else {
+                    stale.append(name)
+                }
+            }
+        }
+        if !stale.isEmpty {
+            // NB: the suite read a value this backend does not know at a revision (its watch is
+            // behind, or it does not watch): ask etcd what the keys hold, and compare with that.
+            let fetched = try fetch(stale)
+            for name in stale {
+                let current = fetched[name]
+                guard let current, current.value == expected[name] ?? nil else {
+                    var values: [String: Defaults.JSONValue?] = [:]
+                    for other in expected.keys { values[other] = .some(knownValue(of: other)) }
+                    for (other, found) in fetched { values[other] = .some(found.value) }
+                    for other in stale where fetched[other] == nil { values[other] = .some(nil) }
+                    return .conflict(current: values)
+                }
+                compares.append(
+                    Etcd.Compare(
+                        key: Etcd.encode(prefix + name),
+                        target: "MOD",
+                        result: "EQUAL",
+                        mod_revision: String(current.modRevision)
+                    )
+                )
+            }
+        }
+        if changes.removesEverything {
+            // NB: rare enough (a removeAll in an exclusive transaction) to take the plain way after
+            // comparing: no key it read changed, then everything goes.
+            let check = Etcd.TxnRequest(compare: compares, success: [], failure: [])
+            let response = try client.call("v3/kv/txn", check, as: Etcd.TxnResponse.self, backend: name)
+            guard response.succeeded == true else { return .conflict(current: try currentValues(of: expected.keys)) }
+            try commitRemovingEverything(changes)
+            return .committed
+        }
+        let names = Array(expected.keys)
+        let reads = names.map { name in
+            Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+        }
+        let request = Etcd.TxnRequest(compare: compares, success: operations(for: changes.values), failure: reads)
+        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+        if response.succeeded == true {
+            recordOwnCommit(changes.values, at: response.header.revisionNumber)
+            return .committed
+        }
+        // The failure branch read each compared key: what it holds now.
+        let found = remember(names, response.responses ?? [])
+        var current: [String: Defaults.JSONValue?] = [:]
+        for name in names { current[name] = .some(found[name]?.value ?? nil) }
+        return .conflict(current: current)
+    }
+
+    /// What the keys `names` hold in etcd now, read in one transaction, and remembered.
+    private func fetch(_ names: [String]) throws(Defaults.StorageError) -> [String: (
+        value: Defaults.JSONValue?, modRevision: Int64
+    )] {
+        let reads = names.map { name in
+            Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+        }
+        let request = Etcd.TxnRequest(compare: [], success: reads, failure: [])
+        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+        return remember(names, response.responses ?? [])
+    }
+
+    /// The values and mod revisions of `names` in `responses` (one range read each, in order),
+    /// noted as known; absent keys are left out, and forgotten.
+    private func remember(
+        _ names: [String],
+        _ responses: [Etcd.ResponseOp]
+    ) -> [String: (value: Defaults.JSONValue?, modRevision: Int64)] {
+        var found: [String: (value: Defaults.JSONValue?, modRevision: Int64)] = [:]
+        for (index, name) in names.enumerated() {
+            guard let pair = responses[safe: index]?.response_range?.kvs?.first else { continue }
+            found[name] = ((try? parse(pair.value, of: name).get()), pair.mod_revision.flatMap(Int64.init) ?? 0)
+        }
+        state.withLock { state in
+            for name in names {
+                if let entry = found[name] {
+                    // NB: never back to an older revision than one the watch has seen.
+                    if (state.known[name]?.modRevision ?? 0) <= entry.modRevision { state.known[name] = entry }
+                } else {
+                    state.known.removeValue(forKey: name)
+                }
+            }
+        }
+        return found
+    }
+
+    private func knownValue(of name: String) -> Defaults.JSONValue? {
+        state.withLock { $0.known[name]?.value ?? nil }
+    }
+
+    private func currentValues(of names: some Sequence<String>) throws(Defaults.StorageError) -> [String: Defaults
+        .JSONValue?]
+    {
+        let (values, _) = try readAll()
+        var current: [String: Defaults.JSONValue?] = [:]
+        for name in names { current[name] = .some(values[name]) }
+        return current
+    }
+
+    /// The puts and deletes of `values`.
+    private func operations(for values: [String: Defaults.JSONValue?]) -> [Etcd.RequestOp] {
+        values.sorted { $0.key < $1.key }
+            .map { name, value in
+                let key = Etcd.encode(prefix + name)
+                if let value {
+                    return Etcd.RequestOp(request_put: Etcd.PutRequest(key: key, value: Etcd.encode(value.description)))
+                }
+                return Etcd.RequestOp(request_delete_range: Etcd.DeleteRangeRequest(key: key))
+            }
+    }
+
+    /// Notes a commit of this backend's at `revision`: its keys' values and mod revisions, and that
+    /// the watch must not report it.
+    private func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
+        state.withLock { state in
+            for (name, value) in values {
+                if let value { state.known[name] = (value, revision) } else { state.known.removeValue(forKey: name) }
+            }
+            // NB: only while watching: otherwise no watch would pass it, and the set would only grow.
+            if state.updates != nil { state.ownRevisions.insert(revision) }
+            state.revision = max(state.revision, revision)
+        }
+    }
+
+    // MARK: - Watch
+
+    /// Watches the prefix from the revision after the load, and reports every revision not this
+    /// backend's own.
+    public func startReporting(to updates: Defaults.BackendUpdates) {
+        let (start, unreported) = state.withLock { state -> (Int64, [Defaults.StorageError]) in
+            state.updates = updates
+            defer { state.unreported = [] }
+            return (state.revision + 1, state.unreported)
+        }
+        for problem in unreported { updates.report(problem) }
+        let task = Task.detached { [weak self] in
+            guard let self else { return }
+            await self.watchLoop(from: start)
+        }
+        state.withLock { $0.watch = task }
+    }
+
+    /// Stops the watch.
+    public func stopReporting() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.updates = nil
+            defer { state.watch = nil }
+            return state.watch
+        }
+        task?.cancel()
+    }
+
+    private func watchLoop(from start: Int64) async {
+        var next = start
+        var index = client.preferredIndex
+        var failures = 0
+        while !Task.isCancelled {
+            let request = Etcd.WatchCreateRequest(
+                create_request: .init(
+                    key: Etcd.encode(prefix),
+                    range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
+                    start_revision: String(next)
+                )
+            )
+            do {
+                try await client.watch(request, from: index) { message in
+                    failures = 0
+                    if let result = message.result {
+                        if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
+                            next = -1
+                            return
+                        }
+                        if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
+                            next = max(next, last + 1)
+                        }
+                        // NB: one message may carry several revisions: each is a report of its own.
+                        for (revision, events) in Self.byRevision(result.events ?? []) {
+                            watchQueue.async { [weak self] in self?.take(events, at: revision) }
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                failures += 1
+                if failures == 1 {
+                    report(.backendFailed(backend: name, reason: "the watch of etcd stopped (\(error)); reconnecting"))
+                }
+            }
+            if Task.isCancelled { return }
+            if next == -1 {
+                // The revision to resume from was compacted away: load again, and report the difference.
+                next = await reloadAfterCompaction()
+                continue
+            }
+            index = (index + 1) % client.endpoints.count
+            // NB: after a failure, a growing pause, so an unreachable cluster is not asked in a busy loop.
+            if failures > 0 {
+                try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 6), 3_000)))
+            }
+        }
+    }
+
+    /// Loads the prefix again and hands it over whole; returns the revision to watch from next.
+    private func reloadAfterCompaction() async -> Int64 {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int64, Never>) in
+            watchQueue.async { [self] in
+                commitGate.lock()
+                defer { commitGate.unlock() }
+                do throws(Defaults.StorageError) {
+                    let (values, revision) = try readAll()
+                    let updates = state.withLock { state -> Defaults.BackendUpdates? in
+                        state.ownRevisions = state.ownRevisions.filter { $0 > revision }
+                        return state.updates
+                    }
+                    updates?.replaced(by: Defaults.BackendContents(values: values, revision: UInt64(revision)))
+                    continuation.resume(returning: revision + 1)
+                } catch {
+                    report(error)
+                    let revision = state.withLock { $0.revision }
+                    continuation.resume(returning: revision + 1)
+                }
+            }
+        }
+    }
+
+    /// `events` in runs of one revision each, in order.
+    private static func byRevision(_ events: [Etcd.Event]) -> [(Int64, [Etcd.Event])] {
+        var runs: [(Int64, [Etcd.Event])] = []
+        for event in events {
+            let revision = event.kv.mod_revision.flatMap(Int64.init) ?? 0
+            if let last = runs.last, last.0 == revision {
+                runs[runs.count - 1].1.append(event)
+            } else {
+                runs.append((revision, [event]))
+            }
+        }
+        return runs
+    }
+
+    /// Takes in the events of one revision: reported, unless the revision is this backend's own.
+    private func take(_ events: [Etcd.Event], at revision: Int64) {
+        // NB: waits for a commit under way, so its revision is recorded before this one is judged.
+        commitGate.lock()
+        defer { commitGate.unlock() }
+        var problems: [Defaults.StorageError] = []
+        let (values, updates) = state.withLock { state -> ([String: Defaults.JSONValue?], Defaults.BackendUpdates?) in
+            guard revision > 0 else { return ([:], nil) }
+            if state.ownRevisions.remove(revision) != nil {
+                state.ownRevisions = state.ownRevisions.filter { $0 > revision }
+                return ([:], nil)
+            }
+            let eventRevision = revision
+            var values: [String: Defaults.JSONValue?] = [:]
+            for event in events {
+                guard let name = settingName(event.kv.key) else { continue }
+                let modRevision = event.kv.mod_revision.flatMap(Int64.init) ?? eventRevision
+                if event.type == "DELETE" {
+                    values[name] = .some(nil)
+                    state.known.removeValue(forKey: name)
+                    continue
+                }
+                switch parse(event.kv.value, of: name) {
+                case .success(let value):
+                    values[name] = .some(value)
+                    state.known[name] = (value, modRevision)
+                case .failure(let problem):
+                    values[name] = .some(nil)
+                    state.known[name] = (nil, modRevision)
+                    problems.append(problem)
+                }
+            }
+            state.revision = max(state.revision, eventRevision)
+            return (values, state.updates)
+        }
+        for problem in problems { updates?.report(problem) }
+        if !values.isEmpty { updates?.changed(values, revision: UInt64(revision)) }
+    }
+
+    private func report(_ problem: Defaults.StorageError) {
+        state.withLock { $0.updates }?.report(problem)
+    }
+}
+
+extension Array {
+    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

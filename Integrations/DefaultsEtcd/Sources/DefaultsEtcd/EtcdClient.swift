@@ -1,0 +1,134 @@
+import AsyncHTTPClient
+import Defaults
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Calls etcd's v3 JSON gateway at one of several endpoints, through async-http-client.
+///
+/// A call goes to the endpoint that answered last; when it cannot be reached, to the next, so a
+/// cluster that loses a member keeps serving. Unary calls block the calling thread (the backend
+/// protocol is synchronous; its calls come from a store's flush queue or a `synchronize()`), never
+/// a thread of Swift's concurrency pool or of the event loop.
+final class EtcdClient: Sendable {
+    let endpoints: [URL]
+    private let preferred = Mutex(0)
+    private let http: HTTPClient
+    /// How long one call may take before the next endpoint is tried.
+    let timeout: TimeAmount
+
+    init(endpoints: [URL], timeout: Duration) {
+        precondition(!endpoints.isEmpty, "DefaultsEtcd: a suite in etcd needs at least one endpoint")
+        self.endpoints = endpoints
+        self.http = .shared
+        let (seconds, attoseconds) = timeout.components
+        self.timeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// What the endpoints are called in messages.
+    var endpointList: String { endpoints.map(\.absoluteString).joined(separator: ", ") }
+
+    /// Posts `body` to `path` and decodes the answer, trying each endpoint once, the last one that
+    /// answered first.
+    ///
+    /// - Throws: ``Defaults/StorageError/backendFailed(backend:reason:)`` naming what went wrong:
+    ///   every endpoint out of reach, or etcd's own error message.
+    func call<Response: Decodable>(
+        _ path: String,
+        _ body: some Encodable,
+        as type: Response.Type,
+        backend: String
+    ) throws(Defaults.StorageError) -> Response {
+        let payload: Data
+        do {
+            payload = try JSONEncoder().encode(body)
+        } catch {
+            throw .backendFailed(backend: backend, reason: "could not encode a request to \(path): \(error)")
+        }
+        let first = preferred.withLock { $0 }
+        var failures: [String] = []
+        for offset in 0..<endpoints.count {
+            let index = (first + offset) % endpoints.count
+            let url = endpoints[index].appendingPathComponent(path).absoluteString
+            let response: HTTPClient.Response
+            do {
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Type", value: "application/json")
+                let request = try HTTPClient.Request(url: url, method: .POST, headers: headers, body: .data(payload))
+                response = try http.execute(request: request, deadline: .now() + timeout).wait()
+            } catch {
+                failures.append("\(endpoints[index].absoluteString): \(error)")
+                continue
+            }
+            let bytes = response.body.map { Data($0.readableBytesView) } ?? Data()
+            guard response.status == .ok else {
+                let message = (try? JSONDecoder().decode(Etcd.ErrorBody.self, from: bytes))
+                    .flatMap { $0.message ?? $0.error }
+                // NB: a member that lost its quorum answers 503 ("etcdserver: no leader" and the
+                // like): another member may have one.
+                if response.status.code >= 500 {
+                    failures.append("\(endpoints[index].absoluteString): \(message ?? "\(response.status)")")
+                    continue
+                }
+                throw .backendFailed(
+                    backend: backend,
+                    reason: "etcd refused \(path): \(message ?? "\(response.status)")"
+                )
+            }
+            preferred.withLock { $0 = index }
+            do {
+                return try JSONDecoder().decode(Response.self, from: bytes)
+            } catch {
+                throw .backendFailed(backend: backend, reason: "etcd's answer to \(path) did not decode: \(error)")
+            }
+        }
+        throw .backendFailed(backend: backend, reason: "etcd is out of reach (\(failures.joined(separator: "; ")))")
+    }
+
+    /// Opens a watch with `body` at the endpoint that answered last, and hands each message of its
+    /// stream to `receive`, in order, until the stream ends; the caller reconnects.
+    ///
+    /// - Returns: The endpoint's index, for the next try to start from the one after it.
+    func watch(
+        _ body: Etcd.WatchCreateRequest,
+        from index: Int,
+        receive: (Etcd.WatchMessage) -> Void
+    ) async throws {
+        var request = HTTPClientRequest(url: endpoints[index].appendingPathComponent("v3/watch").absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
+        // NB: a watch lasts as long as the suite: no deadline but cancellation.
+        let response = try await http.execute(request, deadline: .distantFuture)
+        guard response.status == .ok else {
+            throw WatchError(reason: "\(endpoints[index].absoluteString) answered the watch with \(response.status)")
+        }
+        preferred.withLock { $0 = index }
+        // NB: the gateway ends each message with a newline.
+        var pending: [UInt8] = []
+        for try await chunk in response.body {
+            pending.append(contentsOf: chunk.readableBytesView)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = pending[..<newline]
+                pending.removeSubrange(...newline)
+                guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) else { continue }
+                let message: Etcd.WatchMessage
+                do {
+                    message = try JSONDecoder().decode(Etcd.WatchMessage.self, from: Data(line))
+                } catch {
+                    throw WatchError(reason: "a watch message did not decode: \(error)")
+                }
+                receive(message)
+            }
+        }
+    }
+
+    /// The endpoint to watch from first.
+    var preferredIndex: Int { preferred.withLock { $0 } }
+
+    struct WatchError: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+}

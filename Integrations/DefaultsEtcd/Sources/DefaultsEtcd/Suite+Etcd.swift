@@ -1,0 +1,30 @@
+import Defaults
+import Foundation
+
+extension Defaults.Suite {
+    /// Creates a suite whose values live in etcd under `prefix`, shared by every process that opens
+    /// the same prefix, on any machine.
+    ///
+    /// Reads come from memory; writes are committed shortly after, coalesced, one etcd transaction
+    /// per commit; changes made by others (another instance, `etcdctl put`) reach observers as
+    /// `.external` changes. See ``EtcdBackend``.
+    ///
+    /// ```swift
+    /// let settings = Defaults.Suite(
+    ///     etcd: [URL(string: "http://127.0.0.1:2379")!],
+    ///     prefix: "/config/billing/"
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - endpoints: The client URLs of the cluster's members.
+    ///   - prefix: The prefix of the suite's keys in etcd.
+    ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
+    public convenience init(
+        etcd endpoints: [URL],
+        prefix: String,
+        errorHandler: (@Sendable (Defaults.StorageError) -> Void)? = nil
+    ) {
+        self.init(backend: EtcdBackend(endpoints: endpoints, prefix: prefix), errorHandler: errorHandler)
+    }
+}

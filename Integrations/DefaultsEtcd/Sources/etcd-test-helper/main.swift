@@ -1,0 +1,55 @@
+// Other processes for the tests in Tests/DefaultsEtcdTests; not an example to copy.
+//
+//     etcd-test-helper increment <endpoints> <prefix> <key> <count>
+//         adds one to the Int key <count> times, each in an exclusive transaction; prints "done".
+//     etcd-test-helper write <endpoints> <prefix> <key>=<int>...
+//         writes the keys in one transaction, synchronizes, and prints "written".
+//
+// <endpoints> is a comma-separated list of client URLs.
+import Defaults
+import DefaultsEtcd
+import Foundation
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("etcd-test-helper: \(message)\n".utf8))
+    exit(1)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else { fail("usage: etcd-test-helper <command> <endpoints> <prefix> ...") }
+let endpoints = arguments[2].split(separator: ",").compactMap { URL(string: String($0)) }
+let suite = Defaults.Suite(etcd: endpoints, prefix: arguments[3]) { error in
+    FileHandle.standardError.write(Data("etcd-test-helper: reported: \(error)\n".utf8))
+}
+
+switch arguments[1] {
+case "increment":
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+        fail("usage: increment <endpoints> <prefix> <key> <count>")
+    }
+    let key = Defaults.Key<Int>(arguments[4], default: 0, suite: suite)
+    for _ in 0..<count {
+        do {
+            try suite.exclusiveTransaction { suite[key] += 1 }
+        } catch {
+            fail("exclusiveTransaction threw \(error)")
+        }
+    }
+    print("done")
+case "write":
+    suite.transaction {
+        for pair in arguments.dropFirst(4) {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let value = Int(parts[1]) else { fail("not key=int: \(pair)") }
+            suite[Defaults.Key<Int>(String(parts[0]), default: 0, suite: suite)] = value
+        }
+    }
+    do {
+        try suite.synchronize()
+    } catch {
+        fail("synchronize threw \(error)")
+    }
+    print("written")
+default:
+    fail("unknown command \(arguments[1])")
+}

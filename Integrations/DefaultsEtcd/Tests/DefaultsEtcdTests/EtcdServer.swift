@@ -1,0 +1,251 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real etcd server (Debian's `etcd-server`) on loopback, in a temporary data folder, for one test.
+final class EtcdServer: Sendable {
+    let directory: URL
+    let clientURL: URL
+    private let process: Process
+
+    /// Starts `etcd` on free loopback ports and returns once it serves clients.
+    init() throws {
+        // NB: in memory where there is a tmpfs: etcd syncs every commit to disk, and the tests commit a lot.
+        let base =
+            FileManager.default.fileExists(atPath: "/dev/shm")
+            ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+        directory = base.appendingPathComponent("DefaultsEtcdTests-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let clientPort = try Self.freePort()
+        let peerPort = try Self.freePort()
+        clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
+        let peer = "http://127.0.0.1:\(peerPort)"
+        process = Process()
+        process.executableURL = try Self.etcdExecutable()
+        process.arguments = [
+            "--name", "test", "--data-dir", directory.appendingPathComponent("data").path,
+            "--listen-client-urls", clientURL.absoluteString, "--advertise-client-urls", clientURL.absoluteString,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", "test=\(peer)",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let ready = DispatchSemaphore(value: 0)
+        let log = Mutex<(text: String, told: Bool)>(("", false))
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                ready.signal()
+                return
+            }
+            let tell = log.withLock { log -> Bool in
+                // NB: the log is kept only until the server is ready; after that it is drained.
+                guard !log.told else { return false }
+                log.text += String(decoding: data, as: UTF8.self)
+                guard log.text.contains("ready to serve client requests") else { return false }
+                log.told = true
+                return true
+            }
+            if tell { ready.signal() }
+        }
+        try process.run()
+        // NB: a wait for the server's own "ready" line, not a guess at how long it takes.
+        let served = ready.wait(timeout: .now() + 60) == .success && log.withLock { $0.told }
+        guard served else {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: directory)
+            throw ServerError(description: "etcd did not start: \(log.withLock { $0.text.suffix(2_000) })")
+        }
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func etcdExecutable() throws -> URL {
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(folder)).appendingPathComponent("etcd")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw ServerError(description: "no etcd on the PATH: install Debian's etcd-server")
+    }
+
+    /// A loopback port nothing listens on now.
+    static func freePort() throws -> Int {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw ServerError(description: "socket() failed") }
+        defer { close(socketDescriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(socketDescriptor, socketAddress, length) == 0
+                    && getsockname(socketDescriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw ServerError(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Runs `etcdctl` against `server` and returns what it printed.
+func etcdctl(_ server: EtcdServer, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/etcdctl")
+    process.arguments = ["--endpoints", server.clientURL.absoluteString] + arguments
+    process.environment = ["ETCDCTL_API": "3"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else {
+        throw EtcdServer.ServerError(description: "etcdctl \(arguments) failed: \(text)")
+    }
+    return text
+}
+
+/// Runs the `etcd-test-helper` built beside the test binary with `arguments`; returns its output.
+func runHelper(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        // NB: on a thread of its own: waiting for the process must not hold a thread of the pool.
+        Thread.detachNewThread {
+            do {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                    .deletingLastPathComponent().appendingPathComponent("etcd-test-helper")
+                process.arguments = arguments
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+}
+
+/// The product `name` built beside the test binary.
+func builtProduct(_ name: String) -> URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent(name)
+}
+
+/// Runs the product `name` with `arguments` to its end; returns its status and output.
+func runProduct(
+    _ name: String,
+    _ arguments: [String],
+    environment: [String: String] = [:]
+) async throws -> (status: Int32, output: String) {
+    let running = try RunningProduct(name, arguments, environment: environment)
+    let status = await running.exitStatus()
+    return (status, running.rest())
+}
+
+/// A product of this package running as another process, its output read line by line.
+final class RunningProduct: Sendable {
+    private let process: Process
+    private let lines = Mutex<(lines: [String], partial: String, ended: Bool)>(([], "", false))
+    private let arrived = NSCondition()
+
+    init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = builtProduct(name)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        // NB: holds the product until its output ends, when the handler lets go.
+        output.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            arrived.lock()
+            lines.withLock { state in
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    if !state.partial.isEmpty { state.lines.append(state.partial) }
+                    state.partial = ""
+                    state.ended = true
+                } else {
+                    state.partial += String(decoding: data, as: UTF8.self)
+                    while let newline = state.partial.firstIndex(of: "\n") {
+                        state.lines.append(String(state.partial[..<newline]))
+                        state.partial.removeSubrange(...newline)
+                    }
+                }
+            }
+            arrived.broadcast()
+            arrived.unlock()
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    /// The next line it prints, waited for off the pool for up to 20 s; `nil` if none came.
+    func nextLine() async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                let deadline = Date() + 20
+                arrived.lock()
+                var line: String?
+                while true {
+                    let (next, ended) = lines.withLock { state -> (String?, Bool) in
+                        state.lines.isEmpty ? (nil, state.ended) : (state.lines.removeFirst(), state.ended)
+                    }
+                    if let next {
+                        line = next
+                        break
+                    }
+                    if ended || !arrived.wait(until: deadline) { break }
+                }
+                arrived.unlock()
+                continuation.resume(returning: line)
+            }
+        }
+    }
+
+    /// Waits off the pool for the process to exit and its output to end; returns its status.
+    func exitStatus() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                process.waitUntilExit()
+                let deadline = Date() + 20
+                arrived.lock()
+                while !lines.withLock({ $0.ended }), arrived.wait(until: deadline) {}
+                arrived.unlock()
+                continuation.resume(returning: process.terminationStatus)
+            }
+        }
+    }
+
+    /// The lines not read yet.
+    func rest() -> String {
+        lines.withLock { state in state.lines.map { $0 + "\n" }.joined() + state.partial }
+    }
+}

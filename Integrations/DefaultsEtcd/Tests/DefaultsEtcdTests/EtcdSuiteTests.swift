@@ -1,0 +1,155 @@
+import Defaults
+import DefaultsBackendTesting
+import DefaultsEtcd
+import DefaultsObservation
+import Foundation
+import Synchronization
+import Testing
+
+/// Values in order, and a wait for the count to reach a number, for observers called on other threads.
+final class Received<Element: Sendable>: Sendable {
+    private let state = Mutex<[Element]>([])
+    private let condition = NSCondition()
+
+    func append(_ element: Element) {
+        condition.lock()
+        state.withLock { $0.append(element) }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var all: [Element] { state.withLock { $0 } }
+
+    /// Waits, off the pool, until `count` elements came, or 20 s passed.
+    func wait(forCount count: Int) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                let deadline = Date() + 20
+                condition.lock()
+                while state.withLock({ $0.count }) < count, condition.wait(until: deadline) {}
+                let reached = state.withLock { $0.count } >= count
+                condition.unlock()
+                continuation.resume(returning: reached)
+            }
+        }
+    }
+}
+
+/// Suites in a real etcd: what an operator sees, what reaches observers, and no lost writes.
+@Suite(.serialized) struct EtcdSuiteTests {
+    @Test func passesTheBackendConformanceChecks() throws {
+        let server = try EtcdServer()
+        let closedPort = try EtcdServer.freePort()
+        try BackendConformance(
+            makeBackend: { space in EtcdBackend(endpoints: [server.clientURL], prefix: "/\(space)/") },
+            makeUnreachableBackend: { space in
+                EtcdBackend(
+                    endpoints: [URL(string: "http://127.0.0.1:\(closedPort)")!],
+                    prefix: "/\(space)/",
+                    timeout: .seconds(2)
+                )
+            }
+        )
+        .run()
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func settingsAreReadableTextInEtcdAndAnOperatorsPutReachesObserversOnce() async throws {
+        let server = try EtcdServer()
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/billing/")
+        let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        suite[logLevel] = "warning"
+        suite[rateLimit] = 250
+        try suite.synchronize()
+        let listing = try etcdctl(server, ["get", "--prefix", "/config/billing/"])
+        #expect(listing == "/config/billing/logLevel\n\"warning\"\n/config/billing/rateLimit\n250\n")
+
+        let told = Received<Defaults.KeyChange<String>>()
+        let observation = Defaults.observe(logLevel, options: []) { told.append($0) }
+        _ = try etcdctl(server, ["put", "/config/billing/logLevel", "\"debug\""])
+        #expect(await told.wait(forCount: 1))
+        #expect(told.all == [Defaults.KeyChange(oldValue: "warning", newValue: "debug")])
+        #expect(suite[logLevel] == "debug")
+        // The suite's own writes, then an operator's: one event each, and the own ones are not
+        // taken back in over the later one.
+        let events = Received<Int>()
+        let suiteObservation = Defaults.observe(suite: suite, options: []) { events.append(suite[rateLimit]) }
+        suite[rateLimit] = 300
+        try suite.synchronize()
+        suite[rateLimit] = 301
+        try suite.synchronize()
+        _ = try etcdctl(server, ["put", "/config/billing/marker", "1"])
+        #expect(await events.wait(forCount: 3))
+        #expect(events.all == [300, 301, 301])
+        #expect(suite.storedValue(named: "marker") == .number("1"))
+        _ = (observation, suiteObservation)
+    }
+
+    @Test func oneEtcdTransactionOfThreeKeysIsOneEventOfThreeKeys() async throws {
+        let server = try EtcdServer()
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/app/")
+        let keys = ["a", "b", "c"].map { Defaults.Key<Int>($0, default: 0, suite: suite) }
+        let events = Received<[Int]>()
+        let observation = Defaults.observe(keys: keys, options: []) { events.append(keys.map { suite[$0] }) }
+        let helper = try await runHelper([
+            "write", server.clientURL.absoluteString, "/config/app/", "a=1", "b=2", "c=3",
+        ])
+        #expect(helper.status == 0, "\(helper.output)")
+        #expect(await events.wait(forCount: 1))
+        #expect(events.all == [[1, 2, 3]])
+        #expect(suite.storedValue(named: "b") == .number("2"))
+        _ = observation
+    }
+
+    @Test func fourProcessesIncrementingInExclusiveTransactionsLoseNothing() async throws {
+        let server = try EtcdServer()
+        let endpoints = server.clientURL.absoluteString
+        let results = try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await runHelper(["increment", endpoints, "/config/counter/", "count", "250"]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results { #expect(result.status == 0, "\(result.output)") }
+        let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/counter/")
+        #expect(fresh.storedValue(named: "count") == .number("1000"))
+    }
+
+    @Test func aValueThatIsNotJSONIsReportedAndReadsTheDefault() async throws {
+        let server = try EtcdServer()
+        _ = try etcdctl(server, ["put", "/config/typo/logLevel", "debug"])
+        let problems = Received<String>()
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/typo/") { problems.append("\($0)") }
+        let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
+        #expect(suite[logLevel] == "info")
+        #expect(await problems.wait(forCount: 1))
+        #expect(problems.all.first?.contains("/config/typo/logLevel is not JSON") == true, "\(problems.all)")
+        // Mended by the operator: the value arrives.
+        let told = Received<String>()
+        let observation = Defaults.observe(logLevel, options: []) { told.append($0.newValue) }
+        _ = try etcdctl(server, ["put", "/config/typo/logLevel", "\"debug\""])
+        #expect(await told.wait(forCount: 1))
+        #expect(suite[logLevel] == "debug")
+        _ = observation
+    }
+}
+
+/// The example service, run as a person would: one instance sets a value, another follows changes.
+@Suite(.serialized) struct EtcdServiceExampleTests {
+    @Test func theServiceFollowsAnotherInstanceAndAnOperator() async throws {
+        let server = try EtcdServer()
+        let environment = ["ETCD_ENDPOINTS": server.clientURL.absoluteString]
+        let set = try await runProduct("etcd-service", ["--set", "250"], environment: environment)
+        #expect(set.output == "rateLimit=250 written\n", "\(set.output)")
+
+        let follower = try RunningProduct("etcd-service", ["--changes", "2"], environment: environment)
+        #expect(await follower.nextLine() == "rateLimit=250 logLevel=info")
+        _ = try etcdctl(server, ["put", "/config/billing/rateLimit", "400"])
+        #expect(await follower.nextLine() == "changed: rateLimit=400 logLevel=info")
+        let other = try await runProduct("etcd-service", ["--set", "500"], environment: environment)
+        #expect(other.status == 0)
+        #expect(await follower.nextLine() == "changed: rateLimit=500 logLevel=info")
+        #expect(await follower.exitStatus() == 0)
+    }
+}
