@@ -34,9 +34,9 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     /// Where etcd is reached.
     public var endpoints: [URL] { client.endpoints }
 
-    private let client: EtcdClient
+    let client: EtcdClient
 
-    private struct State {
+    struct State {
         /// What the backend last knew of each key: its value and its mod revision.
         var known: [String: (value: Defaults.JSONValue?, modRevision: Int64)] = [:]
         /// The newest revision seen: loaded, watched or committed.
@@ -47,15 +47,27 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var watch: Task<Void, Never>?
         /// Problems found before anyone listened (by the load): reported when reporting starts.
         var unreported: [Defaults.StorageError] = []
+        /// Whether a read of the whole prefix has succeeded: until then the watch has no revision
+        /// to start from, and reads the prefix first.
+        var loaded = false
+        /// For tests: the watch does not connect while set.
+        var watchHeld = false
+        /// Those waiting for the watch to be let go.
+        var heldWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The watch's connection now.
+        var attempt: Task<Void, any Error>?
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// Held across each commit, and while a watched revision is looked at: so the watch knows every
     /// revision this backend has committed before it decides whether a revision is its own.
-    private let commitGate = NSLock()
+    let commitGate = NSLock()
     /// Where watched messages are looked at, one at a time, off the event loop (they may wait for a
     /// commit, whose answer comes on the event loop).
-    private let watchQueue = DispatchQueue(label: "DefaultsEtcd.watch")
+    let watchQueue = DispatchQueue(label: "DefaultsEtcd.watch")
+
+    /// Where the last values seen are kept, for a suite opened while etcd is out of reach.
+    let cache: EtcdCache?
 
     /// Creates a backend over the keys under `prefix` in the etcd cluster at `endpoints`.
     ///
@@ -63,9 +75,32 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ///   - endpoints: The client URLs of the cluster's members (`http://host:2379`).
     ///   - prefix: The prefix of the suite's keys, usually ending in `/` (`/config/billing/`).
     ///   - timeout: How long one call to one member may take before the next is tried.
-    public init(endpoints: [URL], prefix: String, timeout: Duration = .seconds(5)) {
+    ///   - cache: Where to keep the last values seen, so a suite opened while etcd is out of
+    ///     reach starts from them.
+    public init(
+        endpoints: [URL],
+        prefix: String,
+        timeout: Duration = .seconds(5),
+        cache: CacheLocation = .automatic
+    ) {
         self.prefix = prefix
         self.client = EtcdClient(endpoints: endpoints, timeout: timeout)
+        switch cache {
+        case .automatic: self.cache = EtcdCache(url: EtcdCache.defaultURL(endpoints: endpoints, prefix: prefix))
+        case .none: self.cache = nil
+        case .file(let url): self.cache = EtcdCache(url: url)
+        }
+    }
+
+    /// Where a backend keeps the last values it saw.
+    public enum CacheLocation: Sendable {
+        /// A file in `$XDG_CACHE_HOME/defaults-etcd/` (or `~/.cache/defaults-etcd/`) named after
+        /// the prefix and the endpoints.
+        case automatic
+        /// None: a suite opened while etcd is out of reach starts from its defaults.
+        case none
+        /// The file at this URL.
+        case file(URL)
     }
 
     deinit {
@@ -78,15 +113,32 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     // MARK: - Load
 
     /// Reads every key under the prefix, with the revision of the read.
+    ///
+    /// When etcd is out of reach, returns the values of the cache file, if there are any, and
+    /// reports that it did; the watch reads the prefix again once etcd answers.
     public func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
-        let (values, revision) = try readAll()
-        return Defaults.BackendContents(values: values, revision: UInt64(revision))
+        do {
+            let (values, revision) = try readAll()
+            return Defaults.BackendContents(values: values, revision: UInt64(revision))
+        } catch {
+            guard let cache, let cached = cache.read() else { throw error }
+            let problem = Defaults.StorageError.backendFailed(
+                backend: name,
+                reason: "\(error.shortReason); starting from the values last seen, kept in \(cache.url.path)"
+            )
+            state.withLock { state in
+                state.known = cached.values.mapValues { (Optional($0), 0) }
+                state.unreported.append(problem)
+            }
+            // NB: no revision: the values are older than anything etcd will say.
+            return Defaults.BackendContents(values: cached.values)
+        }
     }
 
     /// One range read of the prefix: the values, and the cluster's revision at the read.
     ///
     /// Keys whose value is not JSON are left out and reported.
-    private func readAll() throws(Defaults.StorageError) -> ([String: Defaults.JSONValue], Int64) {
+    func readAll() throws(Defaults.StorageError) -> ([String: Defaults.JSONValue], Int64) {
         let request = Etcd.RangeRequest(
             key: Etcd.encode(prefix),
             range_end: Etcd.encode(Etcd.rangeEnd(of: prefix))
@@ -111,20 +163,22 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         let updates = state.withLock { state in
             state.known = known
             state.revision = max(state.revision, revision)
+            state.loaded = true
             if state.updates == nil { state.unreported += problems }
             return state.updates
         }
         if let updates { for problem in problems { updates.report(problem) } }
+        saveCache()
         return (values, revision)
     }
 
     /// The setting a key names: the key without the prefix; `nil` for a key that is not text.
-    private func settingName(_ base64: String) -> String? {
+    func settingName(_ base64: String) -> String? {
         guard let key = Etcd.decode(base64), key.hasPrefix(prefix) else { return nil }
         return String(key.dropFirst(prefix.count))
     }
 
-    private func parse(_ base64: String?, of name: String) -> Result<Defaults.JSONValue, Defaults.StorageError> {
+    func parse(_ base64: String?, of name: String) -> Result<Defaults.JSONValue, Defaults.StorageError> {
         guard let text = Etcd.decode(base64) else {
             return .failure(
                 .unreadableValue(backend: self.name, key: name, reason: "\(prefix)\(name) is not UTF-8 text")
@@ -340,164 +394,27 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
             if state.updates != nil { state.ownRevisions.insert(revision) }
             state.revision = max(state.revision, revision)
         }
+        saveCache()
     }
 
-    // MARK: - Watch
-
-    /// Watches the prefix from the revision after the load, and reports every revision not this
-    /// backend's own.
-    public func startReporting(to updates: Defaults.BackendUpdates) {
-        let (start, unreported) = state.withLock { state -> (Int64, [Defaults.StorageError]) in
-            state.updates = updates
-            defer { state.unreported = [] }
-            return (state.revision + 1, state.unreported)
+    /// Writes what the backend knows now to the cache file, later.
+    func saveCache() {
+        guard let cache else { return }
+        let (values, revision) = state.withLock { state in
+            (state.known.compactMapValues { $0.value }, state.revision)
         }
-        for problem in unreported { updates.report(problem) }
-        let task = Task.detached { [weak self] in
-            guard let self else { return }
-            await self.watchLoop(from: start)
-        }
-        state.withLock { $0.watch = task }
-    }
-
-    /// Stops the watch.
-    public func stopReporting() {
-        let task = state.withLock { state -> Task<Void, Never>? in
-            state.updates = nil
-            defer { state.watch = nil }
-            return state.watch
-        }
-        task?.cancel()
-    }
-
-    private func watchLoop(from start: Int64) async {
-        var next = start
-        var index = client.preferredIndex
-        var failures = 0
-        while !Task.isCancelled {
-            let request = Etcd.WatchCreateRequest(
-                create_request: .init(
-                    key: Etcd.encode(prefix),
-                    range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
-                    start_revision: String(next)
-                )
-            )
-            do {
-                try await client.watch(request, from: index) { message in
-                    failures = 0
-                    if let result = message.result {
-                        if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
-                            next = -1
-                            return
-                        }
-                        if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
-                            next = max(next, last + 1)
-                        }
-                        // NB: one message may carry several revisions: each is a report of its own.
-                        for (revision, events) in Self.byRevision(result.events ?? []) {
-                            watchQueue.async { [weak self] in self?.take(events, at: revision) }
-                        }
-                    }
-                }
-            } catch {
-                if Task.isCancelled { return }
-                failures += 1
-                if failures == 1 {
-                    report(.backendFailed(backend: name, reason: "the watch of etcd stopped (\(error)); reconnecting"))
-                }
-            }
-            if Task.isCancelled { return }
-            if next == -1 {
-                // The revision to resume from was compacted away: load again, and report the difference.
-                next = await reloadAfterCompaction()
-                continue
-            }
-            index = (index + 1) % client.endpoints.count
-            // NB: after a failure, a growing pause, so an unreachable cluster is not asked in a busy loop.
-            if failures > 0 {
-                try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 6), 3_000)))
-            }
+        let name = name
+        cache.write(values, revision: revision) { [weak self] reason in
+            self?.report(.backendFailed(backend: name, reason: reason))
         }
     }
+}
 
-    /// Loads the prefix again and hands it over whole; returns the revision to watch from next.
-    private func reloadAfterCompaction() async -> Int64 {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int64, Never>) in
-            watchQueue.async { [self] in
-                commitGate.lock()
-                defer { commitGate.unlock() }
-                do throws(Defaults.StorageError) {
-                    let (values, revision) = try readAll()
-                    let updates = state.withLock { state -> Defaults.BackendUpdates? in
-                        state.ownRevisions = state.ownRevisions.filter { $0 > revision }
-                        return state.updates
-                    }
-                    updates?.replaced(by: Defaults.BackendContents(values: values, revision: UInt64(revision)))
-                    continuation.resume(returning: revision + 1)
-                } catch {
-                    report(error)
-                    let revision = state.withLock { $0.revision }
-                    continuation.resume(returning: revision + 1)
-                }
-            }
-        }
-    }
-
-    /// `events` in runs of one revision each, in order.
-    private static func byRevision(_ events: [Etcd.Event]) -> [(Int64, [Etcd.Event])] {
-        var runs: [(Int64, [Etcd.Event])] = []
-        for event in events {
-            let revision = event.kv.mod_revision.flatMap(Int64.init) ?? 0
-            if let last = runs.last, last.0 == revision {
-                runs[runs.count - 1].1.append(event)
-            } else {
-                runs.append((revision, [event]))
-            }
-        }
-        return runs
-    }
-
-    /// Takes in the events of one revision: reported, unless the revision is this backend's own.
-    private func take(_ events: [Etcd.Event], at revision: Int64) {
-        // NB: waits for a commit under way, so its revision is recorded before this one is judged.
-        commitGate.lock()
-        defer { commitGate.unlock() }
-        var problems: [Defaults.StorageError] = []
-        let (values, updates) = state.withLock { state -> ([String: Defaults.JSONValue?], Defaults.BackendUpdates?) in
-            guard revision > 0 else { return ([:], nil) }
-            if state.ownRevisions.remove(revision) != nil {
-                state.ownRevisions = state.ownRevisions.filter { $0 > revision }
-                return ([:], nil)
-            }
-            let eventRevision = revision
-            var values: [String: Defaults.JSONValue?] = [:]
-            for event in events {
-                guard let name = settingName(event.kv.key) else { continue }
-                let modRevision = event.kv.mod_revision.flatMap(Int64.init) ?? eventRevision
-                if event.type == "DELETE" {
-                    values[name] = .some(nil)
-                    state.known.removeValue(forKey: name)
-                    continue
-                }
-                switch parse(event.kv.value, of: name) {
-                case .success(let value):
-                    values[name] = .some(value)
-                    state.known[name] = (value, modRevision)
-                case .failure(let problem):
-                    values[name] = .some(nil)
-                    state.known[name] = (nil, modRevision)
-                    problems.append(problem)
-                }
-            }
-            state.revision = max(state.revision, eventRevision)
-            return (values, state.updates)
-        }
-        for problem in problems { updates?.report(problem) }
-        if !values.isEmpty { updates?.changed(values, revision: UInt64(revision)) }
-    }
-
-    private func report(_ problem: Defaults.StorageError) {
-        state.withLock { $0.updates }?.report(problem)
+extension Defaults.StorageError {
+    /// The reason a backend gave, or the whole description.
+    var shortReason: String {
+        if case .backendFailed(_, let reason) = self { return reason }
+        return description
     }
 }
 

@@ -86,14 +86,13 @@ final class EtcdClient: Sendable {
         throw .backendFailed(backend: backend, reason: "etcd is out of reach (\(failures.joined(separator: "; ")))")
     }
 
-    /// Opens a watch with `body` at the endpoint that answered last, and hands each message of its
-    /// stream to `receive`, in order, until the stream ends; the caller reconnects.
-    ///
-    /// - Returns: The endpoint's index, for the next try to start from the one after it.
+    /// Opens a watch with `body` at the endpoint `index`, and hands each message of its stream to
+    /// `receive`, in order, until the stream ends or `receive` returns `false`; the caller
+    /// reconnects.
     func watch(
         _ body: Etcd.WatchCreateRequest,
         from index: Int,
-        receive: (Etcd.WatchMessage) -> Void
+        receive: (Etcd.WatchMessage) -> Bool
     ) async throws {
         var request = HTTPClientRequest(url: endpoints[index].appendingPathComponent("v3/watch").absoluteString)
         request.method = .POST
@@ -119,7 +118,7 @@ final class EtcdClient: Sendable {
                 } catch {
                     throw WatchError(reason: "a watch message did not decode: \(error)")
                 }
-                receive(message)
+                guard receive(message) else { return }
             }
         }
     }

@@ -19,12 +19,17 @@ extension Defaults.Suite {
     /// - Parameters:
     ///   - endpoints: The client URLs of the cluster's members.
     ///   - prefix: The prefix of the suite's keys in etcd.
+    ///   - cache: Where to keep the last values seen, for a suite opened while etcd is out of reach.
     ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
     public convenience init(
         etcd endpoints: [URL],
         prefix: String,
+        cache: EtcdBackend.CacheLocation = .automatic,
         errorHandler: (@Sendable (Defaults.StorageError) -> Void)? = nil
     ) {
-        self.init(backend: EtcdBackend(endpoints: endpoints, prefix: prefix), errorHandler: errorHandler)
+        self.init(
+            backend: EtcdBackend(endpoints: endpoints, prefix: prefix, cache: cache),
+            errorHandler: errorHandler
+        )
     }
 }

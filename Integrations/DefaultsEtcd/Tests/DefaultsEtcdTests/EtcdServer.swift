@@ -9,7 +9,9 @@ import Glibc
 final class EtcdServer: Sendable {
     let directory: URL
     let clientURL: URL
-    private let process: Process
+    private let arguments: [String]
+    /// The server process, and what is signalled once its standard error has ended.
+    private let running = Mutex<(process: Process, ended: DispatchSemaphore)?>(nil)
 
     /// Starts `etcd` on free loopback ports and returns once it serves clients.
     init() throws {
@@ -23,24 +25,42 @@ final class EtcdServer: Sendable {
         let peerPort = try Self.freePort()
         clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
         let peer = "http://127.0.0.1:\(peerPort)"
-        process = Process()
-        process.executableURL = try Self.etcdExecutable()
-        process.arguments = [
+        arguments = [
             "--name", "test", "--data-dir", directory.appendingPathComponent("data").path,
             "--listen-client-urls", clientURL.absoluteString, "--advertise-client-urls", clientURL.absoluteString,
             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
             "--initial-cluster", "test=\(peer)",
         ]
+        do {
+            try start()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts the server again (after ``stop()``), on the same ports and data, and returns once it
+    /// serves clients.
+    func start() throws {
+        let process = Process()
+        process.executableURL = try Self.etcdExecutable()
+        process.arguments = arguments
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         let ready = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
         let log = Mutex<(text: String, told: Bool)>(("", false))
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
+        // NB: read to the end, long after "ready": a pipe nobody drains would stop etcd's logging.
+        readToTheEnd(errors.fileHandleForReading) { data in
+            guard let data else {
                 ready.signal()
+                ended.signal()
                 return
             }
             let tell = log.withLock { log -> Bool in
@@ -59,17 +79,25 @@ final class EtcdServer: Sendable {
         guard served else {
             process.terminate()
             process.waitUntilExit()
-            try? FileManager.default.removeItem(at: directory)
+            ended.wait()
             throw ServerError(description: "etcd did not start: \(log.withLock { $0.text.suffix(2_000) })")
         }
+        running.withLock { $0 = (process, ended) }
     }
 
-    deinit {
+    /// Stops the server (SIGTERM) and waits for it to exit.
+    func stop() {
+        guard
+            let (process, ended) = running.withLock({ state in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(at: directory)
+        ended.wait()
     }
 
     struct ServerError: Error, CustomStringConvertible {
@@ -124,9 +152,11 @@ func etcdctl(_ server: EtcdServer, _ arguments: [String]) throws -> String {
     return text
 }
 
-/// Runs the `etcd-test-helper` built beside the test binary with `arguments`; returns its output.
-func runHelper(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-    try await withCheckedThrowingContinuation { continuation in
+/// Runs the `etcd-test-helper` built beside the test binary with `arguments`, its cache of values
+/// in `server`'s folder; returns its output.
+func runHelper(_ server: EtcdServer, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let cacheHome = server.directory.appendingPathComponent("cache").path
+    return try await withCheckedThrowingContinuation { continuation in
         // NB: on a thread of its own: waiting for the process must not hold a thread of the pool.
         Thread.detachNewThread {
             do {
@@ -134,6 +164,9 @@ func runHelper(_ arguments: [String]) async throws -> (status: Int32, output: St
                 process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
                     .deletingLastPathComponent().appendingPathComponent("etcd-test-helper")
                 process.arguments = arguments
+                process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": cacheHome]) {
+                    $1
+                }
                 let output = Pipe()
                 process.standardOutput = output
                 process.standardError = output
@@ -179,22 +212,19 @@ final class RunningProduct: Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        // NB: holds the product until its output ends, when the handler lets go.
-        output.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
+        readToTheEnd(output.fileHandleForReading) { [self] data in
             arrived.lock()
             lines.withLock { state in
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
+                guard let data else {
                     if !state.partial.isEmpty { state.lines.append(state.partial) }
                     state.partial = ""
                     state.ended = true
-                } else {
-                    state.partial += String(decoding: data, as: UTF8.self)
-                    while let newline = state.partial.firstIndex(of: "\n") {
-                        state.lines.append(String(state.partial[..<newline]))
-                        state.partial.removeSubrange(...newline)
-                    }
+                    return
+                }
+                state.partial += String(decoding: data, as: UTF8.self)
+                while let newline = state.partial.firstIndex(of: "\n") {
+                    state.lines.append(String(state.partial[..<newline]))
+                    state.partial.removeSubrange(...newline)
                 }
             }
             arrived.broadcast()
@@ -204,7 +234,10 @@ final class RunningProduct: Sendable {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
     }
 
     /// The next line it prints, waited for off the pool for up to 20 s; `nil` if none came.
@@ -247,5 +280,21 @@ final class RunningProduct: Sendable {
     /// The lines not read yet.
     func rest() -> String {
         lines.withLock { state in state.lines.map { $0 + "\n" }.joined() + state.partial }
+    }
+}
+
+/// Reads `handle` on a thread of its own until its end, handing each piece to `receive`, then `nil`.
+///
+/// NB: not a `readabilityHandler`: a pipe's FileHandle released (with its Process, on Foundation's
+/// own thread) while Dispatch still watched its descriptor crashed the tests in
+/// `_dispatch_event_loop_drain`. The thread holds the handle until the end has been read.
+func readToTheEnd(_ handle: FileHandle, _ receive: @escaping @Sendable (Data?) -> Void) {
+    Thread.detachNewThread {
+        while true {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            receive(data)
+        }
+        receive(nil)
     }
 }

@@ -41,12 +41,13 @@ final class Received<Element: Sendable>: Sendable {
         let server = try EtcdServer()
         let closedPort = try EtcdServer.freePort()
         try BackendConformance(
-            makeBackend: { space in EtcdBackend(endpoints: [server.clientURL], prefix: "/\(space)/") },
+            makeBackend: { space in EtcdBackend(endpoints: [server.clientURL], prefix: "/\(space)/", cache: .none) },
             makeUnreachableBackend: { space in
                 EtcdBackend(
                     endpoints: [URL(string: "http://127.0.0.1:\(closedPort)")!],
                     prefix: "/\(space)/",
-                    timeout: .seconds(2)
+                    timeout: .seconds(2),
+                    cache: .none
                 )
             }
         )
@@ -56,7 +57,7 @@ final class Received<Element: Sendable>: Sendable {
 
     @Test func settingsAreReadableTextInEtcdAndAnOperatorsPutReachesObserversOnce() async throws {
         let server = try EtcdServer()
-        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/billing/")
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/billing/", cache: .none)
         let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
         let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
         suite[logLevel] = "warning"
@@ -88,13 +89,16 @@ final class Received<Element: Sendable>: Sendable {
 
     @Test func oneEtcdTransactionOfThreeKeysIsOneEventOfThreeKeys() async throws {
         let server = try EtcdServer()
-        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/app/")
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/app/", cache: .none)
         let keys = ["a", "b", "c"].map { Defaults.Key<Int>($0, default: 0, suite: suite) }
         let events = Received<[Int]>()
         let observation = Defaults.observe(keys: keys, options: []) { events.append(keys.map { suite[$0] }) }
-        let helper = try await runHelper([
-            "write", server.clientURL.absoluteString, "/config/app/", "a=1", "b=2", "c=3",
-        ])
+        let helper = try await runHelper(
+            server,
+            [
+                "write", server.clientURL.absoluteString, "/config/app/", "a=1", "b=2", "c=3",
+            ]
+        )
         #expect(helper.status == 0, "\(helper.output)")
         #expect(await events.wait(forCount: 1))
         #expect(events.all == [[1, 2, 3]])
@@ -107,12 +111,14 @@ final class Received<Element: Sendable>: Sendable {
         let endpoints = server.clientURL.absoluteString
         let results = try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
             for _ in 0..<4 {
-                group.addTask { try await runHelper(["increment", endpoints, "/config/counter/", "count", "250"]) }
+                group.addTask {
+                    try await runHelper(server, ["increment", endpoints, "/config/counter/", "count", "250"])
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         for result in results { #expect(result.status == 0, "\(result.output)") }
-        let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/counter/")
+        let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/counter/", cache: .none)
         #expect(fresh.storedValue(named: "count") == .number("1000"))
     }
 
@@ -120,7 +126,9 @@ final class Received<Element: Sendable>: Sendable {
         let server = try EtcdServer()
         _ = try etcdctl(server, ["put", "/config/typo/logLevel", "debug"])
         let problems = Received<String>()
-        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/typo/") { problems.append("\($0)") }
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/typo/", cache: .none) {
+            problems.append("\($0)")
+        }
         let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
         #expect(suite[logLevel] == "info")
         #expect(await problems.wait(forCount: 1))
@@ -139,7 +147,10 @@ final class Received<Element: Sendable>: Sendable {
 @Suite(.serialized) struct EtcdServiceExampleTests {
     @Test func theServiceFollowsAnotherInstanceAndAnOperator() async throws {
         let server = try EtcdServer()
-        let environment = ["ETCD_ENDPOINTS": server.clientURL.absoluteString]
+        let environment = [
+            "ETCD_ENDPOINTS": server.clientURL.absoluteString,
+            "XDG_CACHE_HOME": server.directory.appendingPathComponent("cache").path,
+        ]
         let set = try await runProduct("etcd-service", ["--set", "250"], environment: environment)
         #expect(set.output == "rateLimit=250 written\n", "\(set.output)")
 

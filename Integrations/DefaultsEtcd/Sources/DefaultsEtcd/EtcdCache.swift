@@ -1,0 +1,82 @@
+import Defaults
+import Dispatch
+import Foundation
+
+/// The last values a backend saw in etcd, kept in a file, so a suite opened while etcd is out of
+/// reach starts from them rather than from its defaults.
+///
+/// One JSON object: `{"revision": N, "values": {...}}`, replaced whole by rename (never half
+/// written), on a queue of its own, after every load and every change the backend saw.
+final class EtcdCache: Sendable {
+    let url: URL
+    private let queue = DispatchQueue(label: "DefaultsEtcd.cache")
+
+    init(url: URL) {
+        self.url = url
+    }
+
+    /// The cache file for `prefix` at `endpoints`: in `$XDG_CACHE_HOME/defaults-etcd/` (or
+    /// `~/.cache/defaults-etcd/`), named after the prefix and a hash of the endpoints.
+    static func defaultURL(endpoints: [URL], prefix: String) -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".cache")
+        let readable = String(prefix.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }.prefix(80))
+        // NB: FNV-1a, stable across runs (Swift's Hasher is seeded per process).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (endpoints.map(\.absoluteString).sorted().joined(separator: ",") + "\n" + prefix).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let name = "\(readable)-\(String(hash, radix: 16)).json"
+        return base.appendingPathComponent("defaults-etcd").appendingPathComponent(name)
+    }
+
+    /// What the file holds, if it holds a cache.
+    func read() -> (values: [String: Defaults.JSONValue], revision: Int64)? {
+        guard let data = try? Data(contentsOf: url), let text = String(data: data, encoding: .utf8),
+            case .object(let members)? = try? Defaults.JSONValue(parsing: text),
+            case .object(let values)? = members["values"]
+        else { return nil }
+        var revision: Int64 = 0
+        if case .number(let number)? = members["revision"] { revision = Int64(number) ?? 0 }
+        return (values, revision)
+    }
+
+    /// Replaces the file with `values` at `revision`, later, on the cache's queue.
+    ///
+    /// - Parameter problem: Told when the file cannot be written.
+    func write(
+        _ values: [String: Defaults.JSONValue],
+        revision: Int64,
+        problem: @escaping @Sendable (String) -> Void
+    ) {
+        let url = url
+        queue.async {
+            let text = Defaults.JSONValue
+                .object([
+                    "revision": .number(String(revision)), "values": .object(values),
+                ])
+                .description
+            let folder = url.deletingLastPathComponent()
+            let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data(text.utf8).write(to: temporary)
+                if rename(temporary.path, url.path) != 0 {
+                    let reason = String(cString: strerror(errno))
+                    try? FileManager.default.removeItem(at: temporary)
+                    problem("could not replace the cache file \(url.path): \(reason)")
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: temporary)
+                problem("could not write the cache file \(url.path): \(error)")
+            }
+        }
+    }
+
+    /// Returns once every write asked for so far is done.
+    func waitForWrites() {
+        queue.sync {}
+    }
+}

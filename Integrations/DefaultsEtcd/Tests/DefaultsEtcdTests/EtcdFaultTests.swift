@@ -1,0 +1,79 @@
+import Defaults
+import DefaultsObservation
+import Foundation
+import Testing
+
+@testable import DefaultsEtcd
+
+/// etcd out of reach, back again, and a watch that was away while history was compacted.
+@Suite(.serialized) struct EtcdFaultTests {
+    @Test func aSuiteOpenedWhileEtcdIsDownStartsFromTheLastValuesSeenKeepsItsWritesAndCatchesUp() async throws {
+        let server = try EtcdServer()
+        let cache = server.directory.appendingPathComponent("cache/settings.json")
+        let prefix = "/config/svc/"
+        do {
+            let backend = EtcdBackend(endpoints: [server.clientURL], prefix: prefix, cache: .file(cache))
+            let first = Defaults.Suite(backend: backend)
+            first[Defaults.Key<Int>("rateLimit", default: 100, suite: first)] = 250
+            try first.synchronize()
+            backend.cache?.waitForWrites()
+        }
+        server.stop()
+
+        let problems = Received<String>()
+        let backend = EtcdBackend(
+            endpoints: [server.clientURL],
+            prefix: prefix,
+            timeout: .seconds(2),
+            cache: .file(cache)
+        )
+        let suite = Defaults.Suite(backend: backend) { problems.append($0.description) }
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
+        #expect(suite[rateLimit] == 250)
+        #expect(await problems.wait(forCount: 1))
+        #expect(problems.all.first?.contains("starting from the values last seen") == true, "\(problems.all)")
+        // A write while etcd is away is kept in memory, and synchronize() throws until it is stored.
+        suite[logLevel] = "debug"
+        #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        #expect(suite[logLevel] == "debug")
+
+        let told = Received<Int>()
+        let observation = Defaults.observe(rateLimit, options: []) { told.append($0.newValue) }
+        try server.start()
+        _ = try etcdctl(server, ["put", "\(prefix)rateLimit", "400"])
+        #expect(await told.wait(forCount: 1))
+        #expect(told.all == [400])
+        #expect(suite[rateLimit] == 400)
+        try suite.synchronize()
+        #expect(try etcdctl(server, ["get", "\(prefix)logLevel", "--print-value-only"]) == "\"debug\"\n")
+        _ = observation
+    }
+
+    @Test func aWatchThatMissedCompactedHistoryReloadsAndReportsTheDifferenceAsOneChange() async throws {
+        let server = try EtcdServer()
+        let prefix = "/config/compacted/"
+        let backend = EtcdBackend(endpoints: [server.clientURL], prefix: prefix, cache: .none)
+        let suite = Defaults.Suite(backend: backend)
+        let keys = ["a", "b", "c"].map { Defaults.Key<Int>($0, default: 0, suite: suite) }
+        let events = Received<[Int]>()
+        let observation = Defaults.observe(keys: keys, options: []) { events.append(keys.map { suite[$0] }) }
+        // The watch is live: a put arrives as it is made.
+        _ = try etcdctl(server, ["put", "\(prefix)c", "9"])
+        #expect(await events.wait(forCount: 1))
+
+        backend.holdWatchForTesting()
+        _ = try etcdctl(server, ["put", "\(prefix)a", "1"])
+        _ = try etcdctl(server, ["put", "\(prefix)b", "2"])
+        _ = try etcdctl(server, ["put", "\(prefix)a", "3"])
+        _ = try etcdctl(server, ["del", "\(prefix)c"])
+        let status = try etcdctl(server, ["get", "\(prefix)a", "-w", "json"])
+        let revision = try #require(status.firstMatch(of: /"revision":(\d+)/)?.1)
+        _ = try etcdctl(server, ["compact", String(revision)])
+        backend.releaseWatchForTesting()
+
+        #expect(await events.wait(forCount: 2))
+        #expect(events.all == [[0, 0, 9], [3, 2, 0]])
+        _ = observation
+    }
+}
