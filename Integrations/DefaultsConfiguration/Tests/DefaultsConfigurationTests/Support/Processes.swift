@@ -55,25 +55,29 @@ final class RunningProcess: Sendable {
         process.standardInput = FileHandle.nullDevice
         let lines = lines
         let partial = Mutex<[UInt8]>([])
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            let complete = partial.withLock { partial -> [String] in
-                var complete: [String] = []
-                for byte in data {
-                    if byte == UInt8(ascii: "\n") {
-                        complete.append(String(decoding: partial, as: UTF8.self))
-                        partial.removeAll()
-                    } else {
-                        partial.append(byte)
+        // NB: read on a thread of its own, not by a `readabilityHandler`: a pipe's FileHandle released
+        // with its Process (on Foundation's own thread) while Dispatch still watched its descriptor
+        // crashed libdispatch in `_dispatch_event_loop_drain` (seen in DefaultsEtcd's tests, which
+        // read their children's output the same way). The thread holds the handle to its end.
+        let reader = output.fileHandleForReading
+        Thread.detachNewThread {
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                let complete = partial.withLock { partial -> [String] in
+                    var complete: [String] = []
+                    for byte in data {
+                        if byte == UInt8(ascii: "\n") {
+                            complete.append(String(decoding: partial, as: UTF8.self))
+                            partial.removeAll()
+                        } else {
+                            partial.append(byte)
+                        }
                     }
+                    return complete
                 }
-                return complete
+                for line in complete { lines.put(line) }
             }
-            for line in complete { lines.put(line) }
         }
         let exit = exit
         process.terminationHandler = { exit.put($0.terminationStatus) }
