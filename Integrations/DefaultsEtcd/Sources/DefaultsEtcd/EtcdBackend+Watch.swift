@@ -186,9 +186,13 @@ extension EtcdBackend {
             for event in events {
                 guard let name = settingName(event.kv.key) else { continue }
                 let modRevision = event.kv.mod_revision.flatMap(Int64.init) ?? eventRevision
+                // NB: older than what this backend committed of the key since (its commit returned
+                // before this event was looked at): the suite holds newer, and must keep it.
+                if let known = state.known[name], known.modRevision > modRevision { continue }
                 if event.type == "DELETE" {
                     values[name] = .some(nil)
-                    state.known.removeValue(forKey: name)
+                    // NB: a tombstone, so an older event of the key is still known to be older.
+                    state.known[name] = (nil, modRevision)
                     continue
                 }
                 switch parse(event.kv.value, of: name) {

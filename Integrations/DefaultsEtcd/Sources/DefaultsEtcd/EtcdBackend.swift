@@ -388,7 +388,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     private func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
         state.withLock { state in
             for (name, value) in values {
-                if let value { state.known[name] = (value, revision) } else { state.known.removeValue(forKey: name) }
+                // NB: removals too, as tombstones: the watch drops older events of the key.
+                state.known[name] = (value, revision)
             }
             // NB: only while watching: otherwise no watch would pass it, and the set would only grow.
             if state.updates != nil { state.ownRevisions.insert(revision) }

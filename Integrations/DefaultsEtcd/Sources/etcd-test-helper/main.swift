@@ -4,6 +4,9 @@
 //         adds one to the Int key <count> times, each in an exclusive transaction; prints "done".
 //     etcd-test-helper write <endpoints> <prefix> <key>=<int>...
 //         writes the keys in one transaction, synchronizes, and prints "written".
+//     etcd-test-helper write-many <endpoints> <prefix> <name> <count>
+//         writes "<name>-<i>" = i for each i below <count>, each followed by synchronize(), which it
+//         calls again (after a short pause) until it succeeds; prints "synced <i+1>" after each.
 //
 // <endpoints> is a comma-separated list of client URLs.
 import Defaults
@@ -50,6 +53,18 @@ case "write":
         fail("synchronize threw \(error)")
     }
     print("written")
+case "write-many":
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+        fail("usage: write-many <endpoints> <prefix> <name> <count>")
+    }
+    for index in 0..<count {
+        suite[Defaults.Key<Int>("\(arguments[4])-\(index)", default: -1, suite: suite)] = index
+        // NB: a write is committed once synchronize() returns; while the cluster elects a new
+        // leader it throws, and the write waits in memory for the next try.
+        while (try? suite.synchronize()) == nil { usleep(50_000) }
+        print("synced \(index + 1)")
+        fflush(nil)
+    }
 default:
     fail("unknown command \(arguments[1])")
 }

@@ -77,3 +77,68 @@ import Testing
         _ = observation
     }
 }
+
+/// A change another party made before this process's own commit of the same key, seen by the watch
+/// only after that commit: it must not take the key back to the older value.
+@Suite struct EtcdOrderingTests {
+    @Test func anOlderChangeSeenAfterTheSuitesOwnCommitOfTheKeyDoesNotUndoIt() async throws {
+        let server = try EtcdServer()
+        let prefix = "/config/order/"
+        let backend = EtcdBackend(endpoints: [server.clientURL], prefix: prefix, cache: .none)
+        let suite = Defaults.Suite(backend: backend)
+        let level = Defaults.Key<String>("level", default: "info", suite: suite)
+        let marker = Defaults.Key<Int>("marker", default: 0, suite: suite)
+        let markers = Received<Int>()
+        let observation = Defaults.observe(marker, options: []) { markers.append($0.newValue) }
+        // The watch is live.
+        _ = try etcdctl(server, ["put", "\(prefix)marker", "1"])
+        #expect(await markers.wait(forCount: 1))
+
+        backend.holdWatchForTesting()
+        _ = try etcdctl(server, ["put", "\(prefix)level", "\"warning\""])
+        suite[level] = "debug"
+        try suite.synchronize()
+        _ = try etcdctl(server, ["put", "\(prefix)marker", "2"])
+        backend.releaseWatchForTesting()
+        // Once the marker arrives, the watch has passed the other party's older write.
+        #expect(await markers.wait(forCount: 2))
+        #expect(suite[level] == "debug")
+        #expect(try etcdctl(server, ["get", "\(prefix)level", "--print-value-only"]) == "\"debug\"\n")
+        _ = observation
+    }
+}
+
+/// Three members, the leader killed while two processes write: the cluster keeps serving the
+/// suites, and every write a process saw committed is there.
+@Suite struct EtcdClusterTests {
+    @Test func aClusterThatLosesItsLeaderMidStormKeepsServingAndLosesNoCommittedWrite() async throws {
+        let cluster = try EtcdCluster()
+        let endpoints = cluster.endpoints.map(\.absoluteString).joined(separator: ",")
+        let environment = ["XDG_CACHE_HOME": cluster.members[0].directory.appendingPathComponent("cache").path]
+        let writers = try (0..<2)
+            .map { index in
+                try RunningProduct(
+                    "etcd-test-helper",
+                    ["write-many", endpoints, "/config/storm/", "w\(index)", "150"],
+                    environment: environment
+                )
+            }
+        // Mid-storm: once the first writer has 50 writes committed, the leader dies.
+        var line = await writers[0].nextLine()
+        while let seen = line, seen != "synced 50" { line = await writers[0].nextLine() }
+        #expect(line == "synced 50")
+        let leader = try cluster.leader()
+        leader.kill()
+        for writer in writers { #expect(await writer.exitStatus() == 0) }
+
+        let survivors = cluster.members.filter { $0 !== leader }.map(\.clientURL)
+        let check = Defaults.Suite(etcd: survivors, prefix: "/config/storm/", cache: .none)
+        let stored = check.storedValues()
+        #expect(stored.count == 300)
+        for writer in 0..<2 {
+            for index in 0..<150 where stored["w\(writer)-\(index)"] != .number(String(index)) {
+                Issue.record("w\(writer)-\(index) is \(String(describing: stored["w\(writer)-\(index)"]))")
+            }
+        }
+    }
+}

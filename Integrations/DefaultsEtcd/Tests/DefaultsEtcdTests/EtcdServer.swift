@@ -15,28 +15,65 @@ final class EtcdServer: Sendable {
 
     /// Starts `etcd` on free loopback ports and returns once it serves clients.
     init() throws {
-        // NB: in memory where there is a tmpfs: etcd syncs every commit to disk, and the tests commit a lot.
-        let base =
-            FileManager.default.fileExists(atPath: "/dev/shm")
-            ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
-        directory = base.appendingPathComponent("DefaultsEtcdTests-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try Self.makeDirectory()
         let clientPort = try Self.freePort()
         let peerPort = try Self.freePort()
         clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
         let peer = "http://127.0.0.1:\(peerPort)"
-        arguments = [
-            "--name", "test", "--data-dir", directory.appendingPathComponent("data").path,
-            "--listen-client-urls", clientURL.absoluteString, "--advertise-client-urls", clientURL.absoluteString,
-            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", "test=\(peer)",
-        ]
+        arguments = Self.arguments(
+            name: "test",
+            directory: directory,
+            client: clientURL,
+            peer: peer,
+            initialCluster: "test=\(peer)"
+        )
         do {
             try start()
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+    }
+
+    /// Launches a member `name` of a cluster whose members' peer URLs `initialCluster` lists, and
+    /// returns at once: a member serves only once a quorum has started (``waitUntilReady()``).
+    init(member name: String, clientPort: Int, peerPort: Int, initialCluster: String, token: String) throws {
+        directory = try Self.makeDirectory()
+        clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
+        arguments =
+            Self.arguments(
+                name: name,
+                directory: directory,
+                client: clientURL,
+                peer: "http://127.0.0.1:\(peerPort)",
+                initialCluster: initialCluster
+            ) + ["--initial-cluster-token", token]
+        try launch()
+    }
+
+    private static func makeDirectory() throws -> URL {
+        // NB: in memory where there is a tmpfs: etcd syncs every commit to disk, and the tests commit a lot.
+        let base =
+            FileManager.default.fileExists(atPath: "/dev/shm")
+            ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+        let directory = base.appendingPathComponent("DefaultsEtcdTests-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    private static func arguments(
+        name: String,
+        directory: URL,
+        client: URL,
+        peer: String,
+        initialCluster: String
+    ) -> [String] {
+        [
+            "--name", name, "--data-dir", directory.appendingPathComponent("data").path,
+            "--listen-client-urls", client.absoluteString, "--advertise-client-urls", client.absoluteString,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", initialCluster,
+        ]
     }
 
     deinit {
@@ -47,6 +84,32 @@ final class EtcdServer: Sendable {
     /// Starts the server again (after ``stop()``), on the same ports and data, and returns once it
     /// serves clients.
     func start() throws {
+        try launch()
+        try waitUntilReady()
+    }
+
+    /// What ``waitUntilReady()`` waits on: signalled at the "ready" line, or at the end of the log.
+    private let readiness = Mutex<(ready: DispatchSemaphore, log: LogTail)?>(nil)
+
+    /// Waits for the server's own "ready to serve client requests" line (not a guess at how long
+    /// it takes); stops it and throws if it has not come within 60 s.
+    func waitUntilReady() throws {
+        guard let (ready, log) = readiness.withLock({ $0 }) else { return }
+        let served = ready.wait(timeout: .now() + 60) == .success && log.isReady
+        guard served else {
+            stop()
+            throw ServerError(description: "etcd did not start: \(log.text.suffix(2_000))")
+        }
+    }
+
+    /// Sends SIGKILL: the member dies at once, as a crashed machine's would.
+    func kill() {
+        let process = running.withLock { $0?.process }
+        if let process, process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Starts the process, and returns at once.
+    private func launch() throws {
         let process = Process()
         process.executableURL = try Self.etcdExecutable()
         process.arguments = arguments
@@ -55,7 +118,7 @@ final class EtcdServer: Sendable {
         process.standardOutput = FileHandle.nullDevice
         let ready = DispatchSemaphore(value: 0)
         let ended = DispatchSemaphore(value: 0)
-        let log = Mutex<(text: String, told: Bool)>(("", false))
+        let log = LogTail()
         // NB: read to the end, long after "ready": a pipe nobody drains would stop etcd's logging.
         readToTheEnd(errors.fileHandleForReading) { data in
             guard let data else {
@@ -63,26 +126,30 @@ final class EtcdServer: Sendable {
                 ended.signal()
                 return
             }
-            let tell = log.withLock { log -> Bool in
-                // NB: the log is kept only until the server is ready; after that it is drained.
-                guard !log.told else { return false }
-                log.text += String(decoding: data, as: UTF8.self)
-                guard log.text.contains("ready to serve client requests") else { return false }
-                log.told = true
-                return true
-            }
-            if tell { ready.signal() }
+            if log.take(data) { ready.signal() }
         }
         try process.run()
-        // NB: a wait for the server's own "ready" line, not a guess at how long it takes.
-        let served = ready.wait(timeout: .now() + 60) == .success && log.withLock { $0.told }
-        guard served else {
-            process.terminate()
-            process.waitUntilExit()
-            ended.wait()
-            throw ServerError(description: "etcd did not start: \(log.withLock { $0.text.suffix(2_000) })")
-        }
         running.withLock { $0 = (process, ended) }
+        readiness.withLock { $0 = (ready, log) }
+    }
+
+    /// What the server logged until it was ready.
+    private final class LogTail: Sendable {
+        private let state = Mutex<(text: String, isReady: Bool)>(("", false))
+
+        var text: String { state.withLock { $0.text } }
+        var isReady: Bool { state.withLock { $0.isReady } }
+
+        /// Takes in a piece of the log; true when it made the server ready.
+        func take(_ data: Data) -> Bool {
+            state.withLock { log in
+                // NB: the log is kept only until the server is ready; after that it is drained.
+                guard !log.isReady else { return false }
+                log.text += String(decoding: data, as: UTF8.self)
+                log.isReady = log.text.contains("ready to serve client requests")
+                return log.isReady
+            }
+        }
     }
 
     /// Stops the server (SIGTERM) and waits for it to exit.
@@ -95,8 +162,8 @@ final class EtcdServer: Sendable {
         else { return }
         if process.isRunning {
             process.terminate()
-            process.waitUntilExit()
         }
+        process.waitUntilExit()
         ended.wait()
     }
 
@@ -135,9 +202,14 @@ final class EtcdServer: Sendable {
 
 /// Runs `etcdctl` against `server` and returns what it printed.
 func etcdctl(_ server: EtcdServer, _ arguments: [String]) throws -> String {
+    try etcdctl(endpoints: [server.clientURL], arguments)
+}
+
+/// Runs `etcdctl` against `endpoints` and returns what it printed.
+func etcdctl(endpoints: [URL], _ arguments: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/etcdctl")
-    process.arguments = ["--endpoints", server.clientURL.absoluteString] + arguments
+    process.arguments = ["--endpoints", endpoints.map(\.absoluteString).joined(separator: ",")] + arguments
     process.environment = ["ETCDCTL_API": "3"]
     let output = Pipe()
     process.standardOutput = output
@@ -296,5 +368,48 @@ func readToTheEnd(_ handle: FileHandle, _ receive: @escaping @Sendable (Data?) -
             receive(data)
         }
         receive(nil)
+    }
+}
+
+/// Three etcd members on loopback, one cluster, each in a data folder of its own.
+final class EtcdCluster: Sendable {
+    let members: [EtcdServer]
+
+    /// The members' client URLs.
+    var endpoints: [URL] { members.map(\.clientURL) }
+
+    /// Starts `size` members together (a member serves only once a quorum runs) and returns once
+    /// every one serves clients.
+    init(size: Int = 3) throws {
+        let ports = try (0..<size).map { _ in (client: try EtcdServer.freePort(), peer: try EtcdServer.freePort()) }
+        let initialCluster = ports.enumerated().map { "m\($0.offset)=http://127.0.0.1:\($0.element.peer)" }
+            .joined(separator: ",")
+        let token = "cluster-\(UUID())"
+        members = try ports.enumerated()
+            .map { index, port in
+                try EtcdServer(
+                    member: "m\(index)",
+                    clientPort: port.client,
+                    peerPort: port.peer,
+                    initialCluster: initialCluster,
+                    token: token
+                )
+            }
+        for member in members { try member.waitUntilReady() }
+    }
+
+    /// The member that leads the cluster now, as the members say (`etcdctl endpoint status`).
+    func leader() throws -> EtcdServer {
+        let status = try etcdctl(endpoints: endpoints, ["endpoint", "status", "-w", "json"])
+        // NB: read as text: member ids are 64-bit, more than a JSON number read as Double keeps.
+        for entry in status.split(separator: "{\"Endpoint\":").dropFirst() {
+            guard let endpoint = entry.firstMatch(of: /^"([^"]+)"/)?.1,
+                let member = entry.firstMatch(of: /"member_id":(\d+)/)?.1,
+                let leader = entry.firstMatch(of: /"leader":(\d+)/)?.1,
+                member == leader
+            else { continue }
+            if let found = members.first(where: { $0.clientURL.absoluteString == endpoint }) { return found }
+        }
+        throw EtcdServer.ServerError(description: "no member says it leads: \(status)")
     }
 }
