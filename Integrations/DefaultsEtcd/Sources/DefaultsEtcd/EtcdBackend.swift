@@ -68,6 +68,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
 
     /// Where the last values seen are kept, for a suite opened while etcd is out of reach.
     let cache: EtcdCache?
+    /// The most operations the backend puts in one etcd transaction: etcd's `--max-txn-ops`.
+    public let maxOperationsPerTransaction: Int
 
     /// Creates a backend over the keys under `prefix` in the etcd cluster at `endpoints`.
     ///
@@ -77,13 +79,17 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ///   - timeout: How long one call to one member may take before the next is tried.
     ///   - cache: Where to keep the last values seen, so a suite opened while etcd is out of
     ///     reach starts from them.
+    ///   - maxOperationsPerTransaction: The cluster's `--max-txn-ops` (128 unless it was set): a
+    ///     commit of more keys goes in several transactions, each one change for the other suites.
     public init(
         endpoints: [URL],
         prefix: String,
         timeout: Duration = .seconds(5),
-        cache: CacheLocation = .automatic
+        cache: CacheLocation = .automatic,
+        maxOperationsPerTransaction: Int = 128
     ) {
         self.prefix = prefix
+        self.maxOperationsPerTransaction = max(1, maxOperationsPerTransaction)
         self.client = EtcdClient(endpoints: endpoints, timeout: timeout)
         switch cache {
         case .automatic: self.cache = EtcdCache(url: EtcdCache.defaultURL(endpoints: endpoints, prefix: prefix))
@@ -208,9 +214,25 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
             return
         }
         guard !changes.values.isEmpty else { return }
-        let request = Etcd.TxnRequest(compare: [], success: operations(for: changes.values), failure: [])
-        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
-        recordOwnCommit(changes.values, at: response.header.revisionNumber)
+        // NB: etcd takes at most `maxOperationsPerTransaction` operations in one transaction
+        // (its --max-txn-ops, 128 by default): a larger commit goes in several, in key order.
+        for chunk in chunks(of: changes.values) {
+            let request = Etcd.TxnRequest(compare: [], success: operations(for: chunk), failure: [])
+            let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+            recordOwnCommit(chunk, at: response.header.revisionNumber)
+        }
+    }
+
+    /// `values` in pieces of at most ``maxOperationsPerTransaction`` keys, in key order.
+    private func chunks(of values: [String: Defaults.JSONValue?]) -> [[String: Defaults.JSONValue?]] {
+        let sorted = values.sorted { $0.key < $1.key }
+        return stride(from: 0, to: sorted.count, by: maxOperationsPerTransaction)
+            .map { start in
+                Dictionary(
+                    uniqueKeysWithValues: sorted[start..<min(start + maxOperationsPerTransaction, sorted.count)]
+                        .map { ($0.key, $0.value) }
+                )
+            }
     }
 
     /// Removes every key under the prefix but those `changes` writes, and writes them, in one
@@ -237,10 +259,19 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
                 result: "LESS",
                 mod_revision: String(listed.header.revisionNumber + 1)
             )
-            let request = Etcd.TxnRequest(compare: [unchanged], success: operations(for: values), failure: [])
+            // NB: the first piece is guarded; once it is in, the rest follow unguarded (the prefix
+            // has changed by then: by this commit).
+            var pieces = chunks(of: values)
+            let first = pieces.removeFirst()
+            let request = Etcd.TxnRequest(compare: [unchanged], success: operations(for: first), failure: [])
             let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
             if response.succeeded == true {
-                recordOwnCommit(values, at: response.header.revisionNumber)
+                recordOwnCommit(first, at: response.header.revisionNumber)
+                for piece in pieces {
+                    let rest = Etcd.TxnRequest(compare: [], success: operations(for: piece), failure: [])
+                    let answer = try client.call("v3/kv/txn", rest, as: Etcd.TxnResponse.self, backend: name)
+                    recordOwnCommit(piece, at: answer.header.revisionNumber)
+                }
                 return
             }
         }
@@ -257,6 +288,13 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
         commitGate.lock()
         defer { commitGate.unlock() }
+        guard changes.values.count <= maxOperationsPerTransaction, expected.count <= maxOperationsPerTransaction else {
+            throw .backendFailed(
+                backend: name,
+                reason:
+                    "an exclusive transaction of \(changes.values.count) writes and \(expected.count) reads is more than one etcd transaction takes (\(maxOperationsPerTransaction) operations)"
+            )
+        }
         var compares: [Etcd.Compare] = []
         var stale: [String] = []
         state.withLock { state in

@@ -7,6 +7,9 @@
 //     etcd-test-helper write-many <endpoints> <prefix> <name> <count>
 //         writes "<name>-<i>" = i for each i below <count>, each followed by synchronize(), which it
 //         calls again (after a short pause) until it succeeds; prints "synced <i+1>" after each.
+//     etcd-test-helper write-burst <endpoints> <prefix> <name> <count>
+//         writes "<name>-<i>" = i for each i below <count> as fast as it can, then synchronizes once;
+//         prints "written".
 //
 // <endpoints> is a comma-separated list of client URLs.
 import Defaults
@@ -65,6 +68,17 @@ case "write-many":
         print("synced \(index + 1)")
         fflush(nil)
     }
+case "write-burst":
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+        fail("usage: write-burst <endpoints> <prefix> <name> <count>")
+    }
+    for index in 0..<count { suite[Defaults.Key<Int>("\(arguments[4])-\(index)", default: -1, suite: suite)] = index }
+    do {
+        try suite.synchronize()
+    } catch {
+        fail("synchronize threw \(error)")
+    }
+    print("written")
 default:
     fail("unknown command \(arguments[1])")
 }

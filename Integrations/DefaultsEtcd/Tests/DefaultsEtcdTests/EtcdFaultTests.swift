@@ -108,14 +108,14 @@ import Testing
     }
 }
 
-/// Three members, the leader killed while two processes write: the cluster keeps serving the
+/// Three members, the leader killed while four processes write: the cluster keeps serving the
 /// suites, and every write a process saw committed is there.
 @Suite struct EtcdClusterTests {
     @Test func aClusterThatLosesItsLeaderMidStormKeepsServingAndLosesNoCommittedWrite() async throws {
         let cluster = try EtcdCluster()
         let endpoints = cluster.endpoints.map(\.absoluteString).joined(separator: ",")
         let environment = ["XDG_CACHE_HOME": cluster.members[0].directory.appendingPathComponent("cache").path]
-        let writers = try (0..<2)
+        let writers = try (0..<4)
             .map { index in
                 try RunningProduct(
                     "etcd-test-helper",
@@ -134,8 +134,8 @@ import Testing
         let survivors = cluster.members.filter { $0 !== leader }.map(\.clientURL)
         let check = Defaults.Suite(etcd: survivors, prefix: "/config/storm/", cache: .none)
         let stored = check.storedValues()
-        #expect(stored.count == 300)
-        for writer in 0..<2 {
+        #expect(stored.count == 600)
+        for writer in 0..<4 {
             for index in 0..<150 where stored["w\(writer)-\(index)"] != .number(String(index)) {
                 Issue.record("w\(writer)-\(index) is \(String(describing: stored["w\(writer)-\(index)"]))")
             }

@@ -205,8 +205,8 @@ func etcdctl(_ server: EtcdServer, _ arguments: [String]) throws -> String {
     try etcdctl(endpoints: [server.clientURL], arguments)
 }
 
-/// Runs `etcdctl` against `endpoints` and returns what it printed.
-func etcdctl(endpoints: [URL], _ arguments: [String]) throws -> String {
+/// Runs `etcdctl` against `endpoints` and returns what it printed; `input` is its standard input.
+func etcdctl(endpoints: [URL], _ arguments: [String], input: String? = nil) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/etcdctl")
     process.arguments = ["--endpoints", endpoints.map(\.absoluteString).joined(separator: ",")] + arguments
@@ -214,7 +214,12 @@ func etcdctl(endpoints: [URL], _ arguments: [String]) throws -> String {
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output
+    let standardInput = Pipe()
+    process.standardInput = standardInput
     try process.run()
+    // NB: small enough for the pipe's buffer; closed so etcdctl sees the end.
+    standardInput.fileHandleForWriting.write(Data((input ?? "").utf8))
+    try standardInput.fileHandleForWriting.close()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     let text = String(decoding: data, as: UTF8.self)

@@ -122,6 +122,27 @@ final class Received<Element: Sendable>: Sendable {
         #expect(fresh.storedValue(named: "count") == .number("1000"))
     }
 
+    @Test func tenProcessesWritingFiveHundredDistinctKeysEachLoseNone() async throws {
+        let server = try EtcdServer()
+        let endpoints = server.clientURL.absoluteString
+        let results = try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    try await runHelper(server, ["write-burst", endpoints, "/config/many/", "p\(index)", "500"])
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results { #expect(result.status == 0, "\(result.output)") }
+        let stored = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/many/", cache: .none).storedValues()
+        #expect(stored.count == 5_000)
+        for process in 0..<10 {
+            for index in 0..<500 where stored["p\(process)-\(index)"] != .number(String(index)) {
+                Issue.record("p\(process)-\(index) is \(String(describing: stored["p\(process)-\(index)"]))")
+            }
+        }
+    }
+
     @Test func aValueThatIsNotJSONIsReportedAndReadsTheDefault() async throws {
         let server = try EtcdServer()
         _ = try etcdctl(server, ["put", "/config/typo/logLevel", "debug"])
