@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Defaults
 import Dispatch
 import Foundation
@@ -6,120 +7,142 @@ import Foundation
 extension EtcdBackend {
     /// Watches the prefix from the revision after the load, and reports every revision not this
     /// backend's own.
+    ///
+    /// The watch runs on the event loop of async-http-client and this backend's watch queue, never
+    /// on Swift's concurrency pool: a program whose tasks keep that pool busy still hears of changes.
     public func startReporting(to updates: Defaults.BackendUpdates) {
-        let (start, unreported) = state.withLock { state -> (Int64, [Defaults.StorageError]) in
+        let unreported = state.withLock { state -> [Defaults.StorageError] in
             state.updates = updates
+            state.watch.next = state.loaded ? state.revision + 1 : -1
+            state.watch.index = client.preferredIndex
+            state.watch.isStopped = false
             defer { state.unreported = [] }
-            return (state.revision + 1, state.unreported)
+            return state.unreported
         }
         for problem in unreported { updates.report(problem) }
-        let task = Task.detached { [weak self] in
-            guard let self else { return }
-            await self.watchLoop(from: start)
-        }
-        state.withLock { $0.watch = task }
+        watchQueue.async { [weak self] in self?.connectWatch() }
     }
 
     /// Stops the watch.
     public func stopReporting() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let connection = state.withLock { state -> HTTPClient.Task<Void>? in
             state.updates = nil
-            defer { state.watch = nil }
-            return state.watch
+            state.watch.isStopped = true
+            defer { state.watch.connection = nil }
+            return state.watch.connection
         }
-        task?.cancel()
+        connection?.cancel()
     }
 
-    private func watchLoop(from start: Int64) async {
-        // NB: -1 means no revision to resume from (the load failed, or the revision was compacted
-        // away): the prefix is read whole first, and the difference reported as one change.
-        let progress = WatchProgress(next: state.withLock { $0.loaded } ? start : -1)
-        var index = client.preferredIndex
-        var failures = 0
-        while !Task.isCancelled {
-            await waitWhileHeld()
-            if progress.next == -1 {
-                guard let revision = await reload() else {
-                    failures += 1
-                    await pause(after: failures)
-                    continue
-                }
-                progress.next = revision + 1
+    /// Connects the watch (on the watch queue), reading the prefix whole first when there is no
+    /// revision to resume from.
+    private func connectWatch() {
+        let (next, index, go) = state.withLock { state in
+            (state.watch.next, state.watch.index, !state.watch.isStopped && !state.watch.isHeld)
+        }
+        guard go else { return }
+        var from = next
+        if from == -1 {
+            guard let revision = reload() else {
+                watchEnded(failed: nil)
+                return
             }
-            let request = Etcd.WatchCreateRequest(
-                create_request: .init(
-                    key: Etcd.encode(prefix),
-                    range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
-                    start_revision: String(progress.next)
-                )
+            from = revision + 1
+            state.withLock { $0.watch.next = from }
+        }
+        let request = Etcd.WatchCreateRequest(
+            create_request: .init(
+                key: Etcd.encode(prefix),
+                range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
+                start_revision: String(from)
             )
-            let from = index
-            let attempt = Task {
-                try await client.watch(request, from: from) { message in
-                    progress.connected = true
-                    guard let result = message.result else { return true }
-                    if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
-                        progress.next = -1
-                        return false
-                    }
-                    // NB: a watch etcd ended for another reason: connect again from where it was.
-                    if result.canceled == true { return false }
-                    if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
-                        progress.next = max(progress.next, last + 1)
-                    }
-                    // NB: one message may carry several revisions: each is a report of its own.
-                    for (revision, events) in Self.byRevision(result.events ?? []) {
-                        watchQueue.async { [weak self] in self?.take(events, at: revision) }
-                    }
-                    return true
-                }
+        )
+        do {
+            let connection = try client.startWatch(request, at: index) { [weak self] message in
+                self?.received(message) ?? false
             }
-            state.withLock { $0.attempt = attempt }
-            let outcome = await withTaskCancellationHandler {
-                await attempt.result
-            } onCancel: {
-                attempt.cancel()
+            let stopped = state.withLock { state -> Bool in
+                state.watch.connection = connection
+                return state.watch.isStopped
             }
-            state.withLock { $0.attempt = nil }
-            if Task.isCancelled { return }
-            if progress.connected { failures = 0 }
-            progress.connected = false
-            if case .failure(let error) = outcome, !state.withLock({ $0.watchHeld }) {
-                failures += 1
-                if failures == 1 {
-                    report(.backendFailed(backend: name, reason: "the watch of etcd stopped (\(error)); reconnecting"))
-                }
+            if stopped { connection.cancel() }
+            connection.futureResult.whenComplete { [weak self] result in
+                self?.watchQueue
+                    .async { [weak self] in
+                        guard let self else { return }
+                        if case .failure(let error) = result {
+                            self.watchEnded(failed: error)
+                        } else {
+                            self.watchEnded(failed: nil)
+                        }
+                    }
             }
-            if progress.next != -1 { index = (index + 1) % client.endpoints.count }
-            await pause(after: failures)
+        } catch {
+            watchEnded(failed: error)
         }
     }
 
-    /// After a failure, a growing pause, so an unreachable cluster is not asked in a busy loop.
-    private func pause(after failures: Int) async {
-        guard failures > 0 else { return }
-        try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 6), 3_000)))
+    /// Takes one message of the watch, on the event loop; `false` ends the connection.
+    private func received(_ message: Etcd.WatchMessage) -> Bool {
+        guard let result = message.result else { return true }
+        let keepGoing = state.withLock { state -> Bool in
+            state.watch.connected = true
+            if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
+                state.watch.next = -1
+                return false
+            }
+            if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
+                state.watch.next = max(state.watch.next, last + 1)
+            }
+            // NB: a watch etcd ended for another reason: connect again from where it was.
+            return result.canceled != true
+        }
+        // NB: one message may carry several revisions: each is a report of its own.
+        for (revision, events) in Self.byRevision(result.events ?? []) {
+            watchQueue.async { [weak self] in self?.take(events, at: revision) }
+        }
+        return keepGoing
+    }
+
+    /// What follows a connection's end (or a failed try), on the watch queue: the next try, after
+    /// a pause that grows with failures in a row.
+    private func watchEnded(failed error: (any Error)?) {
+        let (delay, tell) = state.withLock { state -> (Int, Bool) in
+            state.watch.connection = nil
+            if state.watch.connected { state.watch.failures = 0 }
+            state.watch.connected = false
+            var tell = false
+            if error != nil || state.watch.next == -1, !state.watch.isHeld, !state.watch.isStopped {
+                state.watch.failures += 1
+                tell = error != nil && state.watch.failures == 1
+            }
+            if state.watch.next != -1 || error != nil {
+                state.watch.index = (state.watch.index + 1) % client.endpoints.count
+            }
+            let failures = state.watch.failures
+            return (failures == 0 ? 0 : min(50 << min(failures, 6), 3_000), tell)
+        }
+        if tell, let error {
+            report(.backendFailed(backend: name, reason: "the watch of etcd stopped (\(error)); reconnecting"))
+        }
+        watchQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in self?.connectWatch() }
     }
 
     /// Reads the prefix whole and hands it over (``Defaults/BackendUpdates/replaced(by:)``);
-    /// returns the revision of the read, or `nil` if etcd could not be read.
-    private func reload() async -> Int64? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
-            watchQueue.async { [self] in
-                commitGate.lock()
-                defer { commitGate.unlock() }
-                do throws(Defaults.StorageError) {
-                    let (values, revision) = try readAll()
-                    let updates = state.withLock { state -> Defaults.BackendUpdates? in
-                        state.ownRevisions = state.ownRevisions.filter { $0 > revision }
-                        return state.updates
-                    }
-                    updates?.replaced(by: Defaults.BackendContents(values: values, revision: UInt64(revision)))
-                    continuation.resume(returning: revision)
-                } catch {
-                    continuation.resume(returning: nil)
-                }
+    /// returns the revision of the read, or `nil` if etcd could not be read. On the watch queue.
+    private func reload() -> Int64? {
+        commitGate.lock()
+        defer { commitGate.unlock() }
+        do throws(Defaults.StorageError) {
+            let (values, revision) = try readAll()
+            let updates = state.withLock { state -> Defaults.BackendUpdates? in
+                state.ownRevisions = state.ownRevisions.filter { $0 > revision }
+                return state.updates
             }
+            updates?.replaced(by: Defaults.BackendContents(values: values, revision: UInt64(revision)))
+            return revision
+        } catch {
+            return nil
         }
     }
 
@@ -128,30 +151,19 @@ extension EtcdBackend {
     /// Drops the watch's connection and keeps it from connecting again until
     /// ``releaseWatchForTesting()``: for tests of what a watch that was away catches up with.
     func holdWatchForTesting() {
-        let attempt = state.withLock { state -> Task<Void, any Error>? in
-            state.watchHeld = true
-            return state.attempt
+        let connection = state.withLock { state -> HTTPClient.Task<Void>? in
+            state.watch.isHeld = true
+            return state.watch.connection
         }
-        attempt?.cancel()
+        connection?.cancel()
     }
 
     /// Lets the watch connect again.
     func releaseWatchForTesting() {
-        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.watchHeld = false
-            defer { state.heldWaiters = [] }
-            return state.heldWaiters
-        }
-        for waiter in waiting { waiter.resume() }
-    }
-
-    private func waitWhileHeld() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let held = state.withLock { state -> Bool in
-                if state.watchHeld { state.heldWaiters.append(continuation) }
-                return state.watchHeld
-            }
-            if !held { continuation.resume() }
+        state.withLock { $0.watch.isHeld = false }
+        watchQueue.async { [weak self] in
+            guard let self, self.state.withLock({ $0.watch.connection == nil }) else { return }
+            self.connectWatch()
         }
     }
 
@@ -217,16 +229,5 @@ extension EtcdBackend {
 
     func report(_ problem: Defaults.StorageError) {
         state.withLock { $0.updates }?.report(problem)
-    }
-}
-
-/// Where a watch is, shared between the loop and the closure that reads its messages (which run one
-/// after the other, never at once).
-private final class WatchProgress: @unchecked Sendable {  // touched by one task at a time
-    var next: Int64
-    var connected = false
-
-    init(next: Int64) {
-        self.next = next
     }
 }

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Defaults
 import Dispatch
 import Foundation
@@ -44,18 +45,31 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         /// Revisions of this backend's own commits that the watch has not passed yet.
         var ownRevisions: Set<Int64> = []
         var updates: Defaults.BackendUpdates?
-        var watch: Task<Void, Never>?
         /// Problems found before anyone listened (by the load): reported when reporting starts.
         var unreported: [Defaults.StorageError] = []
         /// Whether a read of the whole prefix has succeeded: until then the watch has no revision
         /// to start from, and reads the prefix first.
         var loaded = false
+        /// The watch: where it is, and its connection now.
+        var watch = WatchState()
+    }
+
+    /// Where the watch is. Changed on the watch queue, but for `next` (on the event loop, as
+    /// messages arrive) and `isStopped`/`isHeld` (by whoever stops or holds it).
+    struct WatchState {
+        /// The revision to watch from next; -1 when there is none (the load failed, or the revision
+        /// was compacted away): the prefix is read whole first, and the difference reported.
+        var next: Int64 = -1
+        /// The endpoint to connect to next.
+        var index = 0
+        /// Failures in a row, for the pause before the next try.
+        var failures = 0
+        /// Whether the connection now has delivered a message.
+        var connected = false
+        var isStopped = true
         /// For tests: the watch does not connect while set.
-        var watchHeld = false
-        /// Those waiting for the watch to be let go.
-        var heldWaiters: [CheckedContinuation<Void, Never>] = []
-        /// The watch's connection now.
-        var attempt: Task<Void, any Error>?
+        var isHeld = false
+        var connection: HTTPClient.Task<Void>?
     }
 
     let state = Mutex(State())
@@ -110,7 +124,7 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     }
 
     deinit {
-        state.withLock { $0.watch }?.cancel()
+        state.withLock { $0.watch.connection }?.cancel()
     }
 
     /// "etcd", the prefix and the endpoints.

@@ -87,40 +87,29 @@ final class EtcdClient: Sendable {
     }
 
     /// Opens a watch with `body` at the endpoint `index`, and hands each message of its stream to
-    /// `receive`, in order, until the stream ends or `receive` returns `false`; the caller
-    /// reconnects.
-    func watch(
+    /// `receive`, in order, on the event loop, until the stream ends, fails, or `receive` returns
+    /// `false`.
+    ///
+    /// - Returns: The request: `cancel()` ends it; its `futureResult` completes when it has ended.
+    func startWatch(
         _ body: Etcd.WatchCreateRequest,
-        from index: Int,
-        receive: (Etcd.WatchMessage) -> Bool
-    ) async throws {
-        var request = HTTPClientRequest(url: endpoints[index].appendingPathComponent("v3/watch").absoluteString)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
+        at index: Int,
+        receive: @escaping @Sendable (Etcd.WatchMessage) -> Bool
+    ) throws -> HTTPClient.Task<Void> {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        let url = endpoints[index].appendingPathComponent("v3/watch").absoluteString
+        let request = try HTTPClient.Request(
+            url: url,
+            method: .POST,
+            headers: headers,
+            body: .data(try JSONEncoder().encode(body))
+        )
         // NB: a watch lasts as long as the suite: no deadline but cancellation.
-        let response = try await http.execute(request, deadline: .distantFuture)
-        guard response.status == .ok else {
-            throw WatchError(reason: "\(endpoints[index].absoluteString) answered the watch with \(response.status)")
+        let stream = WatchStream(endpoint: endpoints[index].absoluteString, receive: receive) { [self] in
+            preferred.withLock { $0 = index }
         }
-        preferred.withLock { $0 = index }
-        // NB: the gateway ends each message with a newline.
-        var pending: [UInt8] = []
-        for try await chunk in response.body {
-            pending.append(contentsOf: chunk.readableBytesView)
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = pending[..<newline]
-                pending.removeSubrange(...newline)
-                guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) else { continue }
-                let message: Etcd.WatchMessage
-                do {
-                    message = try JSONDecoder().decode(Etcd.WatchMessage.self, from: Data(line))
-                } catch {
-                    throw WatchError(reason: "a watch message did not decode: \(error)")
-                }
-                guard receive(message) else { return }
-            }
-        }
+        return http.execute(request: request, delegate: stream)
     }
 
     /// The endpoint to watch from first.
@@ -130,4 +119,59 @@ final class EtcdClient: Sendable {
         let reason: String
         var description: String { reason }
     }
+}
+
+/// The body of a watch, split into its messages (the gateway ends each with a newline) as it
+/// arrives.
+private final class WatchStream: HTTPClientResponseDelegate, @unchecked Sendable {  // called on its task's event loop only
+    typealias Response = Void
+
+    private let endpoint: String
+    private let receive: @Sendable (Etcd.WatchMessage) -> Bool
+    private let answered: @Sendable () -> Void
+    private var pending: [UInt8] = []
+    private var ended = false
+
+    init(
+        endpoint: String,
+        receive: @escaping @Sendable (Etcd.WatchMessage) -> Bool,
+        answered: @escaping @Sendable () -> Void
+    ) {
+        self.endpoint = endpoint
+        self.receive = receive
+        self.answered = answered
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        if head.status == .ok {
+            answered()
+        } else {
+            ended = true
+            task.fail(reason: EtcdClient.WatchError(reason: "\(endpoint) answered the watch with \(head.status)"))
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard !ended else { return task.eventLoop.makeSucceededVoidFuture() }
+        pending.append(contentsOf: buffer.readableBytesView)
+        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = Array(pending[..<newline])
+            pending.removeSubrange(...newline)
+            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { continue }
+            guard let message = try? JSONDecoder().decode(Etcd.WatchMessage.self, from: Data(line)) else {
+                ended = true
+                task.fail(reason: EtcdClient.WatchError(reason: "a watch message did not decode"))
+                break
+            }
+            if !receive(message) {
+                ended = true
+                task.cancel()
+                break
+            }
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
 }
