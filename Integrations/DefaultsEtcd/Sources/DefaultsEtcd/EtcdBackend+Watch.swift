@@ -128,8 +128,10 @@ extension EtcdBackend {
         watchQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in self?.connectWatch() }
     }
 
-    /// Reads the prefix whole and hands it over (``Defaults/BackendUpdates/replaced(by:)``);
-    /// returns the revision of the read, or `nil` if etcd could not be read. On the watch queue.
+    /// Reads the prefix whole and hands it over, on the watch queue.
+    ///
+    /// The difference goes to the suite as one change (``Defaults/BackendUpdates/replaced(by:)``).
+    /// Returns the revision of the read, or `nil` if etcd could not be read.
     private func reload() -> Int64? {
         commitGate.lock()
         defer { commitGate.unlock() }

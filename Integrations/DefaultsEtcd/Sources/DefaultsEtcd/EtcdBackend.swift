@@ -54,8 +54,10 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var watch = WatchState()
     }
 
-    /// Where the watch is. Changed on the watch queue, but for `next` (on the event loop, as
-    /// messages arrive) and `isStopped`/`isHeld` (by whoever stops or holds it).
+    /// Where the watch is.
+    ///
+    /// Changed on the watch queue, but for `next` (on the event loop, as messages arrive) and
+    /// `isStopped`/`isHeld` (by whoever stops or holds it).
     struct WatchState {
         /// The revision to watch from next; -1 when there is none (the load failed, or the revision
         /// was compacted away): the prefix is read whole first, and the difference reported.

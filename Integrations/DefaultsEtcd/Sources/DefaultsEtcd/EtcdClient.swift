@@ -123,7 +123,9 @@ final class EtcdClient: Sendable {
 
 /// The body of a watch, split into its messages (the gateway ends each with a newline) as it
 /// arrives.
-private final class WatchStream: HTTPClientResponseDelegate, @unchecked Sendable {  // called on its task's event loop only
+///
+/// `@unchecked Sendable`: async-http-client calls it on its task's event loop only.
+private final class WatchStream: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
     private let endpoint: String
