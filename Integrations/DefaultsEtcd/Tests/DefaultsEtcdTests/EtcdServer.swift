@@ -229,6 +229,21 @@ func etcdctl(endpoints: [URL], _ arguments: [String], input: String? = nil) thro
     return text
 }
 
+/// Runs `count` helpers at once, the one numbered `index` with `arguments(index)`; returns what each
+/// printed and how it ended.
+func runHelpers(
+    _ server: EtcdServer,
+    count: Int,
+    arguments: @escaping @Sendable (Int) -> [String]
+) async throws -> [(status: Int32, output: String)] {
+    try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
+        for index in 0..<count {
+            group.addTask { try await runHelper(server, arguments(index)) }
+        }
+        return try await group.reduce(into: []) { $0.append($1) }
+    }
+}
+
 /// Runs the `etcd-test-helper` built beside the test binary with `arguments`, its cache of values
 /// in `server`'s folder; returns its output.
 func runHelper(_ server: EtcdServer, _ arguments: [String]) async throws -> (status: Int32, output: String) {

@@ -109,13 +109,8 @@ final class Received<Element: Sendable>: Sendable {
     @Test func fourProcessesIncrementingInExclusiveTransactionsLoseNothing() async throws {
         let server = try EtcdServer()
         let endpoints = server.clientURL.absoluteString
-        let results = try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    try await runHelper(server, ["increment", endpoints, "/config/counter/", "count", "250"])
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let results = try await runHelpers(server, count: 4) { _ in
+            ["increment", endpoints, "/config/counter/", "count", "250"]
         }
         for result in results { #expect(result.status == 0, "\(result.output)") }
         let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/counter/", cache: .none)
@@ -125,13 +120,8 @@ final class Received<Element: Sendable>: Sendable {
     @Test func tenProcessesWritingFiveHundredDistinctKeysEachLoseNone() async throws {
         let server = try EtcdServer()
         let endpoints = server.clientURL.absoluteString
-        let results = try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
-            for index in 0..<10 {
-                group.addTask {
-                    try await runHelper(server, ["write-burst", endpoints, "/config/many/", "p\(index)", "500"])
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let results = try await runHelpers(server, count: 10) { index in
+            ["write-burst", endpoints, "/config/many/", "p\(index)", "500"]
         }
         for result in results { #expect(result.status == 0, "\(result.output)") }
         let stored = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/many/", cache: .none).storedValues()
