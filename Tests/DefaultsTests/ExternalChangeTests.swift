@@ -244,8 +244,8 @@ import Glibc
     /// Directories vanishing while the watcher adds or moves a watch (a race every test run that
     /// removes its temporary directories has): the watcher looks further up instead of falling
     /// back to polling, and its report of a fallback never runs under its own lock (which crashed).
-    @Test func suitesOpenedAndReleasedWhileTheirDirectoriesVanishNeverFallBackToPolling() throws {
-        try withStoreTemporaryDirectory { directory in
+    @Test func suitesOpenedAndReleasedWhileTheirDirectoriesVanishNeverFallBackToPolling() async throws {
+        try await withTemporaryDirectory(prefix: "DefaultsStoreTests") { directory in
             let errors = StoreErrorCollector()
             let threads = (0..<4)
                 .map { thread in
@@ -262,7 +262,7 @@ import Glibc
                         }
                     }
                 }
-            for thread in threads { thread.join() }
+            for thread in threads { await thread.join() }
             let polling = errors.errors.filter {
                 if case .pollingForChanges = $0 { return true }
                 return false

@@ -42,6 +42,7 @@ private func removeTemporaryDirectoryOffThePool(_ directory: URL) async {
 }
 
 private func makeTemporaryDirectory(prefix: String) throws -> URL {
+    PoolWatchdog.startIfAsked()
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("\(prefix)-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

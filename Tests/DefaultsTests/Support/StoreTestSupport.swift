@@ -224,21 +224,47 @@ struct StoreSystemError: Error, CustomStringConvertible {
 
 /// A body running on a thread of its own (not a pool thread), so blocking waits cannot starve a pool.
 final class StoreThread: Sendable {
+    private struct State {
+        var finished = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Lock(State())
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts `body` on a new thread.
     init(_ body: @escaping @Sendable () -> Void) {
-        let finished = self.finished
-        let thread = Thread {
+        let thread = Thread { [self] in
             body()
             finished.signal()
+            let waiters = state.withLock { state in
+                state.finished = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
         }
         thread.start()
     }
 
-    /// Waits until the body has returned.
+    /// Waits until the body has returned, blocking this thread: for bodies that end at once, and
+    /// waits inside a synchronous closure (a transaction's body).
     func join() {
         finished.wait()
+        finished.signal()
+    }
+
+    /// Waits until the body has returned, without holding a thread while it waits: a test that
+    /// blocked one of the cooperative pool's two threads (on two cores) for the length of a busy
+    /// body stopped every other test's tasks meanwhile, and their waits ran out.
+    func join() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if !state.finished { state.waiters.append(continuation) }
+                return state.finished
+            }
+            if done { continuation.resume() }
+        }
     }
 }
 
