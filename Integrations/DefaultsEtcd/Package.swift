@@ -14,6 +14,9 @@ let package = Package(
         .package(name: "Defaults", path: "../.."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Only for the tests: swift-configuration's reader over an etcd suite.
+        .package(name: "DefaultsConfiguration", path: "../DefaultsConfiguration"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         .target(
@@ -48,6 +51,8 @@ let package = Package(
                 "etcd-service",
                 .product(name: "DefaultsObservation", package: "Defaults"),
                 .product(name: "DefaultsBackendTesting", package: "Defaults"),
+                .product(name: "DefaultsConfiguration", package: "DefaultsConfiguration"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
     ],

@@ -20,11 +20,12 @@ final class Received<Element: Sendable>: Sendable {
 
     var all: [Element] { state.withLock { $0 } }
 
-    /// Waits, off the pool, until `count` elements came, or 20 s passed.
+    /// Waits, off the pool, until `count` elements came, or 60 s passed (a deadline against a hang,
+    /// longer than a whole run: other tests can hold the pool's threads for most of one).
     func wait(forCount count: Int) async -> Bool {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in
-                let deadline = Date() + 20
+                let deadline = Date() + 60
                 condition.lock()
                 while state.withLock({ $0.count }) < count, condition.wait(until: deadline) {}
                 let reached = state.withLock { $0.count } >= count

@@ -28,7 +28,7 @@ final class Mailbox<Element: Sendable>: Sendable {
     }
 
     /// The next element; `nil` when none arrives within `seconds`.
-    func take(within seconds: Double = 10) async -> Element? {
+    func take(within seconds: Double = 60) async -> Element? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
             let (element, id) = state.withLock { state -> (Element?, Int?) in
                 if !state.queued.isEmpty { return (state.queued.removeFirst(), nil) }
@@ -54,7 +54,7 @@ final class Mailbox<Element: Sendable>: Sendable {
     }
 
     /// Takes elements until one satisfies `predicate`, and returns it; `nil` at a deadline.
-    func take(within seconds: Double = 10, where predicate: (Element) -> Bool) async -> Element? {
+    func take(within seconds: Double = 60, where predicate: (Element) -> Bool) async -> Element? {
         while let element = await take(within: seconds) {
             if predicate(element) { return element }
         }
@@ -62,7 +62,7 @@ final class Mailbox<Element: Sendable>: Sendable {
     }
 
     /// The next `count` elements, or fewer when one does not arrive in time.
-    func take(_ count: Int, within seconds: Double = 10) async -> [Element] {
+    func take(_ count: Int, within seconds: Double = 60) async -> [Element] {
         var taken: [Element] = []
         while taken.count < count, let element = await take(within: seconds) { taken.append(element) }
         return taken
