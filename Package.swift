@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "DefaultsMacros", targets: ["DefaultsMacros"]),
         // Checks a backend of one's own against the protocol's guarantees, from any test framework.
         .library(name: "DefaultsBackendTesting", targets: ["DefaultsBackendTesting"]),
+        // The `defaults` command as a library, for a build of it that knows suites kept elsewhere
+        // (DefaultsEtcd's knows `etcd://` suites) while this package keeps no dependencies.
+        .library(name: "DefaultsCommandLine", targets: ["DefaultsCommandLine"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
     ],
     targets: [
@@ -18,7 +21,8 @@ let package = Package(
         .target(name: "DefaultsMacros", dependencies: ["DefaultsObservation"]),
         .target(name: "DefaultsBackendTesting", dependencies: ["Defaults"]),
         // The `defaults` command.
-        .executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
+        .target(name: "DefaultsCommandLine", dependencies: ["Defaults"]),
+        .executableTarget(name: "DefaultsTool", dependencies: ["DefaultsCommandLine"]),
         .executableTarget(
             name: "settings-basics",
             dependencies: ["Defaults"],

@@ -8,7 +8,11 @@ let package = Package(
     name: "DefaultsEtcd",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "DefaultsEtcd", targets: ["DefaultsEtcd"])
+        .library(name: "DefaultsEtcd", targets: ["DefaultsEtcd"]),
+        // The root package's `defaults` command, knowing `etcd://` suites too: a superset of it,
+        // to install as `defaults`. NB: not named so here, since the root's product has that name
+        // and the two would be built to one path.
+        .executable(name: "defaults-etcd", targets: ["DefaultsEtcdTool"]),
     ],
     dependencies: [
         .package(name: "Defaults", path: "../.."),
@@ -26,6 +30,14 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "DefaultsEtcdTool",
+            dependencies: [
+                "DefaultsEtcd",
+                .product(name: "Defaults", package: "Defaults"),
+                .product(name: "DefaultsCommandLine", package: "Defaults"),
             ]
         ),
         // A service that follows its settings in etcd (see its header for how to run it).
@@ -49,6 +61,7 @@ let package = Package(
                 "DefaultsEtcd",
                 "etcd-test-helper",
                 "etcd-service",
+                "DefaultsEtcdTool",
                 .product(name: "DefaultsObservation", package: "Defaults"),
                 .product(name: "DefaultsBackendTesting", package: "Defaults"),
                 .product(name: "DefaultsConfiguration", package: "DefaultsConfiguration"),

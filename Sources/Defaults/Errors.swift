@@ -93,7 +93,8 @@ extension Defaults {
             case .invalidLocks(let url, let reason):
                 return "Defaults: \(url.path) locks no keys until it is mended: \(reason)"
             case .backendFailed(let backend, let reason):
-                return "Defaults: \(backend) failed (\(reason)); values stay in memory and the next commit retries"
+                return
+                    "Defaults: \(backend) failed (\(reason)); values stay in memory, and what is not stored yet is retried"
             case .exclusiveCommitUnsupported(let backend):
                 return
                     "Defaults: \(backend) cannot commit only if unchanged, so exclusiveTransaction cannot run on it; nothing changed"

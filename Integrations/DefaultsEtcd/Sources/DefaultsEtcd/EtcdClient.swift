@@ -21,7 +21,7 @@ final class EtcdClient: Sendable {
     init(endpoints: [URL], timeout: Duration) {
         precondition(!endpoints.isEmpty, "DefaultsEtcd: a suite in etcd needs at least one endpoint")
         self.endpoints = endpoints
-        self.http = .shared
+        self.http = etcdHTTPClient
         let (seconds, attoseconds) = timeout.components
         self.timeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
@@ -177,3 +177,16 @@ private final class WatchStream: HTTPClientResponseDelegate, @unchecked Sendable
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
 }
+
+/// The HTTP client of every suite in etcd of the process; like AsyncHTTPClient's `shared`, never
+/// shut down.
+///
+/// NB: not `shared` itself: its pool retries a refused connection until the call's deadline, so
+/// each member that was down cost a whole timeout (5 s) before the next was tried, and the
+/// `defaults` command took 5 s to say etcd is out of reach. Here a refused connection fails the
+/// call at once.
+private let etcdHTTPClient: HTTPClient = {
+    var configuration = HTTPClient.Configuration.singletonConfiguration
+    configuration.connectionPool.retryConnectionEstablishment = false
+    return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+}()

@@ -326,6 +326,14 @@ final class RunningProduct: Sendable {
     }
 
     deinit {
+        stop()
+    }
+
+    /// Ends the process (SIGTERM) if it still runs, and waits for it.
+    ///
+    /// NB: a test must call it for a process that would run on: the thread reading its output holds
+    /// this object until the output ends, so the deinit does not come first.
+    func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

@@ -45,17 +45,35 @@ func printLine(_ text: String) {
     fflush(nil)
 }
 
-/// A suite named on the command line: a name in the config directory, or a file's path.
+/// A suite named on the command line: a name in the config directory, a file's path, or a suite
+/// kept elsewhere that a scheme of this build knows (`etcd://host:port/prefix/`).
 struct SuiteLocation {
     /// As the person typed it.
     let argument: String
-    let url: URL
+    /// The settings file; `nil` for a suite kept elsewhere.
+    let file: URL?
+    /// The backend of a suite kept elsewhere, made once for the whole command.
+    private let backend: (any Defaults.Backend)?
 
     init(_ argument: String) throws(ToolError) {
         self.argument = argument
+        if let separator = argument.range(of: "://") {
+            let name = String(argument[..<separator.lowerBound])
+            guard let scheme = DefaultsCommand.knownSchemes.withLock({ $0 }).first(where: { $0.name == name }) else {
+                throw .invalid("this defaults knows no suites at \(name)://; a suite is a name or a file's path")
+            }
+            do {
+                backend = try scheme.makeBackend(argument)
+            } catch {
+                throw .invalid("\(argument) is not a suite: \(error)")
+            }
+            file = nil
+            return
+        }
+        backend = nil
         if argument.contains("/") {
             let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-            url = URL(fileURLWithPath: argument, relativeTo: current).standardizedFileURL
+            file = URL(fileURLWithPath: argument, relativeTo: current).standardizedFileURL
             return
         }
         do {
@@ -63,16 +81,20 @@ struct SuiteLocation {
         } catch {
             throw .invalid(error.description)
         }
-        url = Defaults.Suite.fileURL(forSuiteNamed: argument, in: Self.configurationDirectory)
+        file = Defaults.Suite.fileURL(forSuiteNamed: argument, in: Self.configurationDirectory)
     }
+
+    /// Where the suite is, for messages: the file's path, or the argument of a suite kept elsewhere.
+    var place: String { file?.path ?? argument }
 
     /// Opens the suite as a program does.
     ///
     /// A suite named by name has the system files of `$XDG_CONFIG_DIRS` beneath it; one named by
     /// path has none. Problems go to `errorHandler`.
     func open(errorHandler: @escaping @Sendable (Defaults.StorageError) -> Void) -> Defaults.Suite {
+        if let backend { return Defaults.Suite(backend: backend, errorHandler: errorHandler) }
         guard !argument.contains("/"), let suite = try? Defaults.Suite(name: argument, errorHandler: errorHandler)
-        else { return Defaults.Suite(fileURL: url, errorHandler: errorHandler) }
+        else { return Defaults.Suite(fileURL: file!, errorHandler: errorHandler) }
         return suite
     }
 
@@ -81,24 +103,36 @@ struct SuiteLocation {
         Defaults.Suite.configurationDirectory(environment: ProcessInfo.processInfo.environment)
     }
 
-    /// The file's values; `nil` when there is no file.
+    /// The file's values; `nil` when there is no file (or a suite kept elsewhere holds no key).
     ///
-    /// Takes no lock: writers replace it by rename.
+    /// Takes no lock: writers replace the file by rename. A suite kept elsewhere is read from its
+    /// backend, now.
     ///
     /// - Throws: `.file` when it cannot be read or is not a JSON object (nothing is changed).
     func read() throws(ToolError) -> [String: JSONValue]? {
-        guard let bytes = try readBytes(at: url.path) else { return nil }
+        if let backend {
+            do {
+                let values = try backend.load().values
+                return values.isEmpty ? nil : values
+            } catch .backendFailed(_, let reason) {
+                throw .file("cannot read \(argument): \(reason)")
+            } catch {
+                throw .file("cannot read \(argument): \(error.description)")
+            }
+        }
+        guard let bytes = try readBytes(at: file!.path) else { return nil }
         return try members(
             of: bytes,
-            in: url.path,
+            in: file!.path,
             fix: "nothing was changed; mend it with 'defaults edit \(argument)' or a text editor"
         )
     }
 
-    /// The values, or `.notFound` when the suite has no file.
+    /// The values, or `.notFound` when the suite has no file (or holds no key, when kept elsewhere).
     func readExisting() throws(ToolError) -> [String: JSONValue] {
         guard let members = try read() else {
-            throw .notFound("suite \(argument) has no settings file (\(url.path))")
+            guard file != nil else { throw .notFound("suite \(argument) holds no keys") }
+            throw .notFound("suite \(argument) has no settings file (\(place))")
         }
         return members
     }

@@ -264,6 +264,11 @@ func overview() -> String {
         "",
         "<suite> is a suite name ($XDG_CONFIG_HOME/<suite>/settings.json, ~/.config when unset) or,",
         "when it contains a /, the path of a settings file.",
+    ]
+    for scheme in DefaultsCommand.knownSchemes.withLock({ $0 }) {
+        lines.append("It may also be a suite kept elsewhere: \(scheme.example)")
+    }
+    lines += [
         "",
         "Exit status: 0 done; 1 suite or key not found; 2 usage or invalid value;",
         "3 the file could not be read or written (or the editor failed); 4 a system file locks the key.",

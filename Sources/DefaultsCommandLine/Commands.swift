@@ -10,7 +10,7 @@ import Glibc
 func run(_ arguments: ParsedArguments) throws(ToolError) {
     switch arguments.command {
     case "suites": try listSuites()
-    case "path": printLine(try SuiteLocation(arguments.value("suite")!).url.path)
+    case "path": printLine(try SuiteLocation(arguments.value("suite")!).place)
     case "keys": try listKeys(SuiteLocation(arguments.value("suite")!))
     case "read": try read(arguments)
     case "write": try write(arguments)
@@ -205,9 +205,12 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
     var original: [String: JSONValue] = [:]
     var text = "{}\n"
     var isBroken = false
-    if let bytes = try readBytes(at: location.url.path) {
+    if location.file == nil {
+        original = try location.read() ?? [:]
+        text = render(.object(original)) + "\n"
+    } else if let bytes = try readBytes(at: location.place) {
         do {
-            original = try members(of: bytes, in: location.url.path, fix: "opening it as it is, to mend")
+            original = try members(of: bytes, in: location.place, fix: "opening it as it is, to mend")
             text = render(.object(original)) + "\n"
         } catch .file(let message) {
             printError("defaults: " + message)
@@ -330,7 +333,7 @@ private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
         }
     )
     // NB: on standard error, so standard output holds only changes; scripts and tests wait for it.
-    printError("defaults: watching \(location.url.path); Ctrl-C stops")
+    printError("defaults: watching \(location.place); Ctrl-C stops")
     withExtendedLifetime(suite) { dispatchMain() }
 }
 
