@@ -1,11 +1,17 @@
 // A service whose rate limit and log level live in etcd, shared by all its instances: it prints
-// them at start and again whenever any instance, or an operator with `etcdctl put`, changes them.
+// them at start, and reloads once whenever any instance or an operator changes them; changes that
+// come within half a second of each other make one reload. Start it in several terminals:
 //
 //     ETCD_ENDPOINTS=http://127.0.0.1:2379 swift run --package-path Integrations/DefaultsEtcd etcd-service
-//     etcdctl put /config/billing/rateLimit 400        # in another terminal: the service prints it
+//
+// then, in another, change a setting: every instance prints one `reloaded:` line.
+//
+//     etcdctl put /config/billing/rateLimit 400
+//     swift run --package-path Integrations/DefaultsEtcd defaults-etcd write \
+//         etcd://127.0.0.1:2379/config/billing/ logLevel --string debug
 //
 // With `--set <int>` it writes the rate limit itself, for every other instance to see, and exits.
-// With `--changes <n>` it exits after printing n changes.
+// With `--reloads <n>` it exits after n reloads.
 import Defaults
 import DefaultsEtcd
 import DefaultsObservation
@@ -36,20 +42,24 @@ if let index = arguments.firstIndex(of: "--set"), index + 1 < arguments.count, l
     log("rateLimit=\(value) written")
     exit(0)
 }
-let limit = arguments.firstIndex(of: "--changes").flatMap { Int(arguments[$0 + 1]) } ?? Int.max
+let limit = arguments.firstIndex(of: "--reloads").flatMap { Int(arguments[$0 + 1]) } ?? Int.max
 
 log("rateLimit=\(Defaults[.rateLimit]) logLevel=\(Defaults[.logLevel])")
 let done = DispatchSemaphore(value: 0)
-let seen = Mutex(0)
-// One callback per change, whichever instance made it: the service applies the new settings here.
-let observation = Defaults.observe(keys: .rateLimit, .logLevel, options: []) {
-    log("changed: rateLimit=\(Defaults[.rateLimit]) logLevel=\(Defaults[.logLevel])")
-    if seen.withLock({
+let reloads = Mutex(0)
+// One callback once the settings have been quiet for half a second, whichever instance or operator
+// changed them and however many changes came: the service applies the new settings here.
+let observation = Defaults.observe(
+    keys: [Defaults.Keys.rateLimit, Defaults.Keys.logLevel],
+    debounce: .milliseconds(500)
+) { changes in
+    let names = changes.map(\.name).sorted().joined(separator: ",")
+    log("reloaded (\(names)): rateLimit=\(Defaults[.rateLimit]) logLevel=\(Defaults[.logLevel])")
+    let count = reloads.withLock {
         $0 += 1
         return $0
-    }) >= limit {
-        done.signal()
     }
+    if count >= limit { done.signal() }
 }
 done.wait()
 observation.invalidate()

@@ -155,9 +155,10 @@ final class Received<Element: Sendable>: Sendable {
     }
 }
 
-/// The example service, run as a person would: one instance sets a value, another follows changes.
+/// The example service, run as a person would: three instances against one etcd, each reloading
+/// once per change whoever made it, and once for a burst.
 @Suite(.serialized) struct EtcdServiceExampleTests {
-    @Test func theServiceFollowsAnotherInstanceAndAnOperator() async throws {
+    @Test func threeInstancesEachReloadOncePerChangeAndOncePerBurst() async throws {
         let server = try EtcdServer()
         let environment = [
             "ETCD_ENDPOINTS": server.clientURL.absoluteString,
@@ -166,13 +167,49 @@ final class Received<Element: Sendable>: Sendable {
         let set = try await runProduct("etcd-service", ["--set", "250"], environment: environment)
         #expect(set.output == "rateLimit=250 written\n", "\(set.output)")
 
-        let follower = try RunningProduct("etcd-service", ["--changes", "2"], environment: environment)
-        #expect(await follower.nextLine() == "rateLimit=250 logLevel=info")
+        let instances = try (0..<3).map { _ in
+            try RunningProduct("etcd-service", ["--reloads", "4"], environment: environment)
+        }
+        defer { for instance in instances { instance.stop() } }
+        /// The next line of every instance.
+        func nextLines() async -> [String?] {
+            var lines: [String?] = []
+            for instance in instances { lines.append(await instance.nextLine()) }
+            return lines
+        }
+        #expect(await nextLines() == Array(repeating: "rateLimit=250 logLevel=info", count: 3))
+
+        // An operator's put.
         _ = try etcdctl(server, ["put", "/config/billing/rateLimit", "400"])
-        #expect(await follower.nextLine() == "changed: rateLimit=400 logLevel=info")
+        #expect(await nextLines() == Array(repeating: "reloaded (rateLimit): rateLimit=400 logLevel=info", count: 3))
+
+        // An operator's `defaults write`.
+        let suite = "etcd://127.0.0.1:\(server.clientURL.port!)/config/billing/"
+        #expect(try await runDefaults(["write", suite, "logLevel", "--string", "debug"]).status == 0)
+        #expect(await nextLines() == Array(repeating: "reloaded (logLevel): rateLimit=400 logLevel=debug", count: 3))
+
+        // A burst: five commits in a row, five etcd revisions, well within the half second.
+        let writer = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/billing/", cache: .none)
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: writer)
+        let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: writer)
+        for value in 1...5 {
+            writer[rateLimit] = value
+            if value == 5 { writer[logLevel] = "warning" }
+            try writer.synchronize()
+        }
+        #expect(
+            await nextLines()
+                == Array(repeating: "reloaded (logLevel,rateLimit): rateLimit=5 logLevel=warning", count: 3)
+        )
+
+        // Another instance: and that reload is the fourth, so each instance ends, having printed
+        // nothing else (a second reload for the burst would have come before this one).
         let other = try await runProduct("etcd-service", ["--set", "500"], environment: environment)
         #expect(other.status == 0)
-        #expect(await follower.nextLine() == "changed: rateLimit=500 logLevel=info")
-        #expect(await follower.exitStatus() == 0)
+        #expect(await nextLines() == Array(repeating: "reloaded (rateLimit): rateLimit=500 logLevel=warning", count: 3))
+        for instance in instances {
+            #expect(await instance.exitStatus() == 0)
+            #expect(instance.rest() == "")
+        }
     }
 }
