@@ -167,9 +167,10 @@ final class Received<Element: Sendable>: Sendable {
         let set = try await runProduct("etcd-service", ["--set", "250"], environment: environment)
         #expect(set.output == "rateLimit=250 written\n", "\(set.output)")
 
-        let instances = try (0..<3).map { _ in
-            try RunningProduct("etcd-service", ["--reloads", "4"], environment: environment)
-        }
+        let instances = try (0..<3)
+            .map { _ in
+                try RunningProduct("etcd-service", ["--reloads", "4"], environment: environment)
+            }
         defer { for instance in instances { instance.stop() } }
         /// The next line of every instance.
         func nextLines() async -> [String?] {
