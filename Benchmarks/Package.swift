@@ -19,6 +19,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.7.0"),
         // The swift-configuration provider over a suite, compared with swift-configuration's own.
         .package(name: "DefaultsConfiguration", path: "../Integrations/DefaultsConfiguration"),
+        // Suites in etcd, and async-http-client for the bare etcd watch they are compared with.
+        .package(name: "DefaultsEtcd", path: "../Integrations/DefaultsEtcd"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -32,6 +36,10 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "DefaultsEtcd", package: "DefaultsEtcd"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/DefaultsBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
@@ -42,7 +50,10 @@ let package = Package(
         // The other process of the cross-process benchmarks: writes the shared file through the library.
         .executableTarget(
             name: "defaults-bench-peer",
-            dependencies: [.product(name: "Defaults", package: "Defaults")],
+            dependencies: [
+                .product(name: "Defaults", package: "Defaults"),
+                .product(name: "DefaultsEtcd", package: "DefaultsEtcd"),
+            ],
             path: "Sources/defaults-bench-peer",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

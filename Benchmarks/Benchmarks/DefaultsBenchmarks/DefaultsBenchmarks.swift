@@ -178,6 +178,7 @@ let benchmarks: @Sendable () -> Void = {
     crossProcess()
     configMap()
     openOverSystemFiles()
+    etcd()
 }
 
 // MARK: Read an Int key

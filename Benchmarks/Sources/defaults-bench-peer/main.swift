@@ -14,7 +14,11 @@
 //   defaults-bench-peer write-keys <file> <prefix> <count>
 //       opens the file and prints "ready"; on a line "go" on standard input, writes <count>
 //       distinct keys "<prefix>-<i>" as a burst, synchronizes, and prints "done".
+//   defaults-bench-peer etcd-write-keys <endpoint> <prefix> <name> <count> <batch>
+//       opens a suite in etcd under <prefix> and prints "ready"; on "go", writes <count> distinct
+//       keys "<name>-<i>", synchronizing after every <batch> of them, and prints "done".
 import Defaults
+import DefaultsEtcd
 import Foundation
 
 #if canImport(Glibc)
@@ -61,6 +65,24 @@ if arguments[1] == "configmap" {
         print("\(value) \(called) \(returned)")
         fflush(nil)
     }
+    exit(0)
+}
+
+if arguments[1] == "etcd-write-keys" {
+    guard arguments.count == 7, let endpoint = URL(string: arguments[2]), let count = Int(arguments[5]),
+        let batch = Int(arguments[6])
+    else { exit(2) }
+    let suite = Defaults.Suite(etcd: [endpoint], prefix: arguments[3], cache: .none)
+    let keys = (0..<count).map { Defaults.Key<Int>("\(arguments[4])-\($0)", default: -1, suite: suite) }
+    print("ready")
+    fflush(nil)
+    guard readLine() == "go" else { exit(2) }
+    for (index, key) in keys.enumerated() {
+        suite[key] = index
+        if (index + 1) % batch == 0 || index == count - 1 { try suite.synchronize() }
+    }
+    print("done")
+    fflush(nil)
     exit(0)
 }
 
