@@ -50,6 +50,38 @@ import Testing
         _ = observation
     }
 
+    @Test func aRunningSuiteRidesOutARestartOfEtcd() async throws {
+        let server = try EtcdServer()
+        let prefix = "/config/restart/"
+        let problems = Received<String>()
+        let suite = Defaults.Suite(etcd: [server.clientURL], prefix: prefix, cache: .none) {
+            problems.append($0.description)
+        }
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
+        let told = Received<Int>()
+        let observation = Defaults.observe(rateLimit, options: []) { told.append($0.newValue) }
+        _ = try etcdctl(server, ["put", "\(prefix)rateLimit", "200"])
+        #expect(await told.wait(forCount: 1))
+
+        server.stop()
+        // A write while etcd is away: kept, reported, and synchronize() throws until it is stored.
+        suite[logLevel] = "debug"
+        #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        #expect(await problems.wait(forCount: 1))
+        #expect(suite[logLevel] == "debug")
+
+        try server.start()
+        // The watch comes back by itself: an operator's put after the restart arrives.
+        _ = try etcdctl(server, ["put", "\(prefix)rateLimit", "300"])
+        #expect(await told.wait(forCount: 2))
+        #expect(told.all == [200, 300])
+        #expect(suite[rateLimit] == 300)
+        try suite.synchronize()
+        #expect(try etcdctl(server, ["get", "\(prefix)logLevel", "--print-value-only"]) == "\"debug\"\n")
+        observation.invalidate()
+    }
+
     @Test func aWatchThatMissedCompactedHistoryReloadsAndReportsTheDifferenceAsOneChange() async throws {
         let server = try EtcdServer()
         let prefix = "/config/compacted/"
