@@ -30,6 +30,13 @@ extension Defaults {
             stop(isInTiedTable: true)
         }
 
+        /// Whether it still delivers: false once invalidated, released, or its tied owner is gone
+        /// (the tie is looked at when one of its keys changes, or at a sweep).
+        ///
+        /// For code that hands changes on to be run later (on a GUI toolkit's main loop, say):
+        /// what it handed on before the observation stopped can check this and be dropped.
+        public var isActive: Bool { subscriber.isActive }
+
         /// Stops delivery; `isInTiedTable` false when the registry's table of tied subscribers is
         /// known not to hold the subscriber (a sweep took it out), so it is not searched again.
         func stop(isInTiedTable: Bool) {

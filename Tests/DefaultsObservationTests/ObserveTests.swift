@@ -18,6 +18,22 @@ import Testing
         observation.invalidate()
     }
 
+    @Test func isActiveUntilInvalidatedOrItsTiedOwnerIsGone() {
+        let key = Defaults.Key<Int>("active", default: 0, suite: suite)
+        let invalidated = Defaults.observe(key, options: []) { _ in }
+        #expect(invalidated.isActive)
+        invalidated.invalidate()
+        #expect(!invalidated.isActive)
+
+        var owner: NSObject? = NSObject()
+        let tied = Defaults.observe(key, options: []) { _ in }.tieToLifetime(of: owner!)
+        #expect(tied.isActive)
+        owner = nil
+        // The tie is looked at when one of its keys changes.
+        Defaults[key] = 1
+        #expect(!tied.isActive)
+    }
+
     @Test func aChangeCarriesTheOldAndNewValues() {
         let changes = Recorder<Defaults.KeyChange<Double>>()
         let observation = Defaults.observe(quality, options: []) { changes.append($0) }

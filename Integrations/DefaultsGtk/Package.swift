@@ -1,0 +1,42 @@
+// swift-tools-version: 6.2
+// GTK 4 programs with settings: observers called on GLib's main loop, and the main actor run by
+// it. A package of its own, so the root package keeps no dependencies and builds where GTK is
+// absent. Needs Debian's libgtk-4-dev. Test: `swift test --package-path Integrations/DefaultsGtk`.
+import PackageDescription
+
+let package = Package(
+    name: "DefaultsGtk",
+    products: [
+        .library(name: "DefaultsGtk", targets: ["DefaultsGtk"])
+    ],
+    dependencies: [
+        .package(name: "Defaults", path: "../..")
+    ],
+    targets: [
+        // GTK 4's C API (GLib with it), found with pkg-config.
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
+        .target(
+            name: "DefaultsGtk",
+            dependencies: ["CGtk", .product(name: "DefaultsObservation", package: "Defaults")]
+        ),
+        // A GTK program for the tests: runs GLib's main loop on its main thread and reports on
+        // which thread each kind of observer was called.
+        .executableTarget(
+            name: "defaults-gtk-test-helper",
+            dependencies: ["DefaultsGtk", .product(name: "DefaultsObservation", package: "Defaults")]
+        ),
+        .testTarget(
+            name: "DefaultsGtkTests",
+            dependencies: [
+                "DefaultsGtk",
+                "defaults-gtk-test-helper",
+                .product(name: "defaults", package: "Defaults"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
