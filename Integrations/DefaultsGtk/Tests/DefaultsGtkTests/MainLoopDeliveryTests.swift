@@ -69,10 +69,13 @@ final class RunningProgram: Sendable {
         }
     }
 
-    /// Ends it if it still runs, and waits.
+    /// Ends it if it still runs (SIGKILL), and waits.
+    ///
+    /// NB: not SIGTERM: a helper started from a thread that blocks signals (a pool thread) inherits
+    /// that mask, and one left running by a failed test here ignored SIGTERM, so waiting hung.
     func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
