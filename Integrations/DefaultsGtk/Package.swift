@@ -1,7 +1,9 @@
 // swift-tools-version: 6.2
-// GTK 4 programs with settings: observers called on GLib's main loop, and the main actor run by
-// it. A package of its own, so the root package keeps no dependencies and builds where GTK is
-// absent. Needs Debian's libgtk-4-dev. Test: `swift test --package-path Integrations/DefaultsGtk`.
+// GTK 4 programs with settings: keys bound to widgets' properties, keys as actions, observers
+// called on GLib's main loop, and the main actor run by it. A package of its own, so the root
+// package keeps no dependencies and builds where GTK is absent. Needs Debian's libgtk-4-dev (and
+// Xvfb for the tests, which start their own X server). Test:
+// `swift test --package-path Integrations/DefaultsGtk`.
 import PackageDescription
 
 let package = Package(
@@ -24,7 +26,7 @@ let package = Package(
             dependencies: ["CGtk", .product(name: "DefaultsObservation", package: "Defaults")]
         ),
         // A GTK program for the tests: runs GLib's main loop on its main thread and reports on
-        // which thread each kind of observer was called.
+        // which thread each kind of observer was called, or runs a window of bound widgets.
         .executableTarget(
             name: "defaults-gtk-test-helper",
             dependencies: ["DefaultsGtk", .product(name: "DefaultsObservation", package: "Defaults")]

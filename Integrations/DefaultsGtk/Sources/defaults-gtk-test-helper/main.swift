@@ -1,5 +1,7 @@
 // A GTK program for the tests of DefaultsGtk: GLib's main loop runs on the main thread, and every
 // kind of observer reports, on standard output, each value it was given and the thread it ran on.
+// (`defaults-gtk-test-helper bindings <settings.json>` runs a window of bound widgets instead:
+// see Bindings.swift.)
 //
 //     defaults-gtk-test-helper delivery <settings.json>
 //
@@ -42,9 +44,12 @@ final class EditorModel: @unchecked Sendable {  // the wrapper is set once; valu
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, arguments[1] == "delivery" else {
-    FileHandle.standardError.write(Data("usage: defaults-gtk-test-helper delivery <settings.json>\n".utf8))
+guard arguments.count == 3, ["delivery", "bindings"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: defaults-gtk-test-helper delivery|bindings <settings.json>\n".utf8))
     exit(2)
+}
+if arguments[1] == "bindings" {
+    runBindings(file: URL(fileURLWithPath: arguments[2]))
 }
 GLibMainLoop.driveMainActor()
 let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: arguments[2]))

@@ -1,115 +1,5 @@
 import Foundation
-import Synchronization
 import Testing
-
-/// A program of this package (built beside the test binary) running as another process; its
-/// output read line by line on a thread of its own.
-final class RunningProgram: Sendable {
-    private let process: Process
-    private let input = Pipe()
-    private let state = Mutex<(lines: [String], partial: String, ended: Bool)>(([], "", false))
-    private let arrived = NSCondition()
-
-    init(_ name: String, _ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = builtProduct(name)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
-        let handle = output.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            while true {
-                let data = handle.availableData
-                arrived.lock()
-                state.withLock { state in
-                    if data.isEmpty {
-                        state.ended = true
-                        return
-                    }
-                    state.partial += String(decoding: data, as: UTF8.self)
-                    while let newline = state.partial.firstIndex(of: "\n") {
-                        state.lines.append(String(state.partial[..<newline]))
-                        state.partial.removeSubrange(...newline)
-                    }
-                }
-                arrived.broadcast()
-                arrived.unlock()
-                if data.isEmpty { break }
-            }
-        }
-    }
-
-    /// Sends `line` to its standard input.
-    func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
-    }
-
-    /// Reads lines, off the pool, until `predicate` holds for all read so far; returns them.
-    ///
-    /// Stops at the end of the output, or after 60 s (a deadline against a hang, never a measure).
-    func lines(until predicate: @escaping @Sendable ([String]) -> Bool) async -> [String] {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                let deadline = Date() + 60
-                var taken: [String] = []
-                arrived.lock()
-                while true {
-                    let (next, ended) = state.withLock { state in
-                        defer { state.lines.removeAll() }
-                        return (state.lines, state.ended)
-                    }
-                    taken += next
-                    if predicate(taken) || ended || !arrived.wait(until: deadline) { break }
-                }
-                arrived.unlock()
-                continuation.resume(returning: taken)
-            }
-        }
-    }
-
-    /// Ends it if it still runs (SIGKILL), and waits.
-    ///
-    /// NB: not SIGTERM: a helper started from a thread that blocks signals (a pool thread) inherits
-    /// that mask, and one left running by a failed test here ignored SIGTERM, so waiting hung.
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-
-    /// Waits, off the pool, for it to exit; returns its status.
-    func exitStatus() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [process] in
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }
-        }
-    }
-}
-
-/// The product `name` built beside the test binary.
-func builtProduct(_ name: String) -> URL {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        .appendingPathComponent(name)
-}
-
-/// Runs the root package's `defaults` command, built beside the test binary, to its end.
-func runDefaults(_ arguments: [String]) async throws -> Int32 {
-    let process = Process()
-    process.executableURL = builtProduct("defaults")
-    process.arguments = arguments
-    try process.run()
-    return await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            continuation.resume(returning: process.terminationStatus)
-        }
-    }
-}
 
 /// The values one kind of observer reported, in order, and whether all came on the main thread.
 func reports(of kind: String, in lines: [String]) -> (values: [Int], allOnMain: Bool) {
@@ -123,9 +13,7 @@ func reports(of kind: String, in lines: [String]) -> (values: [Int], allOnMain: 
     static let kinds = ["observe", "observe(keys:)", "updates", "tracking", "Observations"]
 
     @Test func everyObserverKindRunsOnTheMainLoopInOrderAndWithoutPropagationIsHonoured() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("DefaultsGtkTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("settings.json")
         let program = try RunningProgram("defaults-gtk-test-helper", ["delivery", file.path])
