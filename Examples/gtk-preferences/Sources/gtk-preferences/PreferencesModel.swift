@@ -22,8 +22,8 @@ final class PreferencesModel {
         return "\(name) — \(theme.rawValue), \(fontSize) pt, \(numbers)"
     }
 
-    /// Brings every setting back to its default.
-    func resetAll() {
+    /// Brings every setting back to its default: the keys are removed from the file.
+    static func resetAll() {
         Defaults.reset(.theme, .fontSize, .showLineNumbers, .displayName)
     }
 }

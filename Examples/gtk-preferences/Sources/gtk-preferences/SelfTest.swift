@@ -1,12 +1,15 @@
 import CGtk
+import DefaultsGtk
 import DefaultsObservation
 import Foundation
 import Synchronization
 
 /// `gtk-preferences --self-test <dir>`: opens the window and checks the widgets themselves,
-/// through GTK's API, against changes made by another process, a hand edit, the widgets and the
-/// reset buttons; prints each check, the latency from another process's `synchronize()` to the
-/// spin button, and `N passed, M failed` last; writes `<dir>/window.png`.
+/// through GTK's API, against changes made by another process, a hand edit, the widgets, the reset
+/// buttons and the menu's actions; measures the latency from another process's `synchronize()` to
+/// the spin button, beside the same through GSettings' `g_settings_bind`; prints each check and
+/// `N passed, M failed` last; writes `<dir>/window.png`.
+@MainActor
 struct SelfTest {
     let folder: String
     private var passed = 0
@@ -25,15 +28,23 @@ struct SelfTest {
         // Wakes the loop below every 20 ms, so a deadline is noticed while nothing else happens.
         g_timeout_add(20, { _ in 1 }, nil)
 
-        let window = PreferencesWindow(model: PreferencesModel(), printsChanges: false)
+        let window = PreferencesWindow(printsChanges: false)
         window.present()
+        // Every change of the four keys, from whichever thread: the writes that changed a value.
+        let changes = ChangeCounter()
+        let observation = Defaults.observe(keys: [.theme, .fontSize, .showLineNumbers, .displayName], options: []) {
+            changes.add()
+        }
+        defer { observation.invalidate() }
+        let spinValue = PropertyWatch(window.fontSizeSpin, "value")
         check(
-            "the window opens, showing the defaults",
+            "the window opens, showing the defaults, and writes nothing",
             pump { gtk_widget_get_mapped(window.window) != 0 && gtk_widget_get_width(window.window) > 0 }
-                && spin(window) == 12 && isOn(window) && selectedTheme(window) == .system && window.entryText.isEmpty
+                && spin(window) == 12 && isOn(window) && selectedTheme(window) == .system && entryText(window).isEmpty
+                && storedKeys().isEmpty
         )
 
-        guard let child = WriteChild(file: file) else {
+        guard let child = WriteChild(["--write-child", file.path]) else {
             check("a second process starts", false)
             return finish()
         }
@@ -57,57 +68,102 @@ struct SelfTest {
             detail: label(window)
         )
 
+        gtk_widget_activate_action_variant(window.window, "prefs.theme", g_variant_new_string("solarized"))
+        check(
+            "the View menu's theme item chooses it in the drop-down",
+            pump { selectedTheme(window) == .solarized }
+        )
+        gtk_widget_activate_action_variant(window.window, "prefs.showLineNumbers", nil)
+        check("the View menu's line numbers item turns the switch on", pump { isOn(window) })
+
+        // NB: a button's activation clicks it a moment later, as a key press would.
         gtk_widget_activate(window.resetButtons["fontSize"]!)
-        check("the font size's reset button brings 12 back into the spin button", pump { spin(window) == 12 })
+        let fontSizeShown = pump { spin(window) == 12 }
+        settle()
+        try? Preferences.suite.synchronize()
+        check(
+            "the font size's reset button brings 12 back into the spin button and removes the key",
+            fontSizeShown && !storedKeys().contains("fontSize"),
+            detail: "\(storedKeys())"
+        )
         gtk_widget_activate(window.resetAllButton)
         check(
             "\"Reset all\" brings every default back into the widgets",
-            pump { selectedTheme(window) == .system && isOn(window) && window.entryText.isEmpty }
+            pump { selectedTheme(window) == .system && isOn(window) && entryText(window).isEmpty && spin(window) == 12 }
+        )
+        settle()
+        try? Preferences.suite.synchronize()
+        check(
+            "\"Reset all\" leaves none of the four keys in the file",
+            storedKeys().isDisjoint(with: ["theme", "fontSize", "showLineNumbers", "displayName"]),
+            detail: "\(storedKeys())"
         )
 
         // Echoes: a widget's own write, then an outside write the widgets follow.
-        let changes = ChangeCounter()
-        let observation = Defaults.observe(.fontSize, options: []) { _ in changes.add() }
-        let writesBefore = window.widgetWrites
+        let before = changes.count
         gtk_spin_button_set_value(OpaquePointer(window.fontSizeSpin), 30)
         _ = pump { label(window).contains("30 pt") }
         settle()
         // NB: on disk before the other process writes: until then this process's change would win.
         try? Preferences.suite.synchronize()
         check(
-            "a spin button edit is one write and one change, not echoed back",
-            window.widgetWrites - writesBefore == 1 && changes.count == 1,
-            detail: "widget writes \(window.widgetWrites - writesBefore), changes \(changes.count)"
+            "a spin button edit is one write, not echoed back",
+            changes.count - before == 1,
+            detail: "\(changes.count - before) changes"
         )
         child.write("fontSize", 31)
-        // NB: the observer above is told on the suite's delivery thread, maybe after the widget moved.
-        _ = pump { spin(window) == 31 && changes.count >= 2 }
+        // NB: the counter is told on the suite's delivery thread, maybe after the widget moved.
+        _ = pump { spin(window) == 31 && changes.count - before >= 2 }
         settle()
         check(
             "an outside change moves the widget without the widget writing it back",
-            window.widgetWrites - writesBefore == 1 && changes.count == 2,
-            detail: "widget writes \(window.widgetWrites - writesBefore), changes \(changes.count)"
+            changes.count - before == 2,
+            detail: "\(changes.count - before) changes"
         )
-        observation.invalidate()
+
+        // A widget that normalises: the spin button's range ends at 72.
+        gtk_spin_button_set_value(OpaquePointer(window.fontSizeSpin), 100)
+        settle()
+        try? Preferences.suite.synchronize()
+        check(
+            "the user's 100 is clamped to 72 by the spin button and written once, as 72",
+            spin(window) == 72 && changes.count - before == 3 && storedValue("fontSize") as? Int == 72,
+            detail: "\(changes.count - before - 2) writes, stored \(storedValue("fontSize") ?? "nothing")"
+        )
+        child.write("fontSize", 20)
+        _ = pump { spin(window) == 20 }
+        child.write("fontSize", 100)
+        _ = pump { spin(window) == 72 && changes.count - before >= 5 }
+        settle()
+        check(
+            "another process's 100 shows as 72 and the clamp is not written back",
+            spin(window) == 72 && changes.count - before == 5 && storedValue("fontSize") as? Int == 100,
+            detail: "\(changes.count - before) changes, stored \(storedValue("fontSize") ?? "nothing")"
+        )
 
         // Latency: another process writes, waits for synchronize(), and says when it returned.
-        var latencies: [Double] = []
-        for round in 0..<50 {
-            let value = 40 + round % 20
-            let synchronized = child.write("fontSize", value)
-            guard pump({ spin(window) == value }), let followed = window.lastFollowed["fontSize"] else { break }
-            latencies.append(Double(Int64(followed) - Int64(synchronized)) / 1_000_000)
-        }
+        let ours = measure(child: child, key: "fontSize", watch: spinValue) { spin(window) }
         child.stop()
-        let sorted = latencies.sorted()
-        let median = sorted.isEmpty ? .infinity : sorted[sorted.count / 2]
-        check("50 writes by another process reach the spin button", latencies.count == 50)
-        print(
-            "latency, another process's synchronize() returning -> spin button showing the value: "
-                + "median \(format(median)) ms, max \(format(sorted.last ?? .infinity)) ms over \(latencies.count) writes "
-                + "(negative: the widget showed it before synchronize() returned)"
-        )
-        check("median latency under one frame (16 ms)", median < 16, detail: "\(format(median)) ms")
+        report(ours, "DefaultsGtk bind")
+        check("200 writes by another process reach the spin button", ours.count == 200)
+        check("median latency under one frame (16 ms)", median(ours) < 16, detail: "\(format(median(ours))) ms")
+
+        // The same through GSettings: g_settings_bind on a spin button, the keyfile backend.
+        if let gsettings = GSettingsComparison(folder: folder), let gChild = WriteChild(["--gsettings-child", folder]) {
+            let watch = PropertyWatch(gsettings.spin, "value")
+            let theirs = measure(child: gChild, key: "font-size", watch: watch) {
+                Int(gtk_spin_button_get_value_as_int(OpaquePointer(gsettings.spin)))
+            }
+            gChild.stop()
+            report(theirs, "GSettings g_settings_bind (keyfile backend)")
+            check("200 GSettings writes by another process reach its spin button", theirs.count == 200)
+            print(
+                "median ratio, DefaultsGtk / GSettings: \(format(median(ours) / median(theirs)))"
+                    + " (p99 \(format(percentile(ours, 0.99) / percentile(theirs, 0.99))))"
+            )
+        } else {
+            print("GSettings comparison not run: glib-compile-schemas (Debian's libglib2.0-bin) is missing")
+        }
 
         // The picture: settings as a person might leave them, drawn by the main loop first.
         window.model.theme = .solarized
@@ -115,7 +171,7 @@ struct SelfTest {
         window.model.fontSize = 14
         check(
             "the widgets show the view-model's own writes",
-            pump { selectedTheme(window) == .solarized && window.entryText == "Ada" && spin(window) == 14 }
+            pump { selectedTheme(window) == .solarized && entryText(window) == "Ada" && spin(window) == 14 }
         )
         settle()
         waitForFrames(of: window.window)
@@ -141,6 +197,35 @@ struct SelfTest {
     private func finish() -> Int32 {
         print("\(passed) passed, \(failed) failed")
         return failed == 0 ? 0 : 1
+    }
+
+    /// Milliseconds from another process's write returning to `watch`'s property showing it, for
+    /// 200 writes of values 40...59 in turn.
+    private func measure(child: WriteChild, key: String, watch: PropertyWatch, shown: () -> Int) -> [Double] {
+        var latencies: [Double] = []
+        for round in 0..<200 {
+            let value = 40 + round % 20
+            let synchronized = child.write(key, value)
+            guard pump({ shown() == value }) else { break }
+            latencies.append(Double(Int64(watch.lastChange) - Int64(synchronized)) / 1_000_000)
+        }
+        return latencies
+    }
+
+    private func report(_ latencies: [Double], _ name: String) {
+        let sorted = latencies.sorted()
+        print(
+            "latency, \(name): another process's write returning -> spin button showing the value: "
+                + "median \(format(median(latencies))) ms, p99 \(format(percentile(latencies, 0.99))) ms, "
+                + "max \(format(sorted.last ?? .infinity)) ms over \(latencies.count) writes"
+        )
+    }
+
+    private func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+    private func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? .infinity : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
     }
 
     /// Runs GTK's main loop until `condition` holds; `false` if it did not within five seconds.
@@ -190,28 +275,36 @@ struct SelfTest {
         rename(saved.path, file.path)
     }
 
-    /// The value stored under `key` in the file, read from the file itself.
-    private func storedValue(_ key: String) -> Any? {
-        ((try? JSONSerialization.jsonObject(with: Data(contentsOf: file))) as? [String: Any])?[key]
+    /// The file's contents, read from the file itself.
+    private func stored() -> [String: Any] {
+        ((try? JSONSerialization.jsonObject(with: Data(contentsOf: file))) as? [String: Any]) ?? [:]
     }
+
+    private func storedValue(_ key: String) -> Any? { stored()[key] }
+
+    private func storedKeys() -> Set<String> { Set(stored().keys) }
 }
 
 // MARK: - Reading the widgets
 
-private func spin(_ window: PreferencesWindow) -> Int {
+@MainActor private func spin(_ window: PreferencesWindow) -> Int {
     Int(gtk_spin_button_get_value_as_int(OpaquePointer(window.fontSizeSpin)))
 }
 
-private func isOn(_ window: PreferencesWindow) -> Bool {
+@MainActor private func isOn(_ window: PreferencesWindow) -> Bool {
     gtk_switch_get_active(OpaquePointer(window.lineNumbersSwitch)) != 0
 }
 
-private func selectedTheme(_ window: PreferencesWindow) -> Theme? {
+@MainActor private func selectedTheme(_ window: PreferencesWindow) -> Theme? {
     let index = Int(gtk_drop_down_get_selected(OpaquePointer(window.themeDropDown)))
     return Theme.allCases.indices.contains(index) ? Theme.allCases[index] : nil
 }
 
-private func label(_ window: PreferencesWindow) -> String {
+@MainActor private func entryText(_ window: PreferencesWindow) -> String {
+    String(cString: gtk_editable_get_text(OpaquePointer(window.nameEntry)))
+}
+
+@MainActor private func label(_ window: PreferencesWindow) -> String {
     String(cString: gtk_label_get_text(OpaquePointer(window.previewLabel)))
 }
 
@@ -222,24 +315,96 @@ private final class ChangeCounter: Sendable {
     var count: Int { value.withLock { $0 } }
 }
 
+/// When a widget's property last changed (`CLOCK_MONOTONIC` nanoseconds), from its notifications.
+private final class PropertyWatch {
+    private(set) var lastChange: UInt64 = 0
+
+    init(_ widget: UnsafeMutablePointer<GtkWidget>, _ property: String) {
+        let changed: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
+            Unmanaged<PropertyWatch>.fromOpaque(data!).takeUnretainedValue().lastChange = monotonicNanoseconds()
+        }
+        // NB: kept for the program's life: the widget outlives the checks.
+        cgtk_connect(
+            widget,
+            "notify::\(property)",
+            unsafeBitCast(changed, to: GCallback.self),
+            Unmanaged.passRetained(self).toOpaque()
+        )
+    }
+}
+
+// MARK: - GSettings beside it
+
+/// A GSettings key, `font-size`, in GSettings' keyfile backend (a file, watched; no session bus),
+/// bound with `g_settings_bind` to a spin button like the window's.
+@MainActor
+private struct GSettingsComparison {
+    let spin: UnsafeMutablePointer<GtkWidget>
+
+    init?(folder: String) {
+        guard let settings = openGSettings(folder: folder) else { return nil }
+        spin = gtk_spin_button_new_with_range(6, 72, 1)
+        g_object_ref_sink(spin)
+        g_settings_bind(settings, "font-size", spin, "value", G_SETTINGS_BIND_DEFAULT)
+    }
+}
+
+/// GSettings for the schema `org.example.gtk-preferences` compiled into `<folder>/schemas`, stored
+/// in `<folder>/gsettings.keyfile`; `nil` if the schema compiler is missing.
+func openGSettings(folder: String) -> UnsafeMutablePointer<GSettings>? {
+    let schemas = folder + "/schemas"
+    if !FileManager.default.fileExists(atPath: schemas + "/gschemas.compiled") {
+        let schema = """
+            <schemalist>
+              <schema id="org.example.gtk-preferences" path="/org/example/gtk-preferences/">
+                <key name="font-size" type="i"><default>12</default></key>
+              </schema>
+            </schemalist>
+            """
+        try? FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try? schema.write(
+            toFile: schemas + "/org.example.gtk-preferences.gschema.xml",
+            atomically: true,
+            encoding: .utf8
+        )
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/glib-compile-schemas")
+        compiler.arguments = [schemas]
+        guard (try? compiler.run()) != nil else { return nil }
+        compiler.waitUntilExit()
+        guard compiler.terminationStatus == 0 else { return nil }
+    }
+    guard let source = g_settings_schema_source_new_from_directory(schemas, nil, 1, nil) else { return nil }
+    defer { g_settings_schema_source_unref(source) }
+    guard let schema = g_settings_schema_source_lookup(source, "org.example.gtk-preferences", 0) else { return nil }
+    defer { g_settings_schema_unref(schema) }
+    let backend = g_keyfile_settings_backend_new(
+        folder + "/gsettings.keyfile",
+        "/org/example/gtk-preferences/",
+        "gtk-preferences"
+    )
+    return g_settings_new_full(schema, backend, nil)
+}
+
 // MARK: - The other process
 
-/// This program run as `--write-child <file>`: another process that writes the settings file.
+/// This program run as another process that writes: `--write-child <file>` or
+/// `--gsettings-child <folder>`.
 private final class WriteChild {
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
 
-    init?(file: URL) {
+    init?(_ arguments: [String]) {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--write-child", file.path]
+        process.arguments = arguments
         process.standardInput = input
         process.standardOutput = output
         do { try process.run() } catch { return nil }
     }
 
-    /// Asks the child to write `value` to `key` and synchronize; returns when `synchronize()`
-    /// returned there (`CLOCK_MONOTONIC` nanoseconds).
+    /// Asks the child to write `value` to `key`; returns when the write returned there
+    /// (`CLOCK_MONOTONIC` nanoseconds).
     @discardableResult
     func write(_ key: String, _ value: Int) -> UInt64 {
         input.fileHandleForWriting.write(Data("\(key) \(value)\n".utf8))
@@ -259,17 +424,24 @@ private final class WriteChild {
     }
 }
 
-/// The child's side of ``WriteChild``.
+/// The child's side of ``WriteChild``: reads `<key> <int>` lines and writes each.
 ///
-/// Reads `<key> <int>` lines, writes each and synchronizes, and answers
-/// `synced <CLOCK_MONOTONIC ns>` once `synchronize()` returned. Exits at the end of its input.
-func runWriteChild(file: URL) -> Never {
-    let suite = Defaults.Suite(fileURL: file)
+/// Answers `synced <CLOCK_MONOTONIC ns>` once the write returned; exits at the end of its input.
+/// With a settings file, each write is followed by `synchronize()`; with a folder, it is a
+/// GSettings write of `font-size` and `g_settings_sync()`.
+func runWriteChild(file: URL?, gsettingsFolder: String?) -> Never {
+    let suite = file.map { Defaults.Suite(fileURL: $0) }
+    let settings = gsettingsFolder.flatMap { openGSettings(folder: $0) }
     while let line = readLine() {
         let words = line.split(separator: " ")
         guard words.count == 2, let value = Int(words[1]) else { continue }
-        suite[Defaults.Key<Int>(String(words[0]), default: 0, suite: suite)] = value
-        try? suite.synchronize()
+        if let suite {
+            suite[Defaults.Key<Int>(String(words[0]), default: 0, suite: suite)] = value
+            try? suite.synchronize()
+        } else if let settings {
+            g_settings_set_int(settings, String(words[0]), Int32(value))
+            g_settings_sync()
+        }
         print("synced \(monotonicNanoseconds())")
         fflush(nil)
     }

@@ -1,17 +1,22 @@
-// gtk-preferences: a GTK 4 window whose widgets follow settings changed anywhere — another
-// window, the `defaults` command, a hand edit — and write them back.
+// gtk-preferences: a GTK 4 window whose widgets are bound to settings with DefaultsGtk: they follow
+// settings changed anywhere — another window, the `defaults` command, a hand edit — and write the
+// user's changes.
 //
 //     swift run gtk-preferences                      # the window; edits persist
 //     swift run gtk-preferences --self-test <dir>    # checks the widgets, writes <dir>/window.png
 //
 // In another terminal, `defaults write gtk-preferences fontSize 18` moves the spin button.
 import CGtk
+import DefaultsGtk
 import DefaultsObservation
 import Foundation
 
 let arguments = CommandLine.arguments
 if let flag = arguments.firstIndex(of: "--write-child"), flag + 1 < arguments.count {
-    runWriteChild(file: URL(fileURLWithPath: arguments[flag + 1]))
+    runWriteChild(file: URL(fileURLWithPath: arguments[flag + 1]), gsettingsFolder: nil)
+}
+if let flag = arguments.firstIndex(of: "--gsettings-child"), flag + 1 < arguments.count {
+    runWriteChild(file: nil, gsettingsFolder: arguments[flag + 1])
 }
 
 gtk_init()
@@ -20,7 +25,7 @@ if let flag = arguments.firstIndex(of: "--self-test"), flag + 1 < arguments.coun
     exit(test.run())
 }
 
-let window = PreferencesWindow(model: PreferencesModel(), printsChanges: true)
+let window = PreferencesWindow(printsChanges: true)
 window.present()
 print("editing \(Preferences.suite.fileURL!.path); close the window to quit")
 while window.isOpen {

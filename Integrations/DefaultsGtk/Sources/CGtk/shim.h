@@ -2,6 +2,9 @@
 // event loops that drive its main queue.
 #include <gtk/gtk.h>
 #include <glib-unix.h>
+// GSettings' keyfile backend, for comparisons with GSettings that need no session bus.
+#define G_SETTINGS_ENABLE_BACKEND
+#include <gio/gsettingsbackend.h>
 #include <sys/eventfd.h>
 
 // libdispatch's hooks for an event loop that drives the main queue (CoreFoundation's run loop uses
@@ -159,4 +162,28 @@ static inline gboolean cgtk_add_action(gpointer map, gpointer action) {
     if (!G_IS_ACTION_MAP(map)) return FALSE;
     g_action_map_add_action(G_ACTION_MAP(map), G_ACTION(action));
     return TRUE;
+}
+
+// Pictures of windows, for self-tests.
+
+/// Renders `widget` (a realized, drawn window) to a PNG at `path`, through GTK's own renderer, with
+/// no screen capture. Returns whether the file was written.
+static inline gboolean cgtk_save_png(GtkWidget *widget, const char *path) {
+    int width = gtk_widget_get_width(widget);
+    int height = gtk_widget_get_height(widget);
+    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(widget));
+    if (width <= 0 || height <= 0 || renderer == NULL) return FALSE;
+    GdkPaintable *paintable = gtk_widget_paintable_new(widget);
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, width, height);
+    GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+    gboolean saved = FALSE;
+    if (node != NULL) {
+        GdkTexture *texture = gsk_renderer_render_texture(renderer, node, NULL);
+        saved = gdk_texture_save_to_png(texture, path);
+        g_object_unref(texture);
+        gsk_render_node_unref(node);
+    }
+    g_object_unref(paintable);
+    return saved;
 }
