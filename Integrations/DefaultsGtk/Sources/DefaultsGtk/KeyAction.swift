@@ -64,7 +64,7 @@ private final class KeyAction {
         let typeName = String(cString: cgtk_type_name(map))
         let added = cgtk_add_action(map, UnsafeMutableRawPointer(action)) != 0
         g_object_unref(UnsafeMutableRawPointer(action))
-        precondition(added, "Defaults.addAction: \(typeName) is not a GActionMap (key \"\(keyName)\")")
+        if !added { fatalError("Defaults.addAction: \(typeName) is not a GActionMap (key \"\(keyName)\")") }
         return action
     }
 }

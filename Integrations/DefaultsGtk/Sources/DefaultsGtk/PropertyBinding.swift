@@ -83,24 +83,20 @@ public final class PropertyBinding {
         var paramFlags: guint = 0
         let kind = cgtk_property_kind(object, property, &paramFlags)
         let typeName = String(cString: cgtk_type_name(object))
-        precondition(
-            kind != CGTK_PROPERTY_MISSING,
-            "Defaults.bind: \(typeName) has no property \"\(property)\" (key \"\(key.name)\")"
-        )
-        precondition(
-            kind != CGTK_PROPERTY_UNSUPPORTED,
-            "Defaults.bind: \(typeName)'s property \"\(property)\" is not a Boolean, number or string"
-        )
-        let readable = paramFlags & guint(G_PARAM_READABLE.rawValue) != 0
-        let writable = paramFlags & guint(G_PARAM_WRITABLE.rawValue) != 0
-        precondition(
-            !flags.contains(.get) || writable,
-            "Defaults.bind: \(typeName)'s property \"\(property)\" cannot be written, so it cannot follow a key"
-        )
-        precondition(
-            !flags.contains(.set) || readable,
-            "Defaults.bind: \(typeName)'s property \"\(property)\" cannot be read, so a key cannot follow it"
-        )
+        // NB: fatalError, not precondition: its message is printed in release builds too.
+        func stop(_ problem: String) -> Never {
+            fatalError("Defaults.bind: \(typeName)'s property \"\(property)\" \(problem) (key \"\(key.name)\")")
+        }
+        if kind == CGTK_PROPERTY_MISSING { stop("does not exist") }
+        if kind == CGTK_PROPERTY_UNSUPPORTED { stop("is not a Boolean, a number or a string") }
+        if flags.contains(.get), paramFlags & guint(G_PARAM_WRITABLE.rawValue) == 0 {
+            stop("cannot be written, so it cannot follow a key")
+        }
+        if flags.contains(.set), paramFlags & guint(G_PARAM_READABLE.rawValue) == 0 {
+            stop("cannot be read, so a key cannot follow it")
+        }
+        let shown = mapping.toProperty(Defaults[key])
+        if !shown.fits(kind) { stop("cannot hold the key's value, \(shown.kindName)") }
         self.keyName = key.name
         self.property = property
         self.object = object

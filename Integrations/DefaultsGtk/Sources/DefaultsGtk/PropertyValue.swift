@@ -39,6 +39,26 @@ public enum PropertyValue: Hashable, Sendable {
         }
     }
 
+    /// Whether a property of `kind` can hold this value: a Boolean one a `Bool`, a string one a
+    /// string, a numeric one any number.
+    func fits(_ kind: CGtkPropertyKind) -> Bool {
+        switch self {
+        case .bool: kind == CGTK_PROPERTY_BOOLEAN
+        case .string: kind == CGTK_PROPERTY_STRING
+        case .int, .uint, .double:
+            kind == CGTK_PROPERTY_SIGNED || kind == CGTK_PROPERTY_UNSIGNED || kind == CGTK_PROPERTY_FLOATING
+        }
+    }
+
+    /// What kind of value this is, for messages: "a Boolean", "a number" or "a string".
+    var kindName: String {
+        switch self {
+        case .bool: "a Boolean"
+        case .string: "a string"
+        case .int, .uint, .double: "a number"
+        }
+    }
+
     /// Whether a property showing `self` already shows `other`: equal numbers of any kind, or
     /// equal values.
     func shows(_ other: PropertyValue) -> Bool {

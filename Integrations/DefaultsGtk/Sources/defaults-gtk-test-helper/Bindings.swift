@@ -269,3 +269,22 @@ func runBindings(file: URL) -> Never {
     }
     exit(0)
 }
+
+/// Makes one mistake with a GObject (a `GSimpleAction`, so no display is needed), which stops the
+/// program: a property it does not have, a property that cannot hold the key's value, or an
+/// action added to something that is not an action map.
+@MainActor
+func misbind(_ mistake: String, file: URL) -> Never {
+    let suite = Defaults.Suite(fileURL: file)
+    let object = g_simple_action_new("object", nil)!
+    switch mistake {
+    case "misbind-property":
+        Defaults.bind(Defaults.Key<Int>("fontSize", default: 12, suite: suite), to: object, property: "valu")
+    case "misbind-type":
+        Defaults.bind(Defaults.Key<String>("title", default: "", suite: suite), to: object, property: "enabled")
+    default:
+        Defaults.addAction(for: Defaults.Key<Bool>("wordWrap", default: false, suite: suite), to: object)
+    }
+    report("no mistake found")
+    exit(0)
+}

@@ -1,7 +1,8 @@
 // A GTK program for the tests of DefaultsGtk: GLib's main loop runs on the main thread, and every
 // kind of observer reports, on standard output, each value it was given and the thread it ran on.
 // (`defaults-gtk-test-helper bindings <settings.json>` runs a window of bound widgets instead:
-// see Bindings.swift.)
+// see Bindings.swift; `misbind-property`, `misbind-type` and `misbind-action-map` make the mistake
+// they name, which stops the program with a message.)
 //
 //     defaults-gtk-test-helper delivery <settings.json>
 //
@@ -44,12 +45,18 @@ final class EditorModel: @unchecked Sendable {  // the wrapper is set once; valu
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, ["delivery", "bindings"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: defaults-gtk-test-helper delivery|bindings <settings.json>\n".utf8))
+let modes = ["delivery", "bindings", "misbind-property", "misbind-type", "misbind-action-map"]
+guard arguments.count == 3, modes.contains(arguments[1]) else {
+    FileHandle.standardError.write(
+        Data("usage: defaults-gtk-test-helper \(modes.joined(separator: "|")) <settings.json>\n".utf8)
+    )
     exit(2)
 }
 if arguments[1] == "bindings" {
     runBindings(file: URL(fileURLWithPath: arguments[2]))
+}
+if arguments[1].hasPrefix("misbind-") {
+    misbind(arguments[1], file: URL(fileURLWithPath: arguments[2]))
 }
 GLibMainLoop.driveMainActor()
 let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: arguments[2]))

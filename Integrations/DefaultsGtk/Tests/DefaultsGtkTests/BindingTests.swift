@@ -259,3 +259,33 @@ final class BoundWindowSession {
         #expect((await session.state())["bindingObjects"] == "0")
     }
 }
+
+/// A mistake in a binding stops the program at once, with a message that names the object's type,
+/// the property and the key, and writes nothing.
+@Suite struct BindingMistakeTests {
+    @Test(arguments: [
+        ("misbind-property", "Defaults.bind: GSimpleAction's property \"valu\" does not exist (key \"fontSize\")"),
+        (
+            "misbind-type",
+            "Defaults.bind: GSimpleAction's property \"enabled\" cannot hold the key's value, a string (key \"title\")"
+        ),
+        ("misbind-action-map", "Defaults.addAction: GSimpleAction is not a GActionMap (key \"wordWrap\")"),
+    ])
+    func aMistakeStopsTheProgramWithAMessage(mistake: String, message: String) async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("settings.json")
+        let process = Process()
+        process.executableURL = builtProduct("defaults-gtk-test-helper")
+        process.arguments = [mistake, file.path]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "\(text)")
+        #expect(text.contains(message), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+}
