@@ -36,6 +36,13 @@ public struct BindingFlags: OptionSet, Sendable {
     /// The key follows the property: each change of the property (the user's, or the program's
     /// own) is written to the key.
     public static let set = BindingFlags(rawValue: 1 << 1)
+    /// Leaves the widget's `sensitive` property alone.
+    ///
+    /// Without it, a binding that writes the key (`.set`) makes a widget insensitive while a system
+    /// file locks the key (see the Defaults catalog's "Where settings come from"), and sensitive
+    /// again when the lock is lifted, as GSettings does for a key that is not writable. The lock
+    /// is looked at when the binding is made and each time the key's value changes.
+    public static let noSensitivity = BindingFlags(rawValue: 1 << 2)
     /// Both ways, what `bind` does when it is given no flags.
     public static let both: BindingFlags = [.get, .set]
 }
@@ -61,8 +68,12 @@ public final class PropertyBinding {
     private let kind: CGtkPropertyKind
     private let readValue: @MainActor () -> PropertyValue
     private let writeValue: @MainActor (PropertyValue) -> Bool
-    /// The key's current value as the property shows it; `nil` when the property does not follow.
-    private var showKey: (() -> PropertyValue)?
+    /// The key's current value as the property shows it.
+    private let showKey: () -> PropertyValue
+    /// Whether a system file locks the key now; `nil` when the binding leaves sensitivity alone.
+    private let isLocked: (() -> Bool)?
+    /// What the binding last made the widget's sensitivity follow: whether the key was locked.
+    private var shownLocked = false
     private var observation: Defaults.Observation?
     private var notifyHandler: gulong = 0
     /// Set while the binding sets the property: a notification then is the binding's own.
@@ -118,6 +129,16 @@ public final class PropertyBinding {
             Defaults[key] = stored
             return true
         }
+        let toProperty = mapping.toProperty
+        showKey = { toProperty(Defaults[key]) }
+        var sensitiveFlags: guint = 0
+        let hasSensitivity = cgtk_property_kind(object, "sensitive", &sensitiveFlags) == CGTK_PROPERTY_BOOLEAN
+        isLocked =
+            flags.contains(.set) && !flags.contains(.noSensitivity) && hasSensitivity
+            ? {
+                if case .locked = key.suite.source(of: key) { return true }
+                return false
+            } : nil
         retained = Unmanaged.passRetained(self)
         let me = Unmanaged.passUnretained(self).toOpaque()
         g_object_weak_ref(object.assumingMemoryBound(to: GObject.self), bindingObjectDisposed, me)
@@ -128,11 +149,11 @@ public final class PropertyBinding {
             }
             notifyHandler = cgtk_connect(object, "notify::\(property)", unsafeBitCast(changed, to: GCallback.self), me)
         }
-        if flags.contains(.get) {
-            let toProperty = mapping.toProperty
-            showKey = { toProperty(Defaults[key]) }
-            observation = Defaults.observeOnMainLoop(key, options: []) { [weak self] _ in self?.keyChanged() }
-            keyChanged()
+        if flags.contains(.get) || isLocked != nil {
+            observation = Defaults.observeOnMainLoop(key, options: []) { [weak self] _ in
+                self?.keyChanged(shows: flags.contains(.get))
+            }
+            keyChanged(shows: flags.contains(.get))
         }
     }
 
@@ -162,16 +183,27 @@ public final class PropertyBinding {
         notifyHandler = 0
         observation?.invalidate()
         observation = nil
-        showKey = nil
         retained?.release()
         retained = nil
+    }
+
+    /// The key changed (or the binding is new): makes the widget's sensitivity follow the key's
+    /// lock, and, if `shows`, sets the property to the key's value.
+    private func keyChanged(shows: Bool) {
+        guard isBound else { return }
+        if let isLocked, isLocked() != shownLocked {
+            shownLocked.toggle()
+            cgtk_set_boolean(object, "sensitive", shownLocked ? 0 : 1)
+        }
+        if shows { showKeyValue() }
     }
 
     /// Sets the property to the key's value, unless it shows that already.
     ///
     /// The property's notifications while it is set are the binding's own, not written back.
-    private func keyChanged() {
-        guard isBound, let value = showKey?(), !readValue().shows(value) else { return }
+    private func showKeyValue() {
+        let value = showKey()
+        guard !readValue().shows(value) else { return }
         isApplying = true
         defer { isApplying = false }
         switch value {
@@ -184,9 +216,12 @@ public final class PropertyBinding {
     }
 
     /// The property changed: writes its value to the key, unless the binding itself set it.
+    ///
+    /// A write the suite refuses (a system file locks the key) changes nothing, so the property is
+    /// set back to the value in effect.
     private func propertyChanged() {
         guard isBound, !isApplying else { return }
-        _ = writeValue(readValue())
+        if writeValue(readValue()), let isLocked, isLocked() { showKeyValue() }
     }
 }
 

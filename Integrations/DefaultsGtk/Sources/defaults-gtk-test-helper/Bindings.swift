@@ -1,7 +1,7 @@
 // `defaults-gtk-test-helper bindings <settings.json>`: a GTK window whose widgets are bound to
 // keys, for the tests of bindings and actions. Needs a display (Xvfb in CI).
 //
-// Bound: fontSize (Int, 12) to a spin button of 6...72; showLineNumbers (Bool, true) to a switch
+// The suite's system file is system.json beside the settings file. Bound: fontSize (Int, 12) to a spin button of 6...72; showLineNumbers (Bool, true) to a switch
 // and, inverted, to a "hide" check button; theme (Theme, .system) to a drop-down's position and,
 // one way (.get), to a label's text; displayName (String?) to an entry; tabWidth (Int, 4) one way
 // (.set) to a second spin button. Actions in group "prefs": wordWrap (Bool, false) and theme.
@@ -15,7 +15,8 @@
 //     activate <action> [<s>]    activates prefs.<action> through the window
 //     unbind <widget>            ends that widget's binding
 //     destroy                    destroys the window
-//     state                      prints "state widget=value ... bindings=<n bound> keyActions=<n>"
+//     state                      prints "state <widget>=<value>... <action>Action=<state>...
+//                                spinSensitive=<bool> bindings=<n bound> bindingObjects=<n alive>"
 //     write <key> <int>          writes from a background thread   sync   synchronize()
 //     exit
 import CGtk
@@ -52,7 +53,10 @@ final class BoundWindow {
     }
 
     init(file: URL) {
-        suite = Defaults.Suite(fileURL: file)
+        suite = Defaults.Suite(
+            fileURL: file,
+            systemFiles: [file.deletingLastPathComponent().appendingPathComponent("system.json")]
+        )
         fontSize = Defaults.Key<Int>("fontSize", default: 12, suite: suite)
         showLineNumbers = Defaults.Key<Bool>("showLineNumbers", default: true, suite: suite)
         theme = Defaults.Key<Theme>("theme", default: .system, suite: suite)
@@ -131,6 +135,7 @@ final class BoundWindow {
                 words.append("\(action)Action=\(String(cString: g_variant_print(state, 0)))")
             }
         }
+        if !isDestroyed { words.append("spinSensitive=\(gtk_widget_get_sensitive(widget("spin")) != 0)") }
         words.append("bindings=\(bindings.values.filter { $0.binding?.isBound == true }.count)")
         words.append("bindingObjects=\(bindings.values.filter { $0.binding != nil }.count)")
         return words.joined(separator: " ")

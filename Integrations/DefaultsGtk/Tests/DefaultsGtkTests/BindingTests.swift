@@ -37,6 +37,13 @@ final class BoundWindowSession {
         return lines
     }
 
+    /// Waits until `line` was printed; returns what was.
+    func lines(until line: String) async -> [String] {
+        let seen = await program.lines { $0.contains(line) }
+        #expect(seen.contains(line), "waiting for \(line): \(seen)")
+        return seen
+    }
+
     /// Every widget's property and action state, by name.
     func state() async -> [String: String] {
         let lines = await run("state")
@@ -287,5 +294,37 @@ final class BoundWindowSession {
         #expect(process.terminationReason == .uncaughtSignal, "\(text)")
         #expect(text.contains(message), "\(text)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+}
+
+/// A key a system file locks: the widget bound to it is insensitive and shows the locked value.
+///
+/// A change made anyway (through the widget's API) is refused and the widget goes back; lifting
+/// the lock makes it sensitive again. As GSettings does for a key that is not writable.
+@Suite struct BindingLockTests {
+    @Test func aLockedKeysWidgetIsInsensitiveAndShowsTheLockedValue() async throws {
+        let session = try await BoundWindowSession()
+        defer { session.close() }
+        var state = await session.state()
+        #expect(state["spinSensitive"] == "true", "\(state)")
+        _ = await session.run("set spin 30")
+
+        let system = session.directory.appendingPathComponent("system.json")
+        try Data(#"{ "": { "locked": ["fontSize"] }, "fontSize": 20 }"#.utf8).write(to: system)
+        _ = await session.lines(until: "notify spin 20")
+        state = await session.state()
+        #expect(state["spin"] == "20" && state["spinSensitive"] == "false", "\(state)")
+
+        // The user's change is refused: nothing is written, and the spin button goes back to 20.
+        let lines = await session.run("set spin 40")
+        #expect(BoundWindowSession.events(in: lines).isEmpty, "\(lines)")
+        #expect(BoundWindowSession.notifications(of: "spin", in: lines) == ["40", "20"], "\(lines)")
+        #expect(try await session.stored()["fontSize"] as? Int == 30, "the user's value stays in the file")
+
+        // The lock lifted: the user's value is back, and the widget can be used again.
+        try Data(#"{ "fontSize": 20 }"#.utf8).write(to: system)
+        _ = await session.lines(until: "notify spin 30")
+        state = await session.state()
+        #expect(state["spin"] == "30" && state["spinSensitive"] == "true", "\(state)")
     }
 }
