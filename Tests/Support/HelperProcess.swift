@@ -53,7 +53,46 @@ package enum HelperProcess {
             deadline: deadline,
             program: program
         )
-        return await running.waitForExit()
+        let result = await running.waitForExit()
+        // NB: another test's child, forked while the copy was open for writing, may still hold it
+        // open for the moment before its own exec; exec then fails with ETXTBSY. Once more, later.
+        if result.status == 126, result.errorOutput.contains("Text file busy") {
+            return try await startAsNobody(
+                arguments,
+                copyingInto: directory,
+                environment: environment,
+                deadline: deadline,
+                program: program
+            )
+            .waitForExit()
+        }
+        return result
+    }
+
+    /// Copies the executable at `source` to `destination` through a descriptor closed on exec, so
+    /// no process another thread starts meanwhile keeps it open (which would make executing the
+    /// copy fail with ETXTBSY).
+    private static func copyClosingOnExec(_ source: URL, to destination: URL) throws {
+        let bytes = try Data(contentsOf: source)
+        let partial = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).partial")
+        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else {
+            throw HelperProcessError(description: "cannot create \(partial.path): errno \(errno)")
+        }
+        let written = bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count <= 0 { return false }
+                offset += count
+            }
+            return true
+        }
+        close(descriptor)
+        guard written, rename(partial.path, destination.path) == 0 else {
+            throw HelperProcessError(description: "cannot write \(destination.path): errno \(errno)")
+        }
     }
 
     /// Starts the helper as the user `nobody`, as ``runAsNobody(_:copyingInto:deadline:)`` does,
@@ -69,7 +108,7 @@ package enum HelperProcess {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let copy = folder.appendingPathComponent(program)
         if !FileManager.default.fileExists(atPath: copy.path) {
-            try FileManager.default.copyItem(at: builtProduct(program), to: copy)
+            try copyClosingOnExec(builtProduct(program), to: copy)
         }
         for path in [directory.path, folder.path, copy.path] { chmod(path, 0o755) }
         var environment = environment
