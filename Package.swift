@@ -43,10 +43,16 @@ let package = Package(
             dependencies: ["DefaultsObservation"],
             path: "Examples/service-reload"
         ),
+        // Values of every kind, for the launch-override tests and the helper that reads them.
+        .target(
+            name: "DefaultsLaunchOverrideSamples",
+            dependencies: ["Defaults"],
+            path: "Tests/Samples"
+        ),
         // Other processes for the tests: writers, crashing writers, a watcher that polls.
         .executableTarget(
             name: "defaults-test-helper",
-            dependencies: ["Defaults"],
+            dependencies: ["Defaults", "DefaultsLaunchOverrideSamples"],
             path: "Tests/Helpers/defaults-test-helper"
         ),
         // sindresorhus/Defaults' README examples that mean something on Linux, as its users wrote
@@ -71,7 +77,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DefaultsTests",
-            dependencies: ["Defaults", "DefaultsBackendTesting", "DefaultsTestSupport", "defaults-test-helper"]
+            dependencies: [
+                "Defaults", "DefaultsBackendTesting", "DefaultsTestSupport", "DefaultsLaunchOverrideSamples",
+                "defaults-test-helper",
+            ]
         ),
         .testTarget(
             name: "DefaultsObservationTests",

@@ -67,6 +67,7 @@
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
 //         until it is killed.
 import Defaults
+import DefaultsLaunchOverrideSamples
 import Foundation
 import Synchronization
 
@@ -207,6 +208,28 @@ if command == "read-standard" {
         default: fail("unknown type \(parts[1])")
         }
         print("\(name)=\(value)")
+    }
+    for error in errors.withLock({ $0 }) { print("error \(error)") }
+    exit(0)
+}
+
+//     defaults-test-helper read-overrides <file> arguments|environment [-name value ...]
+//         opens the file's suite with overrides from this process's launch arguments, or from its
+//         environment variables prefixed OVERRIDE_, reads every LaunchOverrideSamples key and
+//         prints "<name>=<value described>" for each, then "error <description>" per problem.
+if command == "read-overrides" {
+    guard arguments.count >= 4 else { fail("usage: defaults-test-helper read-overrides <file> arguments|environment") }
+    let errors = Lock<[String]>([])
+    let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: arguments[2])) { error in
+        errors.withLock { $0.append("\(error)") }
+    }
+    if arguments[3] == "environment" {
+        suite.overrideWithEnvironment(prefix: "OVERRIDE_")
+    } else {
+        suite.overrideWithLaunchArguments()
+    }
+    for sample in LaunchOverrideSamples.all {
+        print("\(sample.name)=\(sample.read(suite))")
     }
     for error in errors.withLock({ $0 }) { print("error \(error)") }
     exit(0)
