@@ -65,7 +65,6 @@ public final class PropertyBinding {
     /// The property's name.
     public let property: String
     private let object: gpointer
-    private let kind: CGtkPropertyKind
     private let readValue: @MainActor () -> PropertyValue
     private let writeValue: @MainActor (PropertyValue) -> Bool
     /// The key's current value as the property shows it.
@@ -111,7 +110,6 @@ public final class PropertyBinding {
         self.keyName = key.name
         self.property = property
         self.object = object
-        self.kind = kind
         readValue = { [property] in
             switch kind {
             case CGTK_PROPERTY_BOOLEAN: return .bool(cgtk_get_boolean(object, property) != 0)
