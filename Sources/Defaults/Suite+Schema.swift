@@ -1,7 +1,7 @@
 import Foundation
 
 extension Defaults.Suite {
-    /// Where ``publishSchema(for:)-(Array<Defaults.Keys>)`` writes this suite's schema: beside its
+    /// Where ``publishSchema(for:)-([Defaults.Keys])`` writes this suite's schema: beside its
     /// file, with `.schema.json` for the file's extension (`settings.schema.json` beside
     /// `settings.json`); `nil` for a suite that is not a file.
     public var schemaFileURL: URL? { fileURL.map(Self.schemaFileURL(forSettingsFile:)) }
@@ -71,7 +71,7 @@ extension Defaults.Suite {
         return true
     }
 
-    /// Publishes the schema of `keys` at ``schemaFileURL``; see ``publishSchema(for:)-(Array<Defaults.Keys>)``.
+    /// Publishes the schema of `keys` at ``schemaFileURL``; see ``publishSchema(for:)-([Defaults.Keys])``.
     ///
     /// - Returns: Whether the file was written.
     /// - Throws: ``Defaults/StorageError/writeFailed(url:reason:)`` when it cannot be written.

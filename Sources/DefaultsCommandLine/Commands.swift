@@ -42,6 +42,8 @@ private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolErr
     if described, let schema = try SuiteSchema.published(for: location) {
         names.formUnion(schema.keys.keys)
         names.formUnion(try location.read()?.keys ?? [:].keys)
+        // NB: the file's reference to its schema is for editors, not a setting to offer.
+        names.remove("$schema")
     } else {
         names.formUnion(try location.readExisting().keys)
     }

@@ -212,6 +212,22 @@ import Glibc
         }
     }
 
+    @Test func aSchemaReferenceInTheFileIsKeptAndNeverReported() throws {
+        try withSerializationFile { file in
+            try Data(#"{ "$schema" : "./settings.schema.json", "fontSize" : 20 }"#.utf8).write(to: file.url)
+            let suite = file.makeSuite()
+            let keys = Keys(suite: suite)
+            try suite.publishSchema(for: keys.all)
+            #expect(suite[keys.fontSize] == 20)
+            suite[keys.fontSize] = 30
+            try suite.synchronize()
+            let members = try file.members()
+            #expect(members["$schema"] == .string("./settings.schema.json"))
+            #expect(members["fontSize"] == .number("30"))
+            #expect(file.errors.errors.isEmpty)
+        }
+    }
+
     private func inode(of url: URL) throws -> UInt {
         var info = stat()
         guard stat(url.path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }

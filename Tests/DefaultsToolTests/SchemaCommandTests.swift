@@ -149,10 +149,10 @@ import Glibc
 
     @Test func keysDescribedListsStoredAndDescribedKeys() async throws {
         try await withCommand { defaults in
-            try defaults.seed("app", #"{"stored": 1}"#)
-            #expect(try await defaults.run("keys", "app", "--described").output == "stored\n")
+            try defaults.seed("app", #"{"stored": 1, "$schema": "./settings.schema.json"}"#)
+            #expect(try await defaults.run("keys", "app", "--described").output == "$schema\nstored\n")
             try Self.publish("app", in: defaults)
-            #expect(try await defaults.run("keys", "app").output == "stored\n")
+            #expect(try await defaults.run("keys", "app").output == "$schema\nstored\n")
             let described = try await defaults.run("keys", "app", "--described")
             #expect(described.output == "fontSize\nnickname\nstored\ntheme\n")
             try Self.publish("fresh", in: defaults)
