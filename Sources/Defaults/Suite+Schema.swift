@@ -53,8 +53,13 @@ extension Defaults.Suite {
     public func publishSchema(for keys: [Defaults.Keys]) throws(Defaults.StorageError) -> Bool {
         let document = schema(for: keys)
         var typeNames: [String: String] = [:]
-        for key in keys {
-            if case .string(let name)? = key.schema()["x-swift-type"] { typeNames[key.name] = name }
+        if case .object(let members) = document, case .object(let properties)? = members["properties"] {
+            for (name, property) in properties {
+                guard case .object(let property) = property, case .string(let type)? = property["x-swift-type"] else {
+                    continue
+                }
+                typeNames[name] = type
+            }
         }
         store.describe(typeNames)
         guard let url = schemaFileURL else { return false }
