@@ -22,6 +22,22 @@ import Glibc
         var title: String
         var pinned: Bool
         var tags: [String]
+        var opened: Date?
+        var margins: [Double] = []
+        var inner = Inner(depth: 1, speed: .slow)
+    }
+
+    struct Inner: Codable, Equatable {
+        var depth: Int8
+        var speed: Speed
+    }
+
+    /// A `Codable` type whose schema cannot be derived from its `init(from:)` (a raw-value enum
+    /// that is not `CaseIterable` refuses the placeholder): described by its default's encoding.
+    struct Legacy: Codable, Equatable, Defaults.Serializable {
+        enum Kind: String, Codable { case old, new }
+        var kind: Kind
+        var count: Int
     }
 
     /// One key of each stored shape, on `suite`, with a value to write that is not its default.
@@ -54,12 +70,13 @@ import Glibc
         var span: Defaults.Key<ClosedRange<Int>> { .init("span", default: 0...1, suite: suite) }
         var tags: Defaults.Key<Set<String>> { .init("tags", default: [], suite: suite) }
         var maybe: Defaults.Key<[Int?]> { .init("maybe", default: [], suite: suite) }
+        var legacy: Defaults.Key<Legacy> { .init("legacy", default: Legacy(kind: .old, count: 1), suite: suite) }
 
         var all: [Defaults.Keys] {
             [
                 fontSize, small, huge, wide, ratio, scale, opacity, enabled, name, since, blob, home, id, recent,
                 counts,
-                window, theme, speed, span, tags, maybe,
+                window, theme, speed, span, tags, maybe, legacy,
             ]
         }
 
@@ -80,7 +97,16 @@ import Glibc
             suite[id] = UUID()
             suite[recent] = ["a", "é"]
             suite[counts] = [-1: 0.5, 7: .infinity]
-            suite[window] = Window(width: 800, title: "Other", pinned: true, tags: [])
+            suite[window] = Window(
+                width: 800,
+                title: "Other",
+                pinned: true,
+                tags: [],
+                opened: variant == 0 ? nil : Date(timeIntervalSince1970: 7),
+                margins: [.nan, 1.5, -.infinity],
+                inner: Inner(depth: .min, speed: .fast)
+            )
+            suite[legacy] = Legacy(kind: .new, count: -3)
             suite[theme] = .dark
             suite[speed] = .fast
             suite[span] = -5...5
@@ -118,7 +144,14 @@ import Glibc
         ("ratio", #""nan""#), ("scale", "1e39"), ("opacity", "1.5"), ("opacity", #""NaN""#),
         ("enabled", "1"), ("name", "3"), ("since", "true"), ("blob", #""not base64!""#), ("home", "7"),
         ("id", #""not-a-uuid""#), ("recent", #"[1]"#), ("counts", #"{"one": 1}"#), ("counts", #"{"1": "x"}"#),
-        ("window", #"{"width": "wide"}"#), ("theme", #""sepia""#), ("speed", #""warp""#), ("span", "[1]"),
+        ("window", #"{"width": "wide"}"#), ("window", #"{"title": "T", "pinned": true, "tags": []}"#),
+        (
+            "window",
+            #"{"width": 1, "title": "T", "pinned": true, "tags": [], "inner": {"depth": 300, "speed": "slow"}}"#
+        ),
+        ("window", #"{"width": 1, "title": "T", "pinned": true, "tags": [], "inner": {"depth": 3, "speed": "warp"}}"#),
+        ("window", #"{"width": 1, "title": "T", "pinned": true, "tags": [], "opened": "today"}"#),
+        ("legacy", #"{"kind": 1, "count": 1}"#), ("theme", #""sepia""#), ("speed", #""warp""#), ("span", "[1]"),
         ("tags", #""x""#), ("maybe", #"[1, "two"]"#),
     ])
     func aWrongValueFailsValidationNamingItsKey(key: String, json: String) async throws {
@@ -157,6 +190,15 @@ import Glibc
         #expect(since["default"] == nil)  // a dynamic default is not called
         #expect(small["minimum"] == .number("-128"))
         #expect(small["maximum"] == .number("127"))
+        guard case .object(let window)? = properties["window"], case .object(let legacy)? = properties["legacy"] else {
+            Issue.record("no window or legacy")
+            return
+        }
+        #expect(
+            window["required"]
+                == .array(["inner", "margins", "pinned", "tags", "title", "width"].map(JSONValue.string))
+        )
+        #expect(legacy["required"] == nil)  // the fallback: the default's members, none required
         #expect(keys.fontSize.range == 6...72)
         #expect(keys.fontSize.summary == "Points")
         #expect(keys.small.range == nil)

@@ -10,9 +10,10 @@ protocol SchemaDescribed {
 package enum ValueSchema {
     /// The schema of `type`'s stored form.
     ///
-    /// An enum that is `CaseIterable` lists its cases as stored. A `Codable` type without a
-    /// schema of its own is described by the encoding of `sample` (a key's default): its members'
-    /// names and JSON kinds, none of them required; without a sample, any JSON.
+    /// An enum that is `CaseIterable` lists its cases as stored. A `Codable` type's schema is
+    /// derived from its `init(from:)` (see `CodableSchema`); where it cannot be, from the encoding
+    /// of `sample` (a key's default): its members' names and JSON kinds, none of them required;
+    /// without a sample, any JSON.
     package static func schema<T: Defaults.Serializable>(for type: T.Type, sample: T? = nil) -> [String: JSONValue] {
         if let iterable = T.self as? any CaseIterable.Type {
             let cases = allCases(of: iterable).compactMap { ($0 as? T).flatMap(ValueCoding.encode) }
@@ -20,6 +21,9 @@ package enum ValueSchema {
         }
         if let described = T.self as? any SchemaDescribed.Type { return described.storedSchema }
         if T.Serializable.self == Defaults.AnySerializable.self {
+            if let decodable = T.self as? any Decodable.Type, let derived = CodableSchema.schema(of: decodable) {
+                return derived
+            }
             guard let sample, let json = ValueCoding.encode(sample) else { return [:] }
             return shape(of: json)
         }
