@@ -55,12 +55,30 @@ struct SuiteSchema {
         return text
     }
 
-    /// `minimum...maximum`, when the property has both.
+    /// `minimum...maximum`, when the property has both and they are narrower than its integer
+    /// type's own bounds (`Int` in its whole width needs no range).
     static func range(_ property: [String: JSONValue]) -> String? {
         guard case .number(let least)? = property["minimum"], case .number(let greatest)? = property["maximum"] else {
             return nil
         }
+        if case .string(let type)? = property["x-swift-type"], let width = integerBounds[type],
+            width == (least, greatest)
+        {
+            return nil
+        }
         return "\(least)...\(greatest)"
+    }
+
+    /// The bounds of each integer type, by its name, as a schema writes them.
+    private static let integerBounds: [String: (String, String)] = [
+        "Int": bounds(Int.self), "Int8": bounds(Int8.self), "Int16": bounds(Int16.self),
+        "Int32": bounds(Int32.self), "Int64": bounds(Int64.self), "UInt": bounds(UInt.self),
+        "UInt8": bounds(UInt8.self), "UInt16": bounds(UInt16.self), "UInt32": bounds(UInt32.self),
+        "UInt64": bounds(UInt64.self),
+    ]
+
+    private static func bounds<T: FixedWidthInteger>(_ type: T.Type) -> (String, String) {
+        (String(T.min), String(T.max))
     }
 
     /// The values an enum allows, as JSON, comma-separated.
@@ -73,7 +91,8 @@ struct SuiteSchema {
 
     /// Whether `value` fits `schema`: the keywords a published schema uses (`type`, `enum`,
     /// `minimum`, `maximum`, `anyOf`, `items`, `prefixItems`, `minItems`, `maxItems`,
-    /// `properties`, `additionalProperties`, `propertyNames`, `pattern`); others are ignored.
+    /// `properties`, `required`, `additionalProperties`, `propertyNames`, `pattern`); others are
+    /// ignored.
     static func fits(_ value: JSONValue, _ schema: [String: JSONValue]) -> Bool {
         if case .array(let allowed)? = schema["enum"], !allowed.contains(where: { same(value, $0) }) { return false }
         if case .string(let type)? = schema["type"], !isOfType(value, type) { return false }
@@ -111,7 +130,10 @@ struct SuiteSchema {
             ("number", .number):
             return true
         case ("integer", .number(let text)):
-            guard let number = Decimal(string: text) else { return false }
+            // NB: Decimal holds every integer width exactly; beyond its range, Double says.
+            guard let number = Decimal(string: text) else {
+                return Double(text).map { $0.rounded() == $0 } ?? false
+            }
             var whole = number
             var rounded = Decimal()
             NSDecimalRound(&rounded, &whole, 0, .plain)
@@ -122,15 +144,21 @@ struct SuiteSchema {
     }
 
     private static func fitsBounds(_ text: String, _ schema: [String: JSONValue]) -> Bool {
-        guard let number = Decimal(string: text) else { return false }
-        if case .number(let least)? = schema["minimum"], let least = Decimal(string: least), number < least {
-            return false
-        }
-        if case .number(let greatest)? = schema["maximum"], let greatest = Decimal(string: greatest), number > greatest
-        {
+        if case .number(let least)? = schema["minimum"], compare(text, least) == .orderedAscending { return false }
+        if case .number(let greatest)? = schema["maximum"], compare(text, greatest) == .orderedDescending {
             return false
         }
         return true
+    }
+
+    /// Two JSON numbers compared: exactly within Decimal's range, through Double beyond it.
+    private static func compare(_ text: String, _ other: String) -> ComparisonResult {
+        if let a = Decimal(string: text), let b = Decimal(string: other) {
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        }
+        let a = Double(text) ?? .nan
+        let b = Double(other) ?? .nan
+        return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
     }
 
     private static func fitsArray(_ elements: [JSONValue], _ schema: [String: JSONValue]) -> Bool {
@@ -150,6 +178,11 @@ struct SuiteSchema {
     }
 
     private static func fitsObject(_ members: [String: JSONValue], _ schema: [String: JSONValue]) -> Bool {
+        if case .array(let required)? = schema["required"],
+            required.contains(where: { if case .string(let name) = $0 { members[name] == nil } else { false } })
+        {
+            return false
+        }
         var properties: [String: JSONValue] = [:]
         if case .object(let declared)? = schema["properties"] { properties = declared }
         for (name, member) in members {

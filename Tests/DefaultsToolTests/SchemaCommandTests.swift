@@ -107,6 +107,64 @@ import Glibc
         }
     }
 
+    struct Point: Codable, Defaults.Serializable {
+        var x: Int8
+        var label: String?
+    }
+
+    /// Keys of the shapes whose checks are easiest to get wrong, and values each must refuse and take.
+    static let shapes: [(key: String, refused: [String], taken: [String])] = [
+        ("small", ["128", "1.5", #""1""#], ["-128", "127", "3.0"]),
+        ("huge", ["-1", "18446744073709551616"], ["18446744073709551615", "0"]),
+        ("ratio", [#""nan""#, "true"], [#""NaN""#, #""-Infinity""#, "1e300"]),
+        ("scale", ["1e39", #""inf""#], ["3.4028234e38", #""Infinity""#]),
+        ("blob", [#""not base64!""#, #""abc""#], [#""AAEC/w==""#, #""""#]),
+        ("id", [#""not-a-uuid""#], [#""E621E1F8-C36C-495A-93FC-0C247A3E6E5F""#]),
+        ("counts", [#"{"one": 1}"#, #"{"1": "x"}"#], [#"{"-1": 0.5, "7": "Infinity"}"#, "{}"]),
+        ("span", ["[1]", "[1, 2, 3]", #"[1, "2"]"#], ["[-5, 5]"]),
+        ("maybe", [#"[1, "two"]"#], ["[1, null, 3]", "[]"]),
+        (
+            "point", [#"{"label": "a"}"#, #"{"x": 300}"#, #"{"x": 1, "label": 2}"#],
+            [#"{"x": 1}"#, #"{"x": 1, "label": null}"#]
+        ),
+        ("since", ["true", #"["2020"]"#], [#""2001-01-01T00:00:00.100Z""#, "-3.5"]),
+    ]
+
+    @Test func writeChecksEveryShapeAsTheJSONSchemaValidatorDoes() async throws {
+        try await withCommand { defaults in
+            let suite = Defaults.Suite(fileURL: defaults.file("app"))
+            try suite.publishSchema(
+                for: Defaults.Key<Int8>("small", default: 0, suite: suite),
+                Defaults.Key<UInt64>("huge", default: 0, suite: suite),
+                Defaults.Key<Double>("ratio", default: 0, suite: suite),
+                Defaults.Key<Float>("scale", default: 0, suite: suite),
+                Defaults.Key<Data>("blob", default: Data(), suite: suite),
+                Defaults.Key<UUID>("id", default: UUID(), suite: suite),
+                Defaults.Key<[Int: Double]>("counts", default: [:], suite: suite),
+                Defaults.Key<ClosedRange<Int>>("span", default: 0...1, suite: suite),
+                Defaults.Key<[Int?]>("maybe", default: [], suite: suite),
+                Defaults.Key<Point>("point", default: Point(x: 0), suite: suite),
+                Defaults.Key<Date>("since", default: .distantPast, suite: suite)
+            )
+            let schema = try #require(suite.schemaFileURL)
+            for (key, refused, taken) in Self.shapes {
+                for json in refused {
+                    let result = try await defaults.run("write", "app", key, json)
+                    #expect(result.status == 2, "\(key) \(json) was taken")
+                    // The real validator agrees.
+                    let file = defaults.configHome.appendingPathComponent("check.json")
+                    try Data(#"{ "\#(key)" : \#(json) }"#.utf8).write(to: file)
+                    #expect(try await !SchemaValidator.failures(of: [file], against: schema).isEmpty, "\(key) \(json)")
+                }
+                for json in taken {
+                    let result = try await defaults.run("write", "app", key, json)
+                    #expect(result.status == 0, "\(key) \(json): \(result.errorOutput)")
+                }
+            }
+            #expect(try await SchemaValidator.failures(of: [defaults.file("app")], against: schema).isEmpty)
+        }
+    }
+
     @Test func writeTakesValuesThatFitKeysNotDescribedAndSuitesWithoutASchema() async throws {
         try await withCommand { defaults in
             try Self.publish("app", in: defaults)
