@@ -177,7 +177,7 @@ import Glibc
         }
     }
 
-    @Test func editRefusesACopyWhoseChangedValueDoesNotFit() async throws {
+    @Test func editRefusesACopyWhoseChangedValueDoesNotFitAndAppliesOneThatFits() async throws {
         try await withCommand { defaults in
             try defaults.seed("app", #"{"fontSize": 12, "theme": "sepia"}"#)
             try Self.publish("app", in: defaults)
@@ -190,6 +190,11 @@ import Glibc
             // Only the changed key is checked: "theme" was already wrong, and is left to the person.
             expectOneErrorLine(refused, containing: #""fontSize" must be Int in 6...72, not 99; nothing was applied"#)
             #expect(try defaults.bytes("app") == before)
+            try Data("#!/bin/sh\nsed -i 's/\"fontSize\" : 12/\"fontSize\" : 14/' \"$1\"\n".utf8).write(to: script)
+            let applied = try await defaults.run(["edit", "app"], environment: ["VISUAL": script.path])
+            #expect(applied.status == 0, "\(applied.errorOutput)")
+            #expect(applied.errorOutput == "defaults: applied 1 change to app: fontSize\n")
+            #expect(try await defaults.run("read", "app", "fontSize").output == "14\n")
         }
     }
 
