@@ -4,8 +4,8 @@
 # ~/.local/share/bash-completion/completions/defaults (bash-completion then loads it on demand).
 #
 # Completes command names, suite names (from `defaults suites`; file paths once the word holds a
-# `/`), key names (from `defaults keys <suite>`), each command's options, and export's and
-# import's file.
+# `/`), key names (from `defaults keys --described <suite>`: stored keys and those the program's
+# published schema describes), each command's options, and export's and import's file.
 
 # Adds to COMPREPLY each line of standard input that starts with the word being completed, quoted
 # for the command line (so a key with a space in it comes out as `my\ key`).
@@ -26,7 +26,7 @@ _defaults_files() {
 
 _defaults() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands='suites path keys read write delete watch edit export import help'
+    local commands='suites path keys describe read write delete reset watch edit export import help'
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
         if [[ $cur == -* ]]; then
@@ -58,7 +58,8 @@ _defaults() {
         local options='--help'
         case $command in
         read) options+=' --merged --origin' ;;
-        write) options+=' --string' ;;
+        keys) options+=' --described' ;;
+        write) options+=' --string --force' ;;
         delete) options+=' --all' ;;
         watch) options+=' --json' ;;
         import) options+=' --replace' ;;
@@ -89,9 +90,9 @@ _defaults() {
     esac
     [[ $suite == '~/'* ]] && suite=$HOME/${suite#'~/'}
     case $command in
-    read | write) ((position == 1)) && _defaults_add_lines < <(defaults keys "$suite" 2>/dev/null) ;;
-    delete) [[ -z $all ]] && _defaults_add_lines < <(defaults keys "$suite" 2>/dev/null) ;;
-    watch) _defaults_add_lines < <(defaults keys "$suite" 2>/dev/null) ;;
+    read | write | describe) ((position == 1)) && _defaults_add_lines < <(defaults keys --described "$suite" 2>/dev/null) ;;
+    delete) [[ -z $all ]] && _defaults_add_lines < <(defaults keys --described "$suite" 2>/dev/null) ;;
+    reset | watch) _defaults_add_lines < <(defaults keys --described "$suite" 2>/dev/null) ;;
     export | import) ((position == 1)) && _defaults_files ;;
     esac
 }

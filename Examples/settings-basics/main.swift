@@ -1,4 +1,5 @@
-// settings-basics: keys of many types, reset, a named suite, a transaction, and the file it wrote.
+// settings-basics: keys of many types, reset, a named suite, a transaction, the file it wrote,
+// and the schema it publishes beside it for editors and `defaults describe`.
 //
 //     swift run settings-basics
 //
@@ -6,7 +7,7 @@
 import Defaults
 import Foundation
 
-enum Theme: String, Defaults.Serializable {
+enum Theme: String, CaseIterable, Defaults.Serializable {
     case light
     case dark
 }
@@ -23,14 +24,27 @@ enum Example {
 let suite = Example.suite
 
 extension Defaults.Keys {
-    static let launchCount = Key<Int>("launchCount", default: 0, suite: Example.suite)
-    static let volume = Key<Double>("volume", default: 0.8, suite: Example.suite)
-    static let nickname = Key<String?>("nickname", suite: Example.suite)
-    static let theme = Key<Theme>("theme", default: .dark, suite: Example.suite)
+    static let launchCount = Key<Int>("launchCount", default: 0, suite: Example.suite, summary: "Times started")
+    static let volume = Key<Double>("volume", default: 0.8, suite: Example.suite, summary: "Loudness", range: 0...1)
+    static let nickname = Key<String?>("nickname", suite: Example.suite, summary: "What to call you")
+    static let theme = Key<Theme>("theme", default: .dark, suite: Example.suite, summary: "Light or dark")
     static let window = Key<Window>("window", default: Window(width: 640, height: 480), suite: Example.suite)
     static let recentFiles = Key<[String]>("recentFiles", default: [], suite: Example.suite)
     static let shortcuts = Key<[String: String]>("shortcuts", default: [:], suite: Example.suite)
 }
+
+// The keys, described for editors and `defaults describe`: settings.schema.json beside the file.
+// Written only when it changes, so publishing at every launch costs nothing.
+let published = try suite.publishSchema(
+    for: .launchCount,
+    .volume,
+    .nickname,
+    .theme,
+    .window,
+    .recentFiles,
+    .shortcuts
+)
+print("\(published ? "published" : "kept") the schema \(suite.schemaFileURL!.path)")
 
 Defaults.removeAll(suite: suite)
 print("launchCount starts at its default: \(Defaults[.launchCount])")

@@ -58,6 +58,11 @@ extension Defaults {
         /// shared store, say); `reason` says what is wrong with it. The key reads its default until
         /// the value is mended; nothing is written over it.
         case unreadableValue(backend: String, key: String, reason: String)
+        /// The suite's file holds a value of `key` (`value`, as JSON) that is not a value of
+        /// `expectedType`, the type its published schema gives it: a hand edit that breaks the
+        /// schema. The key reads its default, and the value stays in the file until it is mended.
+        /// Reported once per key and value.
+        case valueDoesNotFitSchema(key: String, expectedType: String, value: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -98,6 +103,9 @@ extension Defaults {
             case .exclusiveCommitUnsupported(let backend):
                 return
                     "Defaults: \(backend) cannot commit only if unchanged, so exclusiveTransaction cannot run on it; nothing changed"
+            case .valueDoesNotFitSchema(let key, let expectedType, let value):
+                return
+                    "Defaults: \"\(key)\" holds \(value), which is not a value of type \(expectedType); it reads its default, and the file keeps the value"
             case .unreadableValue(let backend, let key, let reason):
                 return
                     "Defaults: \(backend) holds a value of \"\(key)\" that cannot be read (\(reason)); it reads its default until mended"

@@ -22,13 +22,24 @@ extension Defaults {
         public let suite: Suite
         /// The name with its hash, by which a suite's table of keys is searched.
         package let hashedName: Suite.HashedName
+        /// A one-line summary of what the key means, for its suite's published schema and
+        /// `defaults describe`; `nil` when none was given.
+        public let summary: String?
+        /// The least and greatest values allowed, as the file stores them; `nil` for any value of
+        /// the key's type.
+        package let storedRange: (lower: JSONValue, upper: JSONValue)?
 
-        init(name: String, suite: Suite) {
+        init(name: String, suite: Suite, summary: String? = nil, storedRange: (JSONValue, JSONValue)? = nil) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
             self.suite = suite
             self.hashedName = Suite.HashedName(name)
+            self.summary = summary
+            self.storedRange = storedRange
         }
+
+        /// The JSON Schema of the key's stored value, with its summary and default; `Key` says.
+        package func schema() -> [String: JSONValue] { [:] }
 
         /// Removes the stored value, so the key reads its default again.
         public func reset() {
@@ -56,6 +67,8 @@ extension Defaults {
         // NB: a closure for both kinds of default, not a generic enum: reading a generic enum from
         // unspecialized code fetches its runtime metadata on every read of the default.
         private let makeDefault: @Sendable () -> Value
+        /// Whether the default is one value rather than a closure's result, so a schema may show it.
+        let hasFixedDefault: Bool
 
         /// Whether `Value`'s stored form reads back as exactly the same value.
         ///
@@ -68,6 +81,8 @@ extension Defaults {
         let boxType = Suite.Box<Value>.self
         /// How a write keeps a lossless value with no references in it as the decoded one, in place.
         let inPlaceWriter = Value.self is any LosslessStorable.Type ? Suite.InPlaceWriter.make(for: Value.self) : nil
+
+        override package func schema() -> [String: JSONValue] { ValueSchema.entry(for: self) }
 
         /// The value the key reads while nothing valid is stored.
         ///
@@ -82,7 +97,37 @@ extension Defaults {
         ///   - suite: Where the value is stored.
         public init(_ name: String, default defaultValue: Value, suite: Suite = .standard) {
             self.makeDefault = { defaultValue }
+            self.hasFixedDefault = true
             super.init(name: name, suite: suite)
+        }
+
+        /// Creates a key with a fixed default value and a summary of what it means.
+        ///
+        /// The summary shows in the suite's published schema (an editor shows it beside the key)
+        /// and in `defaults describe`.
+        ///
+        /// - Parameters:
+        ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+        ///   - defaultValue: The value read while nothing is stored.
+        ///   - suite: Where the value is stored.
+        ///   - summary: One line saying what the key means.
+        public init(_ name: String, default defaultValue: Value, suite: Suite = .standard, summary: String) {
+            self.makeDefault = { defaultValue }
+            self.hasFixedDefault = true
+            super.init(name: name, suite: suite, summary: summary)
+        }
+
+        /// Creates a key with a summary and, for a number, the range of values it allows.
+        init(
+            _ name: String,
+            default defaultValue: Value,
+            suite: Suite,
+            summary: String?,
+            storedRange: (JSONValue, JSONValue)
+        ) {
+            self.makeDefault = { defaultValue }
+            self.hasFixedDefault = true
+            super.init(name: name, suite: suite, summary: summary, storedRange: storedRange)
         }
 
         /// Creates a key whose default is computed on every read while nothing is stored.
@@ -95,7 +140,29 @@ extension Defaults {
         ///   - defaultValue: Computes the default.
         public init(_ name: String, suite: Suite = .standard, default defaultValue: @escaping @Sendable () -> Value) {
             self.makeDefault = defaultValue
+            self.hasFixedDefault = false
             super.init(name: name, suite: suite)
+        }
+
+        /// Creates a key whose default is computed on every read, with a summary of what it means.
+        ///
+        /// The closure is not called when the key is created, nor by a published schema, which
+        /// shows no default for such a key.
+        ///
+        /// - Parameters:
+        ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+        ///   - suite: Where the value is stored.
+        ///   - summary: One line saying what the key means.
+        ///   - defaultValue: Computes the default.
+        public init(
+            _ name: String,
+            suite: Suite = .standard,
+            summary: String,
+            default defaultValue: @escaping @Sendable () -> Value
+        ) {
+            self.makeDefault = defaultValue
+            self.hasFixedDefault = false
+            super.init(name: name, suite: suite, summary: summary)
         }
 
         /// Creates an optional key, whose default is `nil`.
@@ -106,6 +173,60 @@ extension Defaults {
         public convenience init<Wrapped>(_ name: String, suite: Suite = .standard) where Value == Wrapped? {
             self.init(name, default: nil, suite: suite)
         }
+
+        /// Creates an optional key, whose default is `nil`, with a summary of what it means.
+        ///
+        /// - Parameters:
+        ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+        ///   - suite: Where the value is stored.
+        ///   - summary: One line saying what the key means.
+        public convenience init<Wrapped>(_ name: String, suite: Suite = .standard, summary: String)
+        where Value == Wrapped? {
+            self.init(name, default: nil, suite: suite, summary: summary)
+        }
+    }
+}
+
+extension Defaults.Key where Value: Comparable & Numeric {
+    /// Creates a number key that allows only the values in `range`, with a summary.
+    ///
+    /// The range shows in the suite's published schema, and `defaults write` refuses a value
+    /// outside it. Reads are not clamped: a program that writes a value outside the range reads it
+    /// back, so check it where it is set.
+    ///
+    /// ```swift
+    /// static let fontSize = Key<Int>("fontSize", default: 13, summary: "Font size in points", range: 6...72)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+    ///   - defaultValue: The value read while nothing is stored.
+    ///   - suite: Where the value is stored.
+    ///   - summary: One line saying what the key means.
+    ///   - range: The least and greatest values allowed.
+    public convenience init(
+        _ name: String,
+        default defaultValue: Value,
+        suite: Defaults.Suite = .standard,
+        summary: String? = nil,
+        range: ClosedRange<Value>
+    ) {
+        guard let lower = ValueCoding.encode(range.lowerBound), let upper = ValueCoding.encode(range.upperBound) else {
+            preconditionFailure("Defaults.Key: the bounds of the range of \"\(name)\" cannot be stored")
+        }
+        self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: (lower, upper))
+    }
+}
+
+extension Defaults.Key where Value: Comparable {
+    /// The least and greatest values the key allows, as given when it was created; `nil` when any
+    /// value of its type is allowed.
+    public var range: ClosedRange<Value>? {
+        guard let (lower, upper) = storedRange,
+            let least = ValueCoding.decode(lower, as: Value.self),
+            let greatest = ValueCoding.decode(upper, as: Value.self), least <= greatest
+        else { return nil }
+        return least...greatest
     }
 }
 

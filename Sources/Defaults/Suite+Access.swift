@@ -102,6 +102,7 @@ extension Defaults.Suite {
             }
             // NB: released here, after the lock: it may hold an instance of a class of the user's.
             _ = replaced
+            if decoded == nil, let mismatch = store.mismatch(named: name.text, holding: json.value) { report(mismatch) }
             return decoded
         }
     }

@@ -11,7 +11,9 @@ func run(_ arguments: ParsedArguments) throws(ToolError) {
     switch arguments.command {
     case "suites": try listSuites()
     case "path": printLine(try SuiteLocation(arguments.value("suite")!).place)
-    case "keys": try listKeys(SuiteLocation(arguments.value("suite")!))
+    case "keys": try listKeys(SuiteLocation(arguments.value("suite")!), described: arguments.has("described"))
+    case "describe": try describe(arguments)
+    case "reset": try reset(arguments)
     case "read": try read(arguments)
     case "write": try write(arguments)
     case "delete": try delete(arguments)
@@ -35,8 +37,17 @@ private func listSuites() throws(ToolError) {
     }
 }
 
-private func listKeys(_ location: SuiteLocation) throws(ToolError) {
-    for name in try location.readExisting().keys.sorted(by: JSONWriter.utf8Precedes) { printLine(name) }
+private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolError) {
+    var names = Set<String>()
+    if described, let schema = try SuiteSchema.published(for: location) {
+        names.formUnion(schema.keys.keys)
+        names.formUnion(try location.read()?.keys ?? [:].keys)
+        // NB: the file's reference to its schema is for editors, not a setting to offer.
+        names.remove("$schema")
+    } else {
+        names.formUnion(try location.readExisting().keys)
+    }
+    for name in names.sorted(by: JSONWriter.utf8Precedes) { printLine(name) }
 }
 
 private func read(_ arguments: ParsedArguments) throws(ToolError) {
@@ -141,7 +152,19 @@ private func write(_ arguments: ParsedArguments) throws(ToolError) {
     } else {
         value = try parseValue(arguments.value("json")!, forKey: key)
     }
+    if !arguments.has("force"),
+        let problem = try SuiteSchema.published(for: location)?.problem(with: value, forKey: key)
+    {
+        throw .invalid(problem + "; nothing was written (--force writes it anyway)")
+    }
     try change(location) { _ in [key: value] }
+}
+
+private func reset(_ arguments: ParsedArguments) throws(ToolError) {
+    let location = try SuiteLocation(arguments.value("suite")!)
+    let keys = arguments.values["key"] ?? []
+    for key in keys { try validateKey(key) }
+    try change(location) { _ in Dictionary(keys.map { ($0, nil) }, uniquingKeysWith: { $1 }) }
 }
 
 private func delete(_ arguments: ParsedArguments) throws(ToolError) {
@@ -226,7 +249,10 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
     } catch {
         throw .file("cannot write the copy to edit, \(copy): \(error.localizedDescription)")
     }
-    let edited = try editUntilValid(copy)
+    let schema = try SuiteSchema.published(for: location)
+    let edited = try editUntilValid(copy) { edited in
+        schema?.problems(in: edited, comparedWith: isBroken ? [:] : original) ?? []
+    }
     var changes: [String: JSONValue?] = [:]
     for (name, value) in edited where isBroken || original[name] != value { changes[name] = value }
     for name in original.keys where edited[name] == nil { changes[name] = .some(nil) }
@@ -241,17 +267,26 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
     )
 }
 
-/// Opens `copy` in the person's editor until it holds a JSON object, and returns its members.
+/// Opens `copy` in the person's editor until it holds a JSON object whose members `check` finds
+/// no problem with, and returns its members.
 ///
 /// Without a terminal to ask on, an invalid copy ends the command (exit 2).
-private func editUntilValid(_ copy: String) throws(ToolError) -> [String: JSONValue] {
+private func editUntilValid(
+    _ copy: String,
+    check: ([String: JSONValue]) -> [String]
+) throws(ToolError) -> [String: JSONValue] {
     let environment = ProcessInfo.processInfo.environment
     let editor = [environment["VISUAL"], environment["EDITOR"]].compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
     while true {
         try runEditor(editor, on: copy)
         guard let bytes = try readBytes(at: copy) else { throw .file("the edited copy \(copy) is gone") }
-        do {
-            return try members(of: bytes, in: "the edited copy", fix: "nothing was applied")
+        do throws(ToolError) {
+            let edited = try members(of: bytes, in: "the edited copy", fix: "nothing was applied")
+            let problems = check(edited)
+            guard problems.isEmpty else {
+                throw ToolError.file(problems.joined(separator: "\ndefaults: ") + "; nothing was applied")
+            }
+            return edited
         } catch .file(let message) {
             printError("defaults: " + message)
             guard isatty(STDIN_FILENO) == 1 else { throw .reported(status: 2) }

@@ -32,10 +32,22 @@ let commands: [CommandSpec] = [
     ),
     CommandSpec(
         name: "keys",
-        synopses: ["keys <suite>"],
+        synopses: ["keys <suite> [--described]"],
         summary: "the suite's key names, one a line",
         details: """
-            Lists the keys stored in the file, sorted (the shell completions use it).
+            Lists the keys stored in the file, sorted. --described adds the keys the program's
+            published schema describes, stored or not (the shell completions use it).
+            """
+    ),
+    CommandSpec(
+        name: "describe",
+        synopses: ["describe <suite> [<key>]"],
+        summary: "what each key is: type, range, default, summary, value and where it comes from",
+        details: """
+            Reads the schema the program published beside the file (settings.schema.json) and
+            prints, for the key or for every key it describes: its summary, its type, its range
+            or cases, its default, its current value and where that value comes from. A suite
+            whose program published no schema has nothing to describe (exit 1).
             """
     ),
     CommandSpec(
@@ -54,13 +66,15 @@ let commands: [CommandSpec] = [
     ),
     CommandSpec(
         name: "write",
-        synopses: ["write <suite> <key> <json>", "write <suite> <key> --string <text>"],
+        synopses: ["write <suite> <key> <json> [--force]", "write <suite> <key> --string <text> [--force]"],
         summary: "store a JSON value (42, true, \"text\", [1, 2], {\"w\": 1}), or text as it is",
         details: """
             Stores the value under the file's lock, so a running program sees it at once and
             no other process's change is lost. The value must be JSON: quote text as a JSON
             string ('"dark"'), or pass it with --string and no quoting. Creates the file and
             its folder when they do not exist. A key a system file locks is not written (exit 4).
+            When the program published a schema, a value that does not fit the key's type or
+            range is refused (exit 2) and nothing is written; --force writes it anyway.
             """
     ),
     CommandSpec(
@@ -71,6 +85,16 @@ let commands: [CommandSpec] = [
             Removes the named keys in one change; if any of them is not stored, or a system file
             locks one, nothing is removed. --all empties the file but for the keys a system file
             locks, which stay (exit 4).
+            """
+    ),
+    CommandSpec(
+        name: "reset",
+        synopses: ["reset <suite> <key>..."],
+        summary: "remove keys so programs read their defaults again; keys not stored are fine",
+        details: """
+            Removes the named keys in one change, under the file's lock. Unlike delete, a key
+            that is not stored is no error: it reads its default already. A key a system file
+            locks is not removed, nor is any other (exit 4).
             """
     ),
     CommandSpec(
@@ -92,7 +116,9 @@ let commands: [CommandSpec] = [
             Opens a copy of the file in your editor, like `crontab -e`. When the editor exits,
             the copy is checked: if it is not a JSON object, the error is shown and, on a
             terminal, you are offered to edit it again; without a terminal nothing is applied.
-            A valid copy applies only the keys you changed, under the file's lock, so keys
+            When the program published a schema, a changed value that does not fit its key's
+            type or range is refused the same way. A valid copy applies only the keys you
+            changed, under the file's lock, so keys
             another process changed meanwhile are kept. A file that is not valid JSON opens as it
             is, for you to mend; the broken file is kept beside it as settings.json.corrupt-<time>.
             """

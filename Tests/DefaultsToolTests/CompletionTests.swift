@@ -1,5 +1,6 @@
 // The shell completions in completions/: the bash one is run as bash runs it on a Tab, against the
 // built `defaults`; the zsh one is only parsed, and only when zsh is installed.
+import Defaults
 import DefaultsTestSupport
 import Foundation
 import Testing
@@ -12,7 +13,8 @@ private let packageRoot = URL(fileURLWithPath: #filePath)
 
 /// Every command, as the completions offer them.
 private let commandNames = [
-    "suites", "path", "keys", "read", "write", "delete", "watch", "edit", "export", "import", "help",
+    "suites", "path", "keys", "describe", "read", "write", "delete", "reset", "watch", "edit", "export", "import",
+    "help",
 ]
 
 /// What a program printed and how it ended.
@@ -117,7 +119,8 @@ private struct BashCompletion {
     @Test func bashCompletesCommandNames() async throws {
         try await BashCompletion.withSuites { bash async throws in
             #expect(try await Set(bash.complete("defaults ")) == Set(commandNames))
-            #expect(try await bash.complete("defaults re") == ["read"])
+            #expect(try await bash.complete("defaults re") == ["read", "reset"])
+            #expect(try await bash.complete("defaults des") == ["describe"])
             #expect(try await bash.complete("defaults help ").sorted() == commandNames.sorted())
             #expect(try await bash.complete("defaults help ex") == ["export"])
         }
@@ -144,7 +147,8 @@ private struct BashCompletion {
             #expect(try await bash.complete("defaults delete app --").contains("--all"))
             #expect(try await bash.complete("defaults watch app --").contains("--json"))
             #expect(try await bash.complete("defaults import app file.json --").contains("--replace"))
-            #expect(try await bash.complete("defaults keys app --") == ["--help"])
+            #expect(try await bash.complete("defaults keys app --") == ["--help", "--described"])
+            #expect(try await bash.complete("defaults write app fontSize 3 --").contains("--force"))
             // After --all there is no key to name.
             #expect(try await bash.complete("defaults delete app --all ").isEmpty)
         }
@@ -163,6 +167,17 @@ private struct BashCompletion {
                     "\(config.path)/app/settings.json"
                 ]
             )
+        }
+    }
+
+    @Test func bashOffersTheKeysAPublishedSchemaDescribesWrittenOrNot() async throws {
+        try await BashCompletion.withSuites { bash async throws in
+            let suite = Defaults.Suite(fileURL: bash.config.appendingPathComponent("app/settings.json"))
+            try suite.publishSchema(for: Defaults.Key<Int>("volume", default: 5, suite: suite, summary: "Loudness"))
+            #expect(try await bash.complete("defaults read app ") == ["fontSize", "theme", "volume"])
+            #expect(try await bash.complete("defaults describe app v") == ["volume"])
+            #expect(try await bash.complete("defaults reset app fontSize ") == ["fontSize", "theme", "volume"])
+            #expect(try await bash.complete("defaults read other ").isEmpty)
         }
     }
 

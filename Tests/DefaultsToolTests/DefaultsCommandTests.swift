@@ -74,7 +74,8 @@ func expectOneErrorLine(
     // MARK: - Help
 
     static let commandNames = [
-        "suites", "path", "keys", "read", "write", "delete", "watch", "edit", "export", "import", "help",
+        "suites", "path", "keys", "describe", "read", "write", "delete", "reset", "watch", "edit", "export", "import",
+        "help",
     ]
 
     @Test func helpListsEveryCommandAndEachCommandHasItsOwn() async throws {

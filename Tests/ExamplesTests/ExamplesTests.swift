@@ -47,6 +47,9 @@ import Testing
         #expect(run.output.hasSuffix(onDisk))
         #expect(onDisk.contains("\"theme\" : \"light\""))
         #expect(onDisk.contains("\"width\" : 1280"))
+        let schema = run.configHome.appendingPathComponent("settings-basics/settings.schema.json")
+        #expect(run.lines.first == "published the schema \(schema.path)")
+        #expect(try await SchemaValidator.failures(of: [file], against: schema).isEmpty)
     }
 
     @Test func modelClassesReactToEachOtherAndReleaseSubscriptions() async throws {

@@ -48,6 +48,8 @@ final class Store: Sendable {
     /// were applied.
     let deliveryQueue: DispatchQueue?
     private let suites = Lock<[WeakSuite]>([])
+    /// The keys a published schema describes, by name; see `Store+Schema.swift`.
+    let describedKeys = Lock<[String: DescribedKey]>([:])
     /// Set on every store's delivery queue, so a thread can tell it is delivering.
     private static let deliveringKey = DispatchSpecificKey<Bool>()
 

@@ -1,0 +1,225 @@
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `defaults` over a suite whose program published a schema: describe, checked writes and edits,
+/// reset, and the keys completion offers.
+@Suite struct SchemaCommandTests {
+    enum Theme: String, CaseIterable, Defaults.Serializable {
+        case light, dark
+    }
+
+    /// Publishes the schema of the suite `name`'s keys, as its program would.
+    static func publish(_ name: String, in defaults: DefaultsCommand) throws {
+        let suite = Defaults.Suite(fileURL: defaults.file(name))
+        try suite.publishSchema(
+            for: Defaults.Key<Int>(
+                "fontSize",
+                default: 13,
+                suite: suite,
+                summary: "Font size in points",
+                range: 6...72
+            ),
+            Defaults.Key<Theme>("theme", default: .light, suite: suite, summary: "Colours"),
+            Defaults.Key<String?>("nickname", suite: suite)
+        )
+    }
+
+    @Test func describePrintsTypeRangeDefaultSummaryValueAndWhereItComesFrom() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": 20, "theme": "sepia"}"#)
+            try Self.publish("app", in: defaults)
+            let one = try await defaults.run("describe", "app", "fontSize")
+            #expect(one.status == 0, "\(one.errorOutput)")
+            #expect(
+                one.output == """
+                    fontSize: Font size in points
+                      type:    Int
+                      range:   6...72
+                      default: 13
+                      value:   20
+                      from:    the user's file \(defaults.file("app").path)
+
+                    """
+            )
+            let all = try await defaults.run("describe", "app")
+            #expect(all.status == 0, "\(all.errorOutput)")
+            #expect(
+                all.output.hasSuffix(
+                    """
+                    nickname
+                      type:    Optional<String>
+                      default: null
+                      value:   (default)
+                      from:    the program's default
+
+                    theme: Colours
+                      type:    Theme
+                      cases:   "light", "dark"
+                      default: "light"
+                      value:   "sepia"  (does not fit: reads the default)
+                      from:    the user's file \(defaults.file("app").path)
+
+                    """
+                ),
+                "\(all.output)"
+            )
+        }
+    }
+
+    @Test func describeWithoutASchemaOrOfAnUndescribedKeyIsNotFound() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("plain", #"{"fontSize": 20}"#)
+            let none = try await defaults.run("describe", "plain")
+            #expect(none.status == 1)
+            expectOneErrorLine(none, containing: "suite plain has no published schema at ")
+            try Self.publish("app", in: defaults)
+            let unknown = try await defaults.run("describe", "app", "colour")
+            #expect(unknown.status == 1)
+            expectOneErrorLine(unknown, containing: #"the schema of suite app does not describe "colour""#)
+        }
+    }
+
+    @Test(arguments: [
+        ("fontSize", #""big""#, #""fontSize" must be Int in 6...72, not "big""#),
+        ("fontSize", "100", #""fontSize" must be Int in 6...72, not 100"#),
+        ("fontSize", "12.5", #""fontSize" must be Int in 6...72, not 12.5"#),
+        ("theme", #""sepia""#, #""theme" must be Theme (one of "light", "dark"), not "sepia""#),
+        ("nickname", "7", #""nickname" must be Optional<String>, not 7"#),
+    ])
+    func writeRefusesAValueThatDoesNotFitAndForceWritesIt(key: String, json: String, message: String) async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": 20}"#)
+            try Self.publish("app", in: defaults)
+            let before = try defaults.bytes("app")
+            let refused = try await defaults.run("write", "app", key, json)
+            #expect(refused.status == 2)
+            expectOneErrorLine(refused, containing: message + "; nothing was written (--force writes it anyway)")
+            #expect(try defaults.bytes("app") == before)
+            let forced = try await defaults.run("write", "app", key, json, "--force")
+            #expect(forced.status == 0, "\(forced.errorOutput)")
+            #expect(try await defaults.run("read", "app", key).output == json + "\n")
+        }
+    }
+
+    struct Point: Codable, Defaults.Serializable {
+        var x: Int8
+        var label: String?
+    }
+
+    /// Keys of the shapes whose checks are easiest to get wrong, and values each must refuse and take.
+    static let shapes: [(key: String, refused: [String], taken: [String])] = [
+        ("small", ["128", "1.5", #""1""#], ["-128", "127", "3.0"]),
+        ("huge", ["-1", "18446744073709551616"], ["18446744073709551615", "0"]),
+        ("ratio", [#""nan""#, "true"], [#""NaN""#, #""-Infinity""#, "1e300"]),
+        ("scale", ["1e39", #""inf""#], ["3.4028234e38", #""Infinity""#]),
+        ("blob", [#""not base64!""#, #""abc""#], [#""AAEC/w==""#, #""""#]),
+        ("id", [#""not-a-uuid""#], [#""E621E1F8-C36C-495A-93FC-0C247A3E6E5F""#]),
+        ("counts", [#"{"one": 1}"#, #"{"1": "x"}"#], [#"{"-1": 0.5, "7": "Infinity"}"#, "{}"]),
+        ("span", ["[1]", "[1, 2, 3]", #"[1, "2"]"#], ["[-5, 5]"]),
+        ("maybe", [#"[1, "two"]"#], ["[1, null, 3]", "[]"]),
+        (
+            "point", [#"{"label": "a"}"#, #"{"x": 300}"#, #"{"x": 1, "label": 2}"#],
+            [#"{"x": 1}"#, #"{"x": 1, "label": null}"#]
+        ),
+        ("since", ["true", #"["2020"]"#], [#""2001-01-01T00:00:00.100Z""#, "-3.5"]),
+    ]
+
+    @Test func writeChecksEveryShapeAsTheJSONSchemaValidatorDoes() async throws {
+        try await withCommand { defaults in
+            let suite = Defaults.Suite(fileURL: defaults.file("app"))
+            try suite.publishSchema(
+                for: Defaults.Key<Int8>("small", default: 0, suite: suite),
+                Defaults.Key<UInt64>("huge", default: 0, suite: suite),
+                Defaults.Key<Double>("ratio", default: 0, suite: suite),
+                Defaults.Key<Float>("scale", default: 0, suite: suite),
+                Defaults.Key<Data>("blob", default: Data(), suite: suite),
+                Defaults.Key<UUID>("id", default: UUID(), suite: suite),
+                Defaults.Key<[Int: Double]>("counts", default: [:], suite: suite),
+                Defaults.Key<ClosedRange<Int>>("span", default: 0...1, suite: suite),
+                Defaults.Key<[Int?]>("maybe", default: [], suite: suite),
+                Defaults.Key<Point>("point", default: Point(x: 0), suite: suite),
+                Defaults.Key<Date>("since", default: .distantPast, suite: suite)
+            )
+            let schema = try #require(suite.schemaFileURL)
+            for (key, refused, taken) in Self.shapes {
+                for json in refused {
+                    let result = try await defaults.run("write", "app", key, json)
+                    #expect(result.status == 2, "\(key) \(json) was taken")
+                    // The real validator agrees.
+                    let file = defaults.configHome.appendingPathComponent("check.json")
+                    try Data(#"{ "\#(key)" : \#(json) }"#.utf8).write(to: file)
+                    #expect(try await !SchemaValidator.failures(of: [file], against: schema).isEmpty, "\(key) \(json)")
+                }
+                for json in taken {
+                    let result = try await defaults.run("write", "app", key, json)
+                    #expect(result.status == 0, "\(key) \(json): \(result.errorOutput)")
+                }
+            }
+            #expect(try await SchemaValidator.failures(of: [defaults.file("app")], against: schema).isEmpty)
+        }
+    }
+
+    @Test func writeTakesValuesThatFitKeysNotDescribedAndSuitesWithoutASchema() async throws {
+        try await withCommand { defaults in
+            try Self.publish("app", in: defaults)
+            for (key, json) in [("fontSize", "72"), ("fontSize", "6.0"), ("theme", #""dark""#), ("other", #""big""#)] {
+                let written = try await defaults.run("write", "app", key, json)
+                #expect(written.status == 0, "\(key) \(json): \(written.errorOutput)")
+            }
+            #expect(try await defaults.run("write", "app", "nickname", "--string", "Ada").status == 0)
+            #expect(try await defaults.run("write", "plain", "fontSize", #""big""#).status == 0)
+        }
+    }
+
+    @Test func editRefusesACopyWhoseChangedValueDoesNotFitAndAppliesOneThatFits() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": 12, "theme": "sepia"}"#)
+            try Self.publish("app", in: defaults)
+            let before = try defaults.bytes("app")
+            let script = defaults.configHome.appendingPathComponent("editor.sh")
+            try Data("#!/bin/sh\nsed -i 's/\"fontSize\" : 12/\"fontSize\" : 99/' \"$1\"\n".utf8).write(to: script)
+            chmod(script.path, 0o755)
+            let refused = try await defaults.run(["edit", "app"], environment: ["VISUAL": script.path])
+            #expect(refused.status == 2)
+            // Only the changed key is checked: "theme" was already wrong, and is left to the person.
+            expectOneErrorLine(refused, containing: #""fontSize" must be Int in 6...72, not 99; nothing was applied"#)
+            #expect(try defaults.bytes("app") == before)
+            try Data("#!/bin/sh\nsed -i 's/\"fontSize\" : 12/\"fontSize\" : 14/' \"$1\"\n".utf8).write(to: script)
+            let applied = try await defaults.run(["edit", "app"], environment: ["VISUAL": script.path])
+            #expect(applied.status == 0, "\(applied.errorOutput)")
+            #expect(applied.errorOutput == "defaults: applied 1 change to app: fontSize\n")
+            #expect(try await defaults.run("read", "app", "fontSize").output == "14\n")
+        }
+    }
+
+    @Test func resetRemovesKeysAndIgnoresKeysNotStored() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": 20, "theme": "dark", "other": 1}"#)
+            let reset = try await defaults.run("reset", "app", "fontSize", "theme", "never")
+            #expect(reset.status == 0, "\(reset.errorOutput)")
+            #expect(reset.output.isEmpty && reset.errorOutput.isEmpty)
+            #expect(try await defaults.run("read", "app").output == "{\n  \"other\" : 1\n}\n")
+            let missing = try await defaults.run("reset", "app")
+            #expect(missing.status == 2)
+        }
+    }
+
+    @Test func keysDescribedListsStoredAndDescribedKeys() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"stored": 1, "$schema": "./settings.schema.json"}"#)
+            #expect(try await defaults.run("keys", "app", "--described").output == "$schema\nstored\n")
+            try Self.publish("app", in: defaults)
+            #expect(try await defaults.run("keys", "app").output == "$schema\nstored\n")
+            let described = try await defaults.run("keys", "app", "--described")
+            #expect(described.output == "fontSize\nnickname\nstored\ntheme\n")
+            try Self.publish("fresh", in: defaults)
+            #expect(try await defaults.run("keys", "fresh", "--described").output == "fontSize\nnickname\ntheme\n")
+        }
+    }
+}
