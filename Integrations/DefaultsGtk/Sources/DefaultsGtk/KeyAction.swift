@@ -32,7 +32,9 @@ private final class KeyAction {
         let changeState: @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> Void = { _, state, data in
             let binding = Int(bitPattern: data)
             let state = Int(bitPattern: state)
-            MainActor.assumeIsolated { KeyAction.at(binding).requested(OpaquePointer(bitPattern: state)!) }
+            MainActor.assumeIsolated {
+                unretainedObject(at: binding, as: KeyAction.self).requested(OpaquePointer(bitPattern: state)!)
+            }
         }
         cgtk_connect(
             UnsafeMutableRawPointer(action),
@@ -44,11 +46,6 @@ private final class KeyAction {
         observation = Defaults.observeOnMainLoop(key, options: []) { _ in
             g_simple_action_set_state(action, toState(Defaults[key]))
         }
-    }
-
-    /// The action at `address`, a callback's user data.
-    fileprivate static func at(_ address: Int) -> KeyAction {
-        Unmanaged<KeyAction>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
     }
 
     /// The action is being disposed: stops following the key and lets go.
@@ -72,7 +69,7 @@ private final class KeyAction {
 /// Ends the key's action that is being disposed (GLib's weak reference callback).
 private let keyActionDisposed: GWeakNotify = { data, _ in
     let action = Int(bitPattern: data)
-    MainActor.assumeIsolated { KeyAction.at(action).end() }
+    MainActor.assumeIsolated { unretainedObject(at: action, as: KeyAction.self).end() }
 }
 
 extension Defaults {

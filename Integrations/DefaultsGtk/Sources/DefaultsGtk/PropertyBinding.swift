@@ -143,7 +143,7 @@ public final class PropertyBinding {
         if flags.contains(.set) {
             let changed: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
                 let binding = Int(bitPattern: data)
-                MainActor.assumeIsolated { PropertyBinding.at(binding).propertyChanged() }
+                MainActor.assumeIsolated { unretainedObject(at: binding, as: PropertyBinding.self).propertyChanged() }
             }
             notifyHandler = cgtk_connect(object, "notify::\(property)", unsafeBitCast(changed, to: GCallback.self), me)
         }
@@ -153,11 +153,6 @@ public final class PropertyBinding {
             }
             keyChanged(shows: flags.contains(.get))
         }
-    }
-
-    /// The binding at `address`, a callback's user data.
-    fileprivate static func at(_ address: Int) -> PropertyBinding {
-        Unmanaged<PropertyBinding>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
     }
 
     /// Ends the binding now: the property and the key no longer follow each other.
@@ -223,11 +218,17 @@ public final class PropertyBinding {
     }
 }
 
+/// The object a GLib callback's user data points to (passed as an integer, so the callback's closure
+/// can hand it to the main actor), not retained.
+func unretainedObject<Object: AnyObject>(at address: Int, as _: Object.Type) -> Object {
+    Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+}
+
 /// Ends the binding whose object is being disposed (GLib's weak reference callback); one function,
 /// so `unbind()` can remove the weak reference it added.
 private let bindingObjectDisposed: GWeakNotify = { data, _ in
     let binding = Int(bitPattern: data)
-    MainActor.assumeIsolated { PropertyBinding.at(binding).end() }
+    MainActor.assumeIsolated { unretainedObject(at: binding, as: PropertyBinding.self).end() }
 }
 
 extension Defaults {

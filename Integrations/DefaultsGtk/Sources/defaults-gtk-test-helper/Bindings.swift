@@ -243,28 +243,18 @@ func runBindings(file: URL) -> Never {
             }
         )
     }
-    Thread.detachNewThread {
-        while let line = readLine() {
-            let words = line.split(separator: " ").map(String.init)
-            switch words.first {
-            case "write":
-                if words.count == 3, let value = Int(words[2]) {
-                    suite[Defaults.Key<Int>(words[1], default: 0, suite: suite)] = value
-                }
-                report("ok \(line)")
-            case "sync":
-                try? suite.synchronize()
-                report("synced")
-            case "exit":
-                GLibMainLoop.deliver { exit(0) }
-            default:
-                GLibMainLoop.deliver {
-                    bound.run(words)
-                    whenSettled { report("ok \(line)") }
-                }
+    readCommands(suite: suite) { line, words in
+        if words.first == "write" {
+            if words.count == 3, let value = Int(words[2]) {
+                suite[Defaults.Key<Int>(words[1], default: 0, suite: suite)] = value
+            }
+            report("ok \(line)")
+        } else {
+            GLibMainLoop.deliver {
+                bound.run(words)
+                whenSettled { report("ok \(line)") }
             }
         }
-        GLibMainLoop.deliver { exit(0) }
     }
     GLibMainLoop.deliver { whenSettled { report("ready") } }
     withExtendedLifetime(observations) {

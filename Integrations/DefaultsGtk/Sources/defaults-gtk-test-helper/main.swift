@@ -31,6 +31,28 @@ func report(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+/// Reads commands, one a line on standard input, on a thread of its own (not the main loop's).
+///
+/// "sync" (synchronize, then "synced") and "exit" (from the main loop) are every mode's; the rest
+/// go to `handle` with the line's words. The end of the input exits too.
+func readCommands(suite: Defaults.Suite, _ handle: @escaping @Sendable (String, [String]) -> Void) {
+    Thread.detachNewThread {
+        while let line = readLine() {
+            let words = line.split(separator: " ").map(String.init)
+            switch words.first {
+            case "sync":
+                try? suite.synchronize()
+                report("synced")
+            case "exit":
+                GLibMainLoop.deliver { exit(0) }
+            default:
+                handle(line, words)
+            }
+        }
+        GLibMainLoop.deliver { exit(0) }
+    }
+}
+
 /// Which thread this is, as the report says it.
 func threadName() -> String { Thread.isMainThread ? "main" : "other" }
 
@@ -97,26 +119,17 @@ let observations = Task { @MainActor in
     }
 }
 
-Thread.detachNewThread {
-    while let line = readLine() {
-        let words = line.split(separator: " ").map(String.init)
-        switch words.first {
-        case "write":
-            for value in words.dropFirst().compactMap(Int.init) { suite[fontSize] = value }
-        case "quiet":
-            if let value = words.dropFirst().first.flatMap(Int.init) {
-                Defaults.withoutPropagation { suite[fontSize] = value }
-            }
-        case "sync":
-            try? suite.synchronize()
-            report("synced")
-        case "exit":
-            GLibMainLoop.deliver { exit(0) }
-        default:
-            report("unknown command \(line)")
+readCommands(suite: suite) { line, words in
+    switch words.first {
+    case "write":
+        for value in words.dropFirst().compactMap(Int.init) { suite[fontSize] = value }
+    case "quiet":
+        if let value = words.dropFirst().first.flatMap(Int.init) {
+            Defaults.withoutPropagation { suite[fontSize] = value }
         }
+    default:
+        report("unknown command \(line)")
     }
-    GLibMainLoop.deliver { exit(0) }
 }
 
 // NB: the main loop reports itself ready from inside, once it runs.
