@@ -18,6 +18,8 @@ final class SharedTable: @unchecked Sendable {  // every stored property is guar
     private var conflictCount = 0
     /// When set, every load and commit fails, as a store out of reach does.
     private var isUnreachable = false
+    /// Run once, before the next conditional commit looks at the table.
+    private var beforeConditionalCommit: (@Sendable () -> Void)?
 
     /// How many commits were asked for (stored something or not), and how many conditional commits
     /// met a conflict.
@@ -36,6 +38,13 @@ final class SharedTable: @unchecked Sendable {  // every stored property is guar
         return result
     }
 
+    /// Runs `work` once, just before the next conditional commit compares what it expects with the
+    /// table, outside the table's lock: a test puts another machine's commit there, between what a
+    /// transaction read and what it commits.
+    func beforeNextConditionalCommit(_ work: @escaping @Sendable () -> Void) {
+        lock.withLock { beforeConditionalCommit = work }
+    }
+
     /// Applies `changes` to `space` if every value in `expected` holds.
     ///
     /// Tells every watcher but `origin`. Returns the conflicting values, or `nil` when it committed.
@@ -45,6 +54,7 @@ final class SharedTable: @unchecked Sendable {  // every stored property is guar
         ifUnchanged expected: [String: Defaults.JSONValue?],
         from origin: SharedDictionaryBackend
     ) throws(Defaults.StorageError) -> [String: Defaults.JSONValue?]? {
+        if !expected.isEmpty, let work = lock.withLock({ beforeConditionalCommit.take() }) { work() }
         var conflict: [String: Defaults.JSONValue?]?
         var unreachable = false
         var toTell: [(SharedDictionaryBackend, [String: Defaults.JSONValue?], UInt64)] = []
@@ -135,6 +145,11 @@ final class SharedDictionaryBackend: Defaults.Backend, @unchecked Sendable {  //
             return .conflict(current: current)
         }
         return .committed
+    }
+
+    /// Returns once every report queued so far has reached the suite.
+    func waitForReports() {
+        queue.sync {}
     }
 
     /// Tells the suite of a commit made elsewhere, later, on the watch queue.
