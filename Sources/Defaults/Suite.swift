@@ -220,6 +220,15 @@ extension Defaults {
         /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
         package static var coalescingDelay: Duration { Store.coalescingDelay }
 
+        /// Runs `body` with the timer's commits held back: only `synchronize()` (and transactions)
+        /// commit meanwhile; for tests that look at the file or the error handler between their own
+        /// `synchronize()` calls, which may take longer than the coalescing delay.
+        package func holdingTimedCommits<Result>(_ body: () throws -> Result) rethrows -> Result {
+            store.holdTimedCommits(true)
+            defer { store.holdTimedCommits(false) }
+            return try body()
+        }
+
         /// The number of times this suite has replaced its file; for tests of coalescing.
         package var fileReplacementCount: Int {
             store.fileBackend?.storage.replacementCount ?? 0

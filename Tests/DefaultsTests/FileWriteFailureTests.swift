@@ -74,26 +74,29 @@ import Testing
             let errors = StoreErrorCollector()
             let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
             let key = Defaults.Key<Int>("count", default: 0, suite: suite)
-            Defaults[key] = 1
-            try suite.synchronize()
-            let good = try storeFileBytes(file)
+            // NB: the timer's commit (or its retry of the failed one) would make a temporary file of
+            // its own, which the listing below could catch while it is written.
+            try suite.holdingTimedCommits {
+                Defaults[key] = 1
+                try suite.synchronize()
+                let good = try storeFileBytes(file)
 
-            // NB: a non-empty directory at the settings path: a file cannot be renamed over it, so the
-            // write fails after its temporary file was made.
-            try FileManager.default.removeItem(at: file)
-            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
-            let inside = file.appendingPathComponent("occupant", isDirectory: false)
-            try storeWriteFile(inside, good)
+                // NB: a non-empty directory at the settings path: a file cannot be renamed over it, so the
+                // write fails after its temporary file was made.
+                try FileManager.default.removeItem(at: file)
+                try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+                let inside = file.appendingPathComponent("occupant", isDirectory: false)
+                try storeWriteFile(inside, good)
 
-            Defaults[key] = 2
-            #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
-            #expect(!errors.writeFailedReports.isEmpty)
-            #expect(Defaults[key] == 2)
-            #expect(try storeFileBytes(inside) == good, "what was at the path must be untouched")
-            let leftovers = try storeDirectoryListing(directory)
-                .filter { $0 != "settings.json" && $0 != "settings.json.lock" }
-            #expect(leftovers.isEmpty, "a failed write must remove its temporary file: \(leftovers)")
-
+                Defaults[key] = 2
+                #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+                #expect(!errors.writeFailedReports.isEmpty)
+                #expect(Defaults[key] == 2)
+                #expect(try storeFileBytes(inside) == good, "what was at the path must be untouched")
+                let leftovers = try storeDirectoryListing(directory)
+                    .filter { $0 != "settings.json" && $0 != "settings.json.lock" }
+                #expect(leftovers.isEmpty, "a failed write must remove its temporary file: \(leftovers)")
+            }
             try FileManager.default.removeItem(at: file)
             try suite.synchronize()
             #expect(try storeFileObject(file)["count"] as? Int == 2)

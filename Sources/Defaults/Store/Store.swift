@@ -157,6 +157,13 @@ final class Store: Sendable {
     func scheduleFlush(after delay: Duration) {
         flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
             guard let self else { return }
+            // NB: held, the timer only disarms: the next write arms it again, and the end of the
+            // hold arms it for what is still pending.
+            let held = self.state.withLock { state in
+                if state.timedCommitsHeld { state.flushScheduled = false }
+                return state.timedCommitsHeld
+            }
+            if held { return }
             if case .failure(let error) = self.flushNow(fromTimer: true) {
                 // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()` would
                 // then wait behind itself.
@@ -172,6 +179,19 @@ final class Store: Sendable {
     func flushNow(fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
         guard case .backend(let custom) = backend else { return .success(()) }
         return commitPending(to: custom, fromTimer: fromTimer)
+    }
+
+    /// Holds the timer's commits (the coalescing delay's and retries') back, or lets them go again.
+    ///
+    /// For tests that look at the file between their own `synchronize()` calls: however long those
+    /// take, no commit of the timer's runs in between. Holding waits for a timed commit under way.
+    func holdTimedCommits(_ held: Bool) {
+        state.withLock { $0.timedCommitsHeld = held }
+        if held {
+            flushQueue.sync {}
+        } else {
+            scheduleFlushIfDirty()
+        }
     }
 
     /// Arms the timer for a flush when changes are waiting.

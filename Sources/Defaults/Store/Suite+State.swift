@@ -61,6 +61,8 @@ extension Defaults.Suite {
         var backendRevision: UInt64?
         var flushScheduled = false
         var retryDelay = 0.0
+        /// Set while a test holds the timer's commits back (``Store/holdTimedCommits(_:)``).
+        var timedCommitsHeld = false
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
         /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
