@@ -141,14 +141,19 @@ import Testing
             let suite = Defaults.Suite(fileURL: file)
             let mine = Defaults.Key<Int>("mine", default: 0, suite: suite)
             let theirs = Defaults.Key<Int>("theirs", default: 0, suite: suite)
-            suite[mine] = 1
-            try suite.synchronize()
-            suite[mine] = 2
-            suite[mine] = 3
-            // Another writer replaces the file with the old "mine" and a new key; the flush
-            // catches up with the file under its lock, whether the watcher did already or not.
-            try Data(#"{"mine": 1, "theirs": 9}"#.utf8).write(to: file)
-            try suite.synchronize()
+            // NB: "not yet flushed" is the point: the timer armed by the first write would commit
+            // 3 before the other writer's file whenever the first `synchronize()` took longer than
+            // the coalescing delay, and that writer's 1 would then rightly win.
+            try suite.holdingTimedCommits {
+                suite[mine] = 1
+                try suite.synchronize()
+                suite[mine] = 2
+                suite[mine] = 3
+                // Another writer replaces the file with the old "mine" and a new key; the flush
+                // catches up with the file under its lock, whether the watcher did already or not.
+                try Data(#"{"mine": 1, "theirs": 9}"#.utf8).write(to: file)
+                try suite.synchronize()
+            }
             #expect(suite[theirs] == 9)
             #expect(suite[mine] == 3)
             let reader = try storeSuiteOnACopy(of: file)
