@@ -134,13 +134,23 @@ import Testing
         let run = try await run("service-reload")
         defer { try? FileManager.default.removeItem(at: run.configHome) }
         let reloads = run.lines.filter { $0.hasPrefix("reload: ") }
+        // A transaction is one change, and the operator's save another: one reload each.
+        #expect(reloads.first == "reload: host, logLevel, port, timeout, workers -> 0.0.0.0:9090, 8 workers")
+        #expect(reloads.last == "reload: logLevel, workers -> 0.0.0.0:11000, 4 workers")
+        // NB: the burst reloads once unless its writer was held up past the 100 ms quiet period on
+        // the real clock (a loaded machine): then once more for each such pause, each with what
+        // it had, never for each write. Exactly once per quiet period is DebounceTests' to show,
+        // on a clock of their own.
+        let burst = reloads.dropFirst().dropLast()
+        #expect(!burst.isEmpty && burst.count < 1000, "\(reloads)")
         #expect(
-            reloads == [
-                "reload: host, logLevel, port, timeout, workers -> 0.0.0.0:9090, 8 workers",
-                "reload: port, workers -> 0.0.0.0:11000, 1000 workers",
-                "reload: logLevel, workers -> 0.0.0.0:11000, 4 workers",
-            ]
+            burst.allSatisfy {
+                $0.hasPrefix("reload: port, workers -> ") || $0.hasPrefix("reload: port -> ")
+                    || $0.hasPrefix("reload: workers -> ")
+            },
+            "\(reloads)"
         )
+        #expect(burst.last?.hasSuffix("-> 0.0.0.0:11000, 1000 workers") == true, "\(reloads)")
     }
 
     /// The sindresorhus/Defaults README examples (Tests/ReadmeExamples) print what the README's
