@@ -216,7 +216,7 @@ private func trackQuality(of model: SettingsViewModel) -> Recorder<Void> {
                 finished.signal()
             }
             // NB: a deadline only so a regression fails instead of hanging the run.
-            let result = finished.wait(timeout: .now() + 20)
+            let result = finished.wait(timeout: .now() + 120)
             #expect(result == .success, "the write through the model did not return")
             guard result == .success else { return }
             // The outside change, reported while the first round's onChange ran, reached the round

@@ -89,7 +89,7 @@ import Testing
                 _ = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
                 // NB: the store can outlive its suite for a moment (its watcher's thread holds it
                 // while it looks at an event); the next suite would share it and load nothing.
-                let open = Defaults.Suite.waitUntilNoFileIsOpen(under: directory, until: Date() + 10)
+                let open = Defaults.Suite.waitUntilNoFileIsOpen(under: directory, until: Date() + 120)
                 #expect(open.isEmpty)
             }
 

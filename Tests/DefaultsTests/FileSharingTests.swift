@@ -78,7 +78,7 @@ import Testing
                 finished.signal()
             }
             // NB: a deadline only so a deadlock fails the test instead of hanging it.
-            #expect(finished.wait(timeout: .now() + 30) == .success, "the inner transaction waited for the outer one")
+            #expect(finished.wait(timeout: .now() + 120) == .success, "the inner transaction waited for the outer one")
             thread.join()
             let written = try storeFileObject(file) as NSDictionary
             #expect(written == ["outer": 1, "inner": 2] as NSDictionary)
@@ -131,7 +131,7 @@ import Testing
             }
             suiteBox.withLock { $0 = suite }
             suite[Defaults.Key<Int>("n", default: 0, suite: suite)] = 1
-            #expect(handled.wait(timeout: .now() + 30) == .success)
+            #expect(handled.wait(timeout: .now() + 120) == .success)
             #expect(calls.load(ordering: .relaxed) >= 2)
             suiteBox.withLock { $0 = nil }
         }
@@ -148,7 +148,7 @@ import Testing
             let result = try await HelperProcess.run(
                 ["corrupt-standard"],
                 environment: ["XDG_CONFIG_HOME": directory.path],
-                deadline: 30
+                deadline: 600
             )
             #expect(result.status == 0, "helper ended with \(result.status): \(result.errorOutput)")
             #expect(result.lines.contains("port: 8080"))

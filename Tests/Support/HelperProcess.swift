@@ -43,7 +43,7 @@ package enum HelperProcess {
         _ arguments: [String],
         copyingInto directory: URL,
         environment: [String: String] = [:],
-        deadline: Double = 60,
+        deadline: Double = 600,
         program: String = "defaults-test-helper"
     ) async throws -> HelperProcessResult {
         let running = try startAsNobody(
@@ -101,7 +101,7 @@ package enum HelperProcess {
         _ arguments: [String],
         copyingInto directory: URL,
         environment: [String: String] = [:],
-        deadline: Double = 60,
+        deadline: Double = 600,
         program: String = "defaults-test-helper"
     ) throws -> RunningHelper {
         let folder = directory.appendingPathComponent("helper-bin", isDirectory: true)
@@ -131,7 +131,7 @@ package enum HelperProcess {
     package static func run(
         _ arguments: [String],
         environment: [String: String] = [:],
-        deadline: Double = 60
+        deadline: Double = 600
     ) throws -> HelperProcessResult {
         let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
         return running.waitForExit()
@@ -142,7 +142,7 @@ package enum HelperProcess {
     package static func run(
         _ arguments: [String],
         environment: [String: String] = [:],
-        deadline: Double = 60
+        deadline: Double = 600
     ) async throws -> HelperProcessResult {
         let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
         return await running.waitForExit()
@@ -169,12 +169,16 @@ package final class RunningHelper: Sendable {
 
     /// Starts the helper with `arguments`; it is terminated if still running after `deadline` seconds.
     ///
+    /// Deadlines here only stop a hang, so they are longer than a whole run of the suite under a
+    /// sanitizer on a loaded machine (600 s for a helper, 120 s for a line): four helpers making a
+    /// thousand fsynced commits under one lock can take longer than 60 s on a busy disk.
+    ///
     /// `program` names another product of the package to run instead (the `defaults` command);
     /// `executable`, a program outside it.
     package init(
         _ arguments: [String],
         environment: [String: String] = [:],
-        deadline: Double = 60,
+        deadline: Double = 600,
         program: String = "defaults-test-helper",
         executable: URL? = nil,
         takesInput: Bool = false
@@ -210,17 +214,17 @@ package final class RunningHelper: Sendable {
     package var processIdentifier: Int32 { process.processIdentifier }
 
     /// The next line the helper prints; `nil` if it ends, or prints nothing for `timeout` seconds.
-    package func nextLine(timeout: Double = 30) -> String? {
+    package func nextLine(timeout: Double = 120) -> String? {
         output.next(timeout: timeout)
     }
 
     /// The next line the helper prints on standard error; `nil` as for ``nextLine(timeout:)``.
-    package func nextErrorLine(timeout: Double = 30) async -> String? {
+    package func nextErrorLine(timeout: Double = 120) async -> String? {
         await offThePool { self.errorOutput.next(timeout: timeout) }
     }
 
     /// Reads lines until one satisfies `predicate`, and returns it; `nil` as for ``nextLine(timeout:)``.
-    package func line(timeout: Double = 30, where predicate: (String) -> Bool) -> String? {
+    package func line(timeout: Double = 120, where predicate: (String) -> Bool) -> String? {
         while let line = nextLine(timeout: timeout) {
             if predicate(line) { return line }
         }
@@ -229,12 +233,12 @@ package final class RunningHelper: Sendable {
 
     /// ``nextLine(timeout:)`` for async tests: waits on a Dispatch thread, not a thread of the
     /// cooperative pool (which tasks of other tests may need meanwhile).
-    package func nextLine(timeout: Double = 30) async -> String? {
+    package func nextLine(timeout: Double = 120) async -> String? {
         await offThePool { self.nextLine(timeout: timeout) }
     }
 
     /// ``line(timeout:where:)`` for async tests.
-    package func line(timeout: Double = 30, where predicate: @escaping @Sendable (String) -> Bool) async -> String? {
+    package func line(timeout: Double = 120, where predicate: @escaping @Sendable (String) -> Bool) async -> String? {
         await offThePool { self.line(timeout: timeout, where: predicate) }
     }
 
