@@ -55,15 +55,15 @@ public struct BackendConformance: Sendable {
     /// - Parameters:
     ///   - timeout: How long to wait for a report that must come; a report that must not come is
     ///     checked against one that must, sent after it, so no check waits out the timeout when the
-    ///     backend conforms.
-    ///   - makeBackend: Makes a backend over the space named by its argument.
+    ///     backend conforms. Only a backend that does not conform waits it out, so the default
+    ///     (60 s) is long enough for a loaded CI machine.
     ///   - seesChangesMadeElsewhere: `false` for a backend whose storage announces no changes (a
     ///     Foundation `UserDefaults` on Linux): the reports are checked to be none at all.
     ///   - makeBackend: Makes a backend over the space named by its argument.
     ///   - makeUnreachableBackend: Makes a backend whose storage cannot be reached (a closed port,
     ///     a path it cannot create); `nil` skips the checks of failures.
     public init(
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(60),
         seesChangesMadeElsewhere: Bool = true,
         makeBackend: @escaping @Sendable (_ space: String) throws -> any Defaults.Backend,
         makeUnreachableBackend: (@Sendable (_ space: String) throws -> any Defaults.Backend)? = nil
