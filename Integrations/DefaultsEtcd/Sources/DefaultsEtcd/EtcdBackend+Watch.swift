@@ -85,18 +85,22 @@ extension EtcdBackend {
     /// Takes one message of the watch, on the event loop; `false` ends the connection.
     private func received(_ message: Etcd.WatchMessage) -> Bool {
         guard let result = message.result else { return true }
-        let keepGoing = state.withLock { state -> Bool in
+        let (taken, keepGoing) = state.withLock { state -> (Bool, Bool) in
+            // NB: the hold's cancel ends the connection later, on the event loop: a message that
+            // comes meanwhile is left for the next connection, which starts from `next`.
+            guard !state.watch.isHeld else { return (false, false) }
             state.watch.connected = true
             if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
                 state.watch.next = -1
-                return false
+                return (true, false)
             }
             if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
                 state.watch.next = max(state.watch.next, last + 1)
             }
             // NB: a watch etcd ended for another reason: connect again from where it was.
-            return result.canceled != true
+            return (true, result.canceled != true)
         }
+        guard taken else { return false }
         // NB: one message may carry several revisions: each is a report of its own.
         for (revision, events) in Self.byRevision(result.events ?? []) {
             watchQueue.async { [weak self] in self?.take(events, at: revision) }
