@@ -44,7 +44,6 @@ if let index = arguments.firstIndex(of: "--set"), index + 1 < arguments.count, l
 }
 let limit = arguments.firstIndex(of: "--reloads").flatMap { Int(arguments[$0 + 1]) } ?? Int.max
 
-log("rateLimit=\(Defaults[.rateLimit]) logLevel=\(Defaults[.logLevel])")
 let done = DispatchSemaphore(value: 0)
 let reloads = Mutex(0)
 // One callback once the settings have been quiet for half a second, whichever instance or operator
@@ -61,5 +60,7 @@ let observation = Defaults.observe(
     }
     if count >= limit { done.signal() }
 }
+// NB: once observing, so a change made as soon as this line is seen is reloaded.
+log("rateLimit=\(Defaults[.rateLimit]) logLevel=\(Defaults[.logLevel])")
 done.wait()
 observation.invalidate()

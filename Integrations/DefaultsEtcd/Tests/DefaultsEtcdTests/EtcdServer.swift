@@ -340,11 +340,18 @@ final class RunningProduct: Sendable {
         }
     }
 
-    /// The next line it prints, waited for off the pool for up to 20 s; `nil` if none came.
+    /// Sends `signal` to the process: SIGSTOP holds it up as a stalled machine would, SIGCONT lets
+    /// it go on.
+    func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// The next line it prints, waited for off the pool for up to 120 s (a deadline that only
+    /// stops a hang); `nil` if none came.
     func nextLine() async -> String? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in
-                let deadline = Date() + 20
+                let deadline = Date() + 120
                 arrived.lock()
                 var line: String?
                 while true {
@@ -368,7 +375,7 @@ final class RunningProduct: Sendable {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in
                 process.waitUntilExit()
-                let deadline = Date() + 20
+                let deadline = Date() + 120
                 arrived.lock()
                 while !lines.withLock({ $0.ended }), arrived.wait(until: deadline) {}
                 arrived.unlock()

@@ -189,7 +189,10 @@ final class Received<Element: Sendable>: Sendable {
         #expect(try await runDefaults(["write", suite, "logLevel", "--string", "debug"]).status == 0)
         #expect(await nextLines() == Array(repeating: "reloaded (logLevel): rateLimit=400 logLevel=debug", count: 3))
 
-        // A burst: five commits in a row, five etcd revisions, well within the half second.
+        // A burst: five commits in a row, five etcd revisions. NB: the instances are held up
+        // (SIGSTOP) meanwhile, so the burst reaches each at once however long a commit takes on a
+        // loaded machine: on the real clock, a commit that took half a second would split it.
+        for instance in instances { instance.send(SIGSTOP) }
         let writer = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/billing/", cache: .none)
         let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: writer)
         let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: writer)
@@ -198,6 +201,7 @@ final class Received<Element: Sendable>: Sendable {
             if value == 5 { writer[logLevel] = "warning" }
             try writer.synchronize()
         }
+        for instance in instances { instance.send(SIGCONT) }
         #expect(
             await nextLines()
                 == Array(repeating: "reloaded (logLevel,rateLimit): rateLimit=5 logLevel=warning", count: 3)
