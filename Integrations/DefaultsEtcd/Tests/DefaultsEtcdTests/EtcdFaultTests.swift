@@ -164,6 +164,8 @@ import Testing
         for writer in writers { #expect(await writer.exitStatus() == 0) }
 
         let survivors = cluster.members.filter { $0 !== leader }.map(\.clientURL)
+        // NB: a suite loads once: not during an election, which a loaded machine may start anew.
+        try cluster.waitForQuorum(of: survivors)
         let check = Defaults.Suite(etcd: survivors, prefix: "/config/storm/", cache: .none)
         let stored = check.storedValues()
         #expect(stored.count == 600)

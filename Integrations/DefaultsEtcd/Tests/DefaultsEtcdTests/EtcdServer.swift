@@ -433,8 +433,20 @@ final class EtcdCluster: Sendable {
         for member in members { try member.waitUntilReady() }
     }
 
+    /// Returns once the members at `endpoints` have a leader: a linearizable read through them is
+    /// answered.
+    ///
+    /// NB: such a read needs the leader, and etcdctl retries a read that found none (a put it does
+    /// not retry: it may have been applied) until its command timeout, a minute here, a deadline
+    /// that only stops a hang. A read of the status would find nobody leading mid-election.
+    func waitForQuorum(of endpoints: [URL]) throws {
+        _ = try etcdctl(endpoints: endpoints, ["--command-timeout=60s", "get", "/quorum-probe"])
+    }
+
     /// The member that leads the cluster now, as the members say (`etcdctl endpoint status`).
     func leader() throws -> EtcdServer {
+        // NB: on a loaded machine an election may be under way; one has ended once a read is answered.
+        try waitForQuorum(of: endpoints)
         let status = try etcdctl(endpoints: endpoints, ["endpoint", "status", "-w", "json"])
         // NB: read as text: member ids are 64-bit, more than a JSON number read as Double keeps.
         for entry in status.split(separator: "{\"Endpoint\":").dropFirst() {
