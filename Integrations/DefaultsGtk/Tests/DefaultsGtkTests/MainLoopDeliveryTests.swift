@@ -25,7 +25,7 @@ func reports(of kind: String, in lines: [String]) -> (values: [Int], allOnMain: 
         program.send("write 20 21 22")
         let burst = await program.lines { lines in
             Self.kinds.allSatisfy { reports(of: $0, in: lines).values.last == 22 }
-                && reports(of: "debounced", in: lines).values == [22]
+                && reports(of: "debounced", in: lines).values.last == 22
         }
         // One call per change, in order, with each change's value.
         #expect(reports(of: "observe", in: burst).values == [20, 21, 22], "\(burst)")
@@ -42,7 +42,11 @@ func reports(of kind: String, in lines: [String]) -> (values: [Int], allOnMain: 
             #expect(values == values.sorted() && Set(values).isSubset(of: [20, 21, 22]), "\(kind): \(burst)")
             #expect(onMain, "\(kind): \(burst)")
         }
-        #expect(reports(of: "debounced", in: burst).values == [22], "one call for the burst: \(burst)")
+        // NB: the debounced handler is checked above as the others are (in order, on the main
+        // loop, ending at 22), not for one call: on the real clock the burst makes two if the
+        // writing thread is held up between two writes for longer than the 300 ms quiet period
+        // (a loaded machine). One call per quiet period is shown on a clock of the test's own, in
+        // the core package's DebounceTests.
 
         // A write kept from observers, then one that is not: only the second is delivered.
         program.send("quiet 30")
