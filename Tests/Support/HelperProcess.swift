@@ -53,11 +53,12 @@ package enum HelperProcess {
             deadline: deadline,
             program: program
         )
-        let result = await running.waitForExit()
+        var result = await running.waitForExit()
         // NB: another test's child, forked while the copy was open for writing, may still hold it
-        // open for the moment before its own exec; exec then fails with ETXTBSY. Once more, later.
-        if result.status == 126, result.errorOutput.contains("Text file busy") {
-            return try await startAsNobody(
+        // open for the moment before its own exec; exec then fails with ETXTBSY. Again, a few times:
+        // on a loaded machine that moment can outlast a start or two.
+        for _ in 0..<5 where result.status == 126 && result.errorOutput.contains("Text file busy") {
+            result = try await startAsNobody(
                 arguments,
                 copyingInto: directory,
                 environment: environment,
