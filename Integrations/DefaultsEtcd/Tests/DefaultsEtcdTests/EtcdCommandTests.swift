@@ -137,8 +137,9 @@ func runDefaults(_ arguments: [String], environment: [String: String] = [:]) asy
     }
 
     @Test func anUnreachableEtcdOrAMistypedSuiteIsOneLineAndAStatus() async throws {
-        let closedPort = try EtcdServer.freePort()
-        let unreachable = "etcd://127.0.0.1:\(closedPort)/config/billing/"
+        // NB: held for the test, so no etcd another test starts can take it.
+        let closed = try ReservedPort()
+        let unreachable = "etcd://127.0.0.1:\(closed.port)/config/billing/"
         for step in [
             ["read", unreachable], ["keys", unreachable], ["export", unreachable], ["write", unreachable, "n", "1"],
             ["delete", unreachable, "n"], ["watch", unreachable],
@@ -149,6 +150,7 @@ func runDefaults(_ arguments: [String], environment: [String: String] = [:]) asy
             #expect(run.errorOutput.hasPrefix("defaults: cannot read \(unreachable): etcd is out of reach"), "\(run)")
             #expect(run.errorOutput.split(separator: "\n").count == 1, "\(run)")
         }
+        withExtendedLifetime(closed) {}
         for (suite, reason) in [
             ("etcd://127.0.0.1/config/", #""127.0.0.1" is not a member's host:port"#),
             ("etcd://127.0.0.1:2379", "no key prefix after the members"),

@@ -16,8 +16,8 @@ final class EtcdServer: Sendable {
     /// Starts `etcd` on free loopback ports and returns once it serves clients.
     init() throws {
         directory = try Self.makeDirectory()
-        let clientPort = try Self.freePort()
-        let peerPort = try Self.freePort()
+        let ports = try Self.freePorts(2)
+        let (clientPort, peerPort) = (ports[0], ports[1])
         clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
         let peer = "http://127.0.0.1:\(peerPort)"
         arguments = Self.arguments(
@@ -179,11 +179,30 @@ final class EtcdServer: Sendable {
         throw ServerError(description: "no etcd on the PATH: install Debian's etcd-server")
     }
 
+    /// `count` distinct loopback ports nothing listens on now.
+    ///
+    /// NB: bound all at once and only then let go, so one call never names a port twice (two calls
+    /// in a row may: the kernel hands a port freed a moment ago out again).
+    static func freePorts(_ count: Int) throws -> [Int] {
+        let reserved = try (0..<count).map { _ in try ReservedPort() }
+        return reserved.map(\.port)
+    }
+
     /// A loopback port nothing listens on now.
     static func freePort() throws -> Int {
+        try ReservedPort().port
+    }
+}
+
+/// A loopback port bound, never listened on, and held until released: a connection to it is
+/// refused at once, and no server another test starts meanwhile can take it.
+final class ReservedPort: Sendable {
+    private let descriptor: Int32
+    let port: Int
+
+    init() throws {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw ServerError(description: "socket() failed") }
-        defer { close(socketDescriptor) }
+        guard socketDescriptor >= 0 else { throw EtcdServer.ServerError(description: "socket() failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -195,9 +214,18 @@ final class EtcdServer: Sendable {
                     && getsockname(socketDescriptor, socketAddress, &length) == 0
             }
         }
-        guard bound else { throw ServerError(description: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(socketDescriptor)
+            throw EtcdServer.ServerError(description: "no free port")
+        }
+        descriptor = socketDescriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
     }
+
+    deinit {
+        close(descriptor)
+    }
+
 }
 
 /// Runs `etcdctl` against `server` and returns what it printed.
@@ -416,7 +444,8 @@ final class EtcdCluster: Sendable {
     /// Starts `size` members together (a member serves only once a quorum runs) and returns once
     /// every one serves clients.
     init(size: Int = 3) throws {
-        let ports = try (0..<size).map { _ in (client: try EtcdServer.freePort(), peer: try EtcdServer.freePort()) }
+        let free = try EtcdServer.freePorts(2 * size)
+        let ports = (0..<size).map { (client: free[2 * $0], peer: free[2 * $0 + 1]) }
         let initialCluster = ports.enumerated().map { "m\($0.offset)=http://127.0.0.1:\($0.element.peer)" }
             .joined(separator: ",")
         let token = "cluster-\(UUID())"

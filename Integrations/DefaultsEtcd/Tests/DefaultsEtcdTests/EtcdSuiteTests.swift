@@ -40,7 +40,9 @@ final class Received<Element: Sendable>: Sendable {
 @Suite(.serialized) struct EtcdSuiteTests {
     @Test func passesTheBackendConformanceChecks() throws {
         let server = try EtcdServer()
-        let closedPort = try EtcdServer.freePort()
+        // NB: held for the test, so no etcd another test starts can take it.
+        let closed = try ReservedPort()
+        let closedPort = closed.port
         try BackendConformance(
             makeBackend: { space in EtcdBackend(endpoints: [server.clientURL], prefix: "/\(space)/", cache: .none) },
             makeUnreachableBackend: { space in
@@ -53,7 +55,7 @@ final class Received<Element: Sendable>: Sendable {
             }
         )
         .run()
-        withExtendedLifetime(server) {}
+        withExtendedLifetime((server, closed)) {}
     }
 
     @Test func settingsAreReadableTextInEtcdAndAnOperatorsPutReachesObserversOnce() async throws {
