@@ -29,7 +29,11 @@ package enum PoolWatchdog {
             var longest = 0.0
             while true {
                 usleep(100_000)
-                let age = Double(DispatchTime.now().uptimeNanoseconds - lastBeat.load(ordering: .relaxed)) / 1e9
+                // NB: the beat may land between the two reads, after `now`: no age then, not an
+                // overflow (a trap, seen once in a hunt run under TSan).
+                let now = DispatchTime.now().uptimeNanoseconds
+                let beat = lastBeat.load(ordering: .relaxed)
+                let age = Double(now > beat ? now - beat : 0) / 1e9
                 if age >= limit {
                     if longest == 0, stacks { dumpStacks(age: age) }
                     longest = max(longest, age)
