@@ -136,7 +136,12 @@ import Testing
         let reloads = run.lines.filter { $0.hasPrefix("reload: ") }
         // A transaction is one change, and the operator's save another: one reload each.
         #expect(reloads.first == "reload: host, logLevel, port, timeout, workers -> 0.0.0.0:9090, 8 workers")
-        #expect(reloads.last == "reload: logLevel, workers -> 0.0.0.0:11000, 4 workers")
+        // NB: a burst reload that fired late may join the save's (then it names `port` too).
+        #expect(
+            reloads.last == "reload: logLevel, workers -> 0.0.0.0:11000, 4 workers"
+                || reloads.last == "reload: logLevel, port, workers -> 0.0.0.0:11000, 4 workers",
+            "\(reloads)"
+        )
         // NB: the burst reloads once unless its writer was held up past the 100 ms quiet period on
         // the real clock (a loaded machine): then once more for each such pause, each with what
         // it had, never for each write. Exactly once per quiet period is DebounceTests' to show,
