@@ -187,11 +187,6 @@ final class EtcdServer: Sendable {
         let reserved = try (0..<count).map { _ in try ReservedPort() }
         return reserved.map(\.port)
     }
-
-    /// A loopback port nothing listens on now.
-    static func freePort() throws -> Int {
-        try ReservedPort().port
-    }
 }
 
 /// A loopback port bound, never listened on, and held until released: a connection to it is
@@ -371,6 +366,7 @@ final class RunningProduct: Sendable {
     /// Sends `signal` to the process: SIGSTOP holds it up as a stalled machine would, SIGCONT lets
     /// it go on.
     func send(_ signal: Int32) {
+        guard process.isRunning else { return }
         kill(process.processIdentifier, signal)
     }
 
@@ -473,10 +469,21 @@ final class EtcdCluster: Sendable {
     }
 
     /// The member that leads the cluster now, as the members say (`etcdctl endpoint status`).
+    ///
+    /// NB: on a loaded machine an election may be under way, or start again between two asks: ask
+    /// again once a read is answered (an election has ended then), up to 20 times.
     func leader() throws -> EtcdServer {
-        // NB: on a loaded machine an election may be under way; one has ended once a read is answered.
-        try waitForQuorum(of: endpoints)
-        let status = try etcdctl(endpoints: endpoints, ["endpoint", "status", "-w", "json"])
+        var status = ""
+        for _ in 0..<20 {
+            try waitForQuorum(of: endpoints)
+            status = try etcdctl(endpoints: endpoints, ["endpoint", "status", "-w", "json"])
+            if let leader = leader(in: status) { return leader }
+        }
+        throw EtcdServer.ServerError(description: "no member says it leads: \(status)")
+    }
+
+    /// The member whose own id is the leader's in `status`, `etcdctl endpoint status`'s JSON.
+    private func leader(in status: String) -> EtcdServer? {
         // NB: read as text: member ids are 64-bit, more than a JSON number read as Double keeps.
         for entry in status.split(separator: "{\"Endpoint\":").dropFirst() {
             guard let endpoint = entry.firstMatch(of: /^"([^"]+)"/)?.1,
@@ -486,6 +493,6 @@ final class EtcdCluster: Sendable {
             else { continue }
             if let found = members.first(where: { $0.clientURL.absoluteString == endpoint }) { return found }
         }
-        throw EtcdServer.ServerError(description: "no member says it leads: \(status)")
+        return nil
     }
 }

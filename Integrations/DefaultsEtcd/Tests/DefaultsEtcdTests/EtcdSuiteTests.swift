@@ -195,6 +195,8 @@ final class Received<Element: Sendable>: Sendable {
         // (SIGSTOP) meanwhile, so the burst reaches each at once however long a commit takes on a
         // loaded machine: on the real clock, a commit that took half a second would split it.
         for instance in instances { instance.send(SIGSTOP) }
+        // NB: let go also if the burst throws, so stopping the instances never waits on them.
+        defer { for instance in instances { instance.send(SIGCONT) } }
         let writer = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/billing/", cache: .none)
         let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: writer)
         let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: writer)
