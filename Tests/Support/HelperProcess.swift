@@ -24,6 +24,12 @@ package struct HelperProcessError: Error, CustomStringConvertible {
 
 /// The `defaults-test-helper` executable that `swift build --build-tests` puts next to the test binary.
 package enum HelperProcess {
+    /// How long a helper may run before it is ended, in seconds: only a hang takes this long, so
+    /// it is longer than a whole run of the suite under a sanitizer on a loaded machine.
+    package static let hangDeadline: Double = 600
+    /// How long a test waits for a helper's next line, in seconds; a deadline that only stops a hang.
+    package static let lineDeadline: Double = 120
+
     /// Where the helper is expected: beside the running test binary.
     package static var executableURL: URL { builtProduct("defaults-test-helper") }
 
@@ -43,7 +49,7 @@ package enum HelperProcess {
         _ arguments: [String],
         copyingInto directory: URL,
         environment: [String: String] = [:],
-        deadline: Double = 600,
+        deadline: Double = HelperProcess.hangDeadline,
         program: String = "defaults-test-helper"
     ) async throws -> HelperProcessResult {
         let running = try startAsNobody(
@@ -102,7 +108,7 @@ package enum HelperProcess {
         _ arguments: [String],
         copyingInto directory: URL,
         environment: [String: String] = [:],
-        deadline: Double = 600,
+        deadline: Double = HelperProcess.hangDeadline,
         program: String = "defaults-test-helper"
     ) throws -> RunningHelper {
         let folder = directory.appendingPathComponent("helper-bin", isDirectory: true)
@@ -132,7 +138,7 @@ package enum HelperProcess {
     package static func run(
         _ arguments: [String],
         environment: [String: String] = [:],
-        deadline: Double = 600
+        deadline: Double = HelperProcess.hangDeadline
     ) throws -> HelperProcessResult {
         let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
         return running.waitForExit()
@@ -143,7 +149,7 @@ package enum HelperProcess {
     package static func run(
         _ arguments: [String],
         environment: [String: String] = [:],
-        deadline: Double = 600
+        deadline: Double = HelperProcess.hangDeadline
     ) async throws -> HelperProcessResult {
         let running = try RunningHelper(arguments, environment: environment, deadline: deadline)
         return await running.waitForExit()
@@ -179,7 +185,7 @@ package final class RunningHelper: Sendable {
     package init(
         _ arguments: [String],
         environment: [String: String] = [:],
-        deadline: Double = 600,
+        deadline: Double = HelperProcess.hangDeadline,
         program: String = "defaults-test-helper",
         executable: URL? = nil,
         takesInput: Bool = false
@@ -215,17 +221,17 @@ package final class RunningHelper: Sendable {
     package var processIdentifier: Int32 { process.processIdentifier }
 
     /// The next line the helper prints; `nil` if it ends, or prints nothing for `timeout` seconds.
-    package func nextLine(timeout: Double = 120) -> String? {
+    package func nextLine(timeout: Double = HelperProcess.lineDeadline) -> String? {
         output.next(timeout: timeout)
     }
 
     /// The next line the helper prints on standard error; `nil` as for ``nextLine(timeout:)``.
-    package func nextErrorLine(timeout: Double = 120) async -> String? {
+    package func nextErrorLine(timeout: Double = HelperProcess.lineDeadline) async -> String? {
         await offThePool { self.errorOutput.next(timeout: timeout) }
     }
 
     /// Reads lines until one satisfies `predicate`, and returns it; `nil` as for ``nextLine(timeout:)``.
-    package func line(timeout: Double = 120, where predicate: (String) -> Bool) -> String? {
+    package func line(timeout: Double = HelperProcess.lineDeadline, where predicate: (String) -> Bool) -> String? {
         while let line = nextLine(timeout: timeout) {
             if predicate(line) { return line }
         }
@@ -234,12 +240,15 @@ package final class RunningHelper: Sendable {
 
     /// ``nextLine(timeout:)`` for async tests: waits on a Dispatch thread, not a thread of the
     /// cooperative pool (which tasks of other tests may need meanwhile).
-    package func nextLine(timeout: Double = 120) async -> String? {
+    package func nextLine(timeout: Double = HelperProcess.lineDeadline) async -> String? {
         await offThePool { self.nextLine(timeout: timeout) }
     }
 
     /// ``line(timeout:where:)`` for async tests.
-    package func line(timeout: Double = 120, where predicate: @escaping @Sendable (String) -> Bool) async -> String? {
+    package func line(
+        timeout: Double = HelperProcess.lineDeadline,
+        where predicate: @escaping @Sendable (String) -> Bool
+    ) async -> String? {
         await offThePool { self.line(timeout: timeout, where: predicate) }
     }
 
