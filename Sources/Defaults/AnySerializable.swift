@@ -12,13 +12,23 @@ extension Defaults {
     public struct AnySerializable: Hashable, Sendable {
         package var json: JSONValue
 
+        /// How the wrapped value is laid out in a `UserDefaults`, known when it was made from a
+        /// typed value; `.any` when it was made from JSON, which says nothing of dates and bytes.
+        var shape: PropertyListShape
+
         package init(json: JSONValue) {
+            self.init(json: json, shape: .any)
+        }
+
+        init(json: JSONValue, shape: PropertyListShape) {
             self.json = json
+            self.shape = shape
         }
 
         /// Wraps a serializable value; a value its bridge declines to store becomes `null`.
         public init<Value: Defaults.Serializable>(_ value: Value) {
             self.json = ValueCoding.encode(value) ?? .null
+            self.shape = ValueCoding.propertyListShape(of: value).withoutJSONText
         }
 
         /// The wrapped value as `Value`, or `nil` when it is not one.
@@ -33,8 +43,22 @@ extension Defaults {
 
         /// Replaces the wrapped value.
         public mutating func set<Value: Defaults.Serializable>(_ newValue: Value) {
-            json = ValueCoding.encode(newValue) ?? .null
+            self = Self(newValue)
         }
+
+        /// Replaces the wrapped value, stored as `type`.
+        ///
+        /// The spelling of sindresorhus/Defaults, for a value whose type the call would not
+        /// otherwise say, such as a literal: `any.set(3, type: Int8.self)`.
+        public mutating func set<Value: Defaults.Serializable>(_ newValue: Value, type: Value.Type) {
+            self = Self(newValue)
+        }
+
+        /// Whether both wrap the same stored JSON.
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.json == rhs.json }
+
+        /// Hashes the stored JSON.
+        public func hash(into hasher: inout Hasher) { hasher.combine(json) }
     }
 }
 
@@ -45,9 +69,14 @@ extension Defaults.AnySerializable: Defaults.Serializable, JSONRepresentable {
     static func make(from json: JSONValue) -> Defaults.AnySerializable? { .init(json: json) }
 }
 
+extension Defaults.AnySerializable: CustomStringConvertible {
+    /// The wrapped value's stored form, as compact JSON.
+    public var description: String { json.description }
+}
+
 extension Defaults.AnySerializable: ExpressibleByStringLiteral {
     /// Wraps a string.
-    public init(stringLiteral value: String) { self.init(json: .string(value)) }
+    public init(stringLiteral value: String) { self.init(json: .string(value), shape: .plain) }
 }
 
 extension Defaults.AnySerializable: ExpressibleByIntegerLiteral {
@@ -62,22 +91,25 @@ extension Defaults.AnySerializable: ExpressibleByFloatLiteral {
 
 extension Defaults.AnySerializable: ExpressibleByBooleanLiteral {
     /// Wraps a boolean.
-    public init(booleanLiteral value: Bool) { self.init(json: .bool(value)) }
+    public init(booleanLiteral value: Bool) { self.init(json: .bool(value), shape: .plain) }
 }
 
 extension Defaults.AnySerializable: ExpressibleByNilLiteral {
     /// Wraps `null`.
-    public init(nilLiteral: ()) { self.init(json: .null) }
+    public init(nilLiteral: ()) { self.init(json: .null, shape: .plain) }
 }
 
 extension Defaults.AnySerializable: ExpressibleByArrayLiteral {
     /// Wraps an array of values.
-    public init(arrayLiteral elements: Defaults.AnySerializable...) { self.init(json: .array(elements.map(\.json))) }
+    public init(arrayLiteral elements: Defaults.AnySerializable...) {
+        self.init(json: .array(elements.map(\.json)), shape: .elements(elements.map(\.shape)))
+    }
 }
 
 extension Defaults.AnySerializable: ExpressibleByDictionaryLiteral {
     /// Wraps a dictionary of values.
     public init(dictionaryLiteral elements: (String, Defaults.AnySerializable)...) {
-        self.init(json: .object(Dictionary(elements.map { ($0.0, $0.1.json) }, uniquingKeysWith: { _, last in last })))
+        let members = Dictionary(elements.map { ($0.0, $0.1) }, uniquingKeysWith: { _, last in last })
+        self.init(json: .object(members.mapValues(\.json)), shape: .members(members.mapValues(\.shape)))
     }
 }

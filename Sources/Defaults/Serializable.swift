@@ -38,6 +38,22 @@ public protocol _DefaultsSerializable: Sendable {
 
     /// The bridge that converts values of this type for storage.
     static var bridge: Bridge { get }
+
+    /// Whether a Foundation `UserDefaults` holds values of this type as themselves, as a
+    /// property-list type, rather than through the bridge's stored form.
+    ///
+    /// `true` for `Bool`, `String`, the integer types, `Float`, `Double`, `CGFloat`, `Date` and
+    /// `Data`, for optionals and arrays of those, and for dictionaries with `String` keys and such
+    /// values; `false` for every other type, as in sindresorhus/Defaults. A bridge of your own can
+    /// ask it of its element type, as the bridges of sindresorhus/Defaults do. Suites store every
+    /// type by its bridge whatever this says; a suite over a `UserDefaults` stores the natively
+    /// supported ones as their property-list types.
+    static var isNativelySupportedType: Bool { get }
+}
+
+extension _DefaultsSerializable {
+    /// `false`: values of this type are stored through its bridge.
+    public static var isNativelySupportedType: Bool { false }
 }
 
 /// The protocol behind ``Defaults/Bridge``.

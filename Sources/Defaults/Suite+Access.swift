@@ -75,7 +75,11 @@ extension Defaults.Suite {
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
     func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
-        if let storage = store.userDefaults { refresh(name.text, from: storage) }
+        if let storage = store.userDefaults {
+            let shape = ValueCoding.propertyListShape(of: Value.self)
+            storage.learn(shape, forKey: name.text, replacing: false)
+            refresh(name.text, from: storage, shape: shape)
+        }
         let typeID = ObjectIdentifier(Value.self)
         let lookup = lookup(named: name, typeID: typeID)
         switch lookup {

@@ -33,6 +33,9 @@ extension Defaults.Suite {
         // As in sindresorhus/Defaults: `nil` assigned to an `AnySerializable` key removes the value,
         // so the key's default comes back. (Inside a container, nil stays a JSON null.)
         if case .null? = json, value is Defaults.AnySerializable { json = nil }
+        // NB: before the write: the UserDefaults stores the value as its type (and any
+        // AnySerializable inside) says, also when a transaction commits it later.
+        store.userDefaults?.learn(ValueCoding.propertyListShape(of: value), forKey: name, replacing: true)
         // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
         // look its metadata up in the runtime on every write.
         let decoded =
@@ -347,8 +350,8 @@ extension Defaults.Suite {
 
     // MARK: - UserDefaults
 
-    func refresh(_ name: String, from storage: UserDefaultsBackend) {
-        let current = storage.value(forKey: name)
+    func refresh(_ name: String, from storage: UserDefaultsBackend, shape: PropertyListShape? = nil) {
+        let current = storage.value(forKey: name, shape: shape)
         let forgotten = store.state.withLock { state -> CacheEntry? in
             guard state.tree[name] != current else { return nil }
             state.tree[name] = current

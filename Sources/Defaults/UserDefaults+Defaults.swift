@@ -21,3 +21,15 @@ extension UserDefaults {
         set { Defaults.Suite.resolving(self)[key] = newValue }
     }
 }
+
+extension UserDefaults {
+    /// Removes every value, as one change: the spelling of sindresorhus/Defaults.
+    ///
+    /// It follows the rule of the other `UserDefaults` spellings: `UserDefaults.standard` means
+    /// ``Defaults/Suite/standard``, whose JSON file loses every value (Foundation's own standard
+    /// store is left alone); any other instance means the adapter over it, which removes every
+    /// value the instance reads from its own domain, and tells observers of the keys that change.
+    public func removeAll() {
+        Defaults.Suite.resolving(self).removeAll()
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import DefaultsObservation
 import Synchronization
 import Testing
@@ -12,6 +13,9 @@ final class PlayerModel {
     func restoreVolume() {
         _volume.reset()
     }
+
+    /// The default, as sindresorhus/Defaults' users read it: on the wrapper itself.
+    var volumeDefault: Double { _volume.defaultValue }
 }
 
 struct PlayerSettings {
@@ -47,6 +51,38 @@ struct PlayerSettings {
         model.restoreVolume()
         #expect(model.$volume.isDefaultValue)
         #expect(model.$volume.key == volume)
+    }
+
+    @Test func theWrapperSaysTheKeysDefaultValueAsSindresorhusDefaultsDoes() {
+        let model = PlayerModel(key: volume)
+        model.volume = 0.9
+        #expect(model.volumeDefault == 0.5)
+        #expect(model.$volume.defaultValue == 0.5)
+        let counter = Mutex(0)
+        let dynamic = Defaults.Key<Int>("dynamic", suite: suite) {
+            counter.withLock {
+                $0 += 1
+                return $0
+            }
+        }
+        let wrapper = Default(dynamic)
+        #expect(wrapper.defaultValue == 1)
+        #expect(wrapper.defaultValue == 2)  // a computed default runs on each access
+    }
+
+    @Test func removeAllOnAUserDefaultsTellsObserversOfItsKeys() throws {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("DefaultsRemoveAll-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path + ".plist") }
+        let userDefaults = try #require(UserDefaults(suiteName: path))
+        let count = Defaults.Key<Int>("count", default: 0, suite: userDefaults)
+        Defaults[count] = 3
+        let seen = Recorder<Int>()
+        let observation = Defaults.observe(count, options: []) { seen.append($0.newValue) }
+        userDefaults.removeAll()
+        #expect(seen.elements == [0])
+        #expect(Defaults[count] == 0)
+        observation.invalidate()
     }
 
     @Test func theProjectedValueObservesAndStreams() async {

@@ -20,6 +20,109 @@ extension Double: LosslessStorable {}
 extension Float: LosslessStorable {}
 extension Data: LosslessStorable {}
 extension Date: LosslessStorable {}
+extension CGFloat: LosslessStorable {}
+
+// MARK: - Natively supported in a UserDefaults, as in sindresorhus/Defaults
+
+extension Bool {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension String {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Int {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Int8 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Int16 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Int32 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Int64 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension UInt {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension UInt8 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension UInt16 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension UInt32 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension UInt64 {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Float {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Double {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension CGFloat {
+    /// `true`: a `UserDefaults` holds it as a `Double`, as Apple's does.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Date {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Data {
+    /// `true`: a `UserDefaults` holds it as itself.
+    public static var isNativelySupportedType: Bool { true }
+}
+
+extension Optional where Wrapped: Defaults.Serializable {
+    /// Whether the wrapped type is natively supported.
+    public static var isNativelySupportedType: Bool { Wrapped.isNativelySupportedType }
+}
+
+extension Array where Element: Defaults.Serializable {
+    /// Whether the element type is natively supported.
+    public static var isNativelySupportedType: Bool { Element.isNativelySupportedType }
+}
+
+extension Dictionary where Key: LosslessStringConvertible, Value: Defaults.Serializable {
+    /// Whether the keys are `String`s and the value type is natively supported.
+    public static var isNativelySupportedType: Bool { Key.self == String.self && Value.isNativelySupportedType }
+}
 
 // MARK: - Scalars
 
@@ -186,7 +289,7 @@ extension UInt64: Defaults.Serializable, JSONRepresentable {
 /// Floating-point values are stored as their shortest round-tripping decimal text; NaN and the
 /// infinities, which JSON numbers cannot express, as the strings `"NaN"`, `"Infinity"` and
 /// `"-Infinity"` (the spelling `JSONEncoder` uses for the same purpose).
-private func floatingPointJSON<T: BinaryFloatingPoint & CustomStringConvertible>(_ value: T) -> JSONValue {
+func floatingPointJSON<T: BinaryFloatingPoint & CustomStringConvertible>(_ value: T) -> JSONValue {
     if value.isNaN { return .string("NaN") }
     if value.isInfinite { return .string(value < 0 ? "-Infinity" : "Infinity") }
     return .number(value.description)
@@ -220,6 +323,13 @@ extension Float: Defaults.Serializable, JSONRepresentable {
         default: return nil
         }
     }
+}
+
+extension CGFloat: Defaults.Serializable, JSONRepresentable {
+    /// Stored as a JSON number, as the `Double` it holds; NaN and the infinities as `Double`'s are.
+    public static let bridge = Defaults.NativeBridge<CGFloat>()
+    var jsonValue: JSONValue? { floatingPointJSON(Double(self)) }
+    static func make(from json: JSONValue) -> CGFloat? { Double.make(from: json).map { CGFloat($0) } }
 }
 
 // MARK: - Foundation values

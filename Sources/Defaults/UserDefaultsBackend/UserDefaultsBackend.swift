@@ -55,8 +55,45 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
         for (name, value) in changes.values { set(value, forKey: name) }
     }
 
-    func value(forKey name: String) -> JSONValue? {
-        userDefaults.object(forKey: name).flatMap(Self.json(from:))
+    /// The shape each name was last written or read with through a key, for what comes without a
+    /// type (a transaction's commit, ``load()``, `storedValue(named:)`).
+    private let shapes = Lock<[String: PropertyListShape]>([:])
+
+    /// Records how `name` is laid out, as a key of that type says; `replacing` also when one is
+    /// known (a write, whose value may know more than its type).
+    ///
+    /// Where `shape` says nothing (an `AnySerializable` made from stored JSON), what is known stays:
+    /// a dictionary of mixed values read from other code and written back keeps its dates as dates.
+    func learn(_ shape: PropertyListShape, forKey name: String, replacing: Bool) {
+        shapes.withLock { known in
+            if let old = known[name] {
+                if replacing { known[name] = shape.filling(from: old) }
+            } else {
+                known[name] = shape
+            }
+        }
+    }
+
+    private func shape(forKey name: String) -> PropertyListShape {
+        shapes.withLock { $0[name] } ?? .any
+    }
+
+    /// The value the `UserDefaults` holds under `name`, as JSON; `shape` says how it was laid out,
+    /// when the type reading it is known.
+    func value(forKey name: String, shape: PropertyListShape? = nil) -> JSONValue? {
+        guard let object = userDefaults.object(forKey: name) else { return nil }
+        let shape = shape ?? self.shape(forKey: name)
+        // NB: a value a property list cannot hold is stored as its JSON text in a `Data` (see
+        // `set`); only a `Data` key's value is bytes for certain.
+        if shape != .data, let data = Self.unwrapped(object) as? Data {
+            if let parsed = try? JSONParser.parse(Array(data)) { return parsed }
+        }
+        if shape.dependsOnTheValue {
+            // NB: the JSON of an AnySerializable cannot say what it held: the table keeps it, so
+            // writing the value back stores each part as it was.
+            learn(shape.filling(from: Self.shape(ofPropertyList: object)), forKey: name, replacing: true)
+        }
+        return Self.json(from: object, shape: shape)
     }
 
     func set(_ value: JSONValue?, forKey name: String) {
@@ -64,78 +101,99 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
             userDefaults.removeObject(forKey: name)
             return
         }
-        userDefaults.set(Self.propertyList(from: value) ?? Data(JSONWriter.compactBytes(value)), forKey: name)
+        let shape = shape(forKey: name)
+        userDefaults.set(
+            Self.propertyList(from: value, shape: shape) ?? Data(JSONWriter.compactBytes(value)),
+            forKey: name
+        )
     }
 
-    private static func propertyList(from json: JSONValue) -> Any? {
+    /// `json` as the property-list value sindresorhus/Defaults stores for a value of `shape`, or `nil`
+    /// when a property list cannot hold it (a `null` inside, a number a property list would change).
+    private static func propertyList(from json: JSONValue, shape: PropertyListShape) -> Any? {
+        if case .null = json { return nil }
+        if shape == .jsonText { return String(decoding: JSONWriter.compactBytes(json), as: UTF8.self) }
         switch json {
         case .null:
             return nil
         case .bool(let flag):
             return flag
         case .number(let text):
-            // NB: as a number only when it reads back as the same text; otherwise (a number too
-            // big for 64 bits, a double not written the way Swift writes it) the JSON text keeps it.
-            if let integer = Int(text), String(integer) == text { return integer }
-            // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
-            if let unsigned = UInt64(text), String(unsigned) == text { return unsigned }
+            // NB: as a number only when it is exactly that number; otherwise (a number too big for
+            // 64 bits, a double not written the way Swift writes it) the JSON text keeps it.
+            switch shape {
+            case .float:
+                if let float = Float(text),
+                    float.description == text || Int(text).flatMap(Float.init(exactly:)) == float
+                {
+                    return float
+                }
+            case .double:
+                if let double = Double(text),
+                    double.description == text || Int(text).flatMap(Double.init(exactly:)) == double
+                {
+                    return double
+                }
+            default:
+                if let integer = Int(text), String(integer) == text { return integer }
+                // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
+                if let unsigned = UInt64(text), String(unsigned) == text { return unsigned }
+            }
             if let double = Double(text), double.description == text { return double }
             return nil
         case .string(let text):
+            switch shape {
+            case .date: if let date = Date.make(from: json) { return date }
+            case .data: if let data = Data(base64Encoded: text) { return data }
+            case .float: if let float = Float.make(from: json) { return float }
+            case .double: if let double = Double.make(from: json) { return double }
+            default: break
+            }
             return text
         case .array(let elements):
             var result: [Any] = []
-            for element in elements {
-                guard let converted = propertyList(from: element) else { return nil }
+            result.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                guard let converted = propertyList(from: element, shape: shape.element(at: index)) else { return nil }
                 result.append(converted)
             }
             return result
         case .object(let members):
             var result: [String: Any] = [:]
             for (name, member) in members {
-                guard let converted = propertyList(from: member) else { return nil }
+                guard let converted = propertyList(from: member, shape: shape.member(name)) else { return nil }
                 result[name] = converted
             }
             return result
         }
     }
 
-    private static func json(from object: Any) -> JSONValue? {
+    /// The JSON of a property-list value the `UserDefaults` holds, laid out as `shape` says.
+    private static func json(from object: Any, shape: PropertyListShape) -> JSONValue? {
+        guard let object = unwrapped(object) else { return .null }
+        if type(of: object) == Bool.self, let flag = object as? Bool { return .bool(flag) }
         switch object {
-        case let flag as Bool where type(of: object) == Bool.self:
-            return .bool(flag)
         case let text as String:
+            if shape == .jsonText, let parsed = try? JSONParser.parse(Array(text.utf8)) { return parsed }
             return .string(text)
         case let data as Data:
-            if let parsed = try? JSONParser.parse(Array(data)) { return parsed }
             return .string(data.base64EncodedString())
         case let date as Date:
             return date.jsonValue
         case let number as NSNumber:
-            // NB: by the number's own type, whatever Swift type it comes back as: Foundation hands an
-            // `Int` back as an `Int64` (or an `NSNumber`), and a Double would lose its digits.
-            switch String(cString: number.objCType) {
-            case "q", "l", "i", "s": return .number(String(number.int64Value))
-            case "Q", "L", "I", "S", "C": return .number(String(number.uint64Value))
-            case "f": return .number(number.floatValue.description)
-            default:
-                let double = number.doubleValue
-                if double.rounded(.towardZero) == double, let integer = Int(exactly: double) {
-                    return .number(String(integer))
-                }
-                return .number(double.description)
-            }
+            return json(fromNumber: number, shape: shape)
         case let array as [Any]:
             var elements: [JSONValue] = []
-            for element in array {
-                guard let converted = json(from: element) else { return nil }
+            elements.reserveCapacity(array.count)
+            for (index, element) in array.enumerated() {
+                guard let converted = json(from: element, shape: shape.element(at: index)) else { return nil }
                 elements.append(converted)
             }
             return .array(elements)
         case let dictionary as [String: Any]:
             var members: [String: JSONValue] = [:]
             for (name, member) in dictionary {
-                guard let converted = json(from: member) else { return nil }
+                guard let converted = json(from: member, shape: shape.member(name)) else { return nil }
                 members[name] = converted
             }
             return .object(members)
@@ -143,6 +201,72 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
             return nil
         }
     }
+
+    /// The JSON of a number, by the number's own type, whatever Swift type it comes back as:
+    /// Foundation hands an `Int` back as an `Int64` (or an `NSNumber`), a `Bool` inside an array or
+    /// dictionary as an `NSNumber`, and a `Float` read from the file as a `Double`.
+    private static func json(fromNumber number: NSNumber, shape: PropertyListShape) -> JSONValue {
+        // NB: a boolean is a number of its own class; its type code, "c", is also a signed char's.
+        if ObjectIdentifier(type(of: number)) == booleanClass { return .bool(number.boolValue) }
+        switch String(cString: number.objCType) {
+        case "q", "l", "i", "s", "c": return .number(String(number.int64Value))
+        case "Q", "L", "I", "S", "C": return .number(String(number.uint64Value))
+        case "f":
+            if shape == .double { return floatingPointJSON(Double(number.floatValue)) }
+            return floatingPointJSON(number.floatValue)
+        default:
+            let double = number.doubleValue
+            // NB: a Float comes back from the file as the Double of the same value: exact.
+            if shape == .float { return floatingPointJSON(Float(double)) }
+            // NB: written as Swift writes a Double ("3.0"), as the value was before it was stored;
+            // an integer key reads a whole one all the same.
+            return floatingPointJSON(double)
+        }
+    }
+
+    /// The shape a property-list value has, seen from the value: where a type says nothing.
+    private static func shape(ofPropertyList object: Any) -> PropertyListShape {
+        guard let object = unwrapped(object) else { return .plain }
+        if type(of: object) == Bool.self { return .plain }
+        switch object {
+        case is String: return .plain
+        case is Data: return .data
+        case is Date: return .date
+        case let number as NSNumber:
+            guard ObjectIdentifier(type(of: number)) != booleanClass else { return .plain }
+            switch String(cString: number.objCType) {
+            case "f": return .float
+            case "d": return .double
+            default: return .plain
+            }
+        case let array as [Any]: return .elements(array.map(shape(ofPropertyList:)))
+        case let dictionary as [String: Any]: return .members(dictionary.mapValues(shape(ofPropertyList:)))
+        default: return .plain
+        }
+    }
+
+    /// The class of the numbers Foundation makes for booleans.
+    private static let booleanClass = ObjectIdentifier(type(of: NSNumber(value: true)))
+
+    /// `object` without the `Optional` Foundation wraps an array's elements and a dictionary's
+    /// members in; `nil` for an empty one.
+    private static func unwrapped(_ object: Any) -> Any? {
+        // NB: by the dynamic type first: a cast alone would wrap any value in an Optional to make
+        // it conform.
+        guard type(of: object) is any OptionalPropertyListValue.Type,
+            let optional = object as? any OptionalPropertyListValue
+        else { return object }
+        return optional.wrappedObject.flatMap(unwrapped)
+    }
+}
+
+/// An `Optional` of any type, to take an element of a property list out of it.
+private protocol OptionalPropertyListValue {
+    var wrappedObject: Any? { get }
+}
+
+extension Optional: OptionalPropertyListValue {
+    fileprivate var wrappedObject: Any? { map { $0 as Any } }
 }
 
 extension Defaults.Suite {

@@ -15,7 +15,7 @@ import Defaults
 ///
 /// The property holds no value of its own: every instance reads the key's suite, so two models
 /// with `@Default(.quality)` see each other's writes at once. `$quality` is the wrapper itself,
-/// offering ``reset()``, ``isDefaultValue``, ``updates(initial:)``, ``observe(options:_:)`` and
+/// offering ``reset()``, ``defaultValue``, ``isDefaultValue``, ``updates(initial:)``, ``observe(options:_:)`` and
 /// ``key``.
 @propertyWrapper
 public struct Default<Value: Defaults.Serializable>: Sendable {
@@ -35,6 +35,11 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
 
     /// The wrapper itself, reached as `$property`.
     public var projectedValue: Self { self }
+
+    /// The key's default value: what the property reads while nothing is stored.
+    ///
+    /// For a key with a computed default, the closure runs on each access.
+    public var defaultValue: Value { key.defaultValue }
 
     /// Resets the key to its default.
     public func reset() {

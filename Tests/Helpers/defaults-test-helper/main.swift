@@ -177,6 +177,32 @@ if command == "userdefaults-standard" {
         try Defaults.Suite.standard.synchronize()
         print("removed all: count \(Defaults[count]), text \(Defaults[text])")
     }
+    if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "user-defaults-remove-all" {
+        standard.removeAll()
+        try Defaults.Suite.standard.synchronize()
+        print("removed all: count \(Defaults[count]), text \(Defaults[text])")
+    }
+    exit(0)
+}
+
+//     defaults-test-helper userdefaults-samples <path>
+//         opens the `UserDefaults` whose file is <path>.plist (another process wrote it), and for
+//         every PropertyListSamples sample prints "<name> value=<read through a suite>
+//         plist=<UserDefaults.object(forKey:) described>"; then "date.fraction=" and
+//         "double.negativeZero=" with those keys read through a suite.
+if command == "userdefaults-samples" {
+    guard arguments.count >= 3, let userDefaults = UserDefaults(suiteName: arguments[2]) else {
+        fail("usage: defaults-test-helper userdefaults-samples <path>")
+    }
+    let suite = Defaults.Suite(userDefaults: userDefaults)
+    for sample in PropertyListSamples.all {
+        let plist = PropertyListSamples.describe(propertyList: userDefaults.object(forKey: sample.name))
+        print("\(sample.name) value=\(sample.read(suite)) plist=\(plist)")
+    }
+    let date = suite[Defaults.Key<Date?>("date.fraction", suite: suite)]
+    print("date.fraction=\(date.map { PropertyListSamples.describe($0) } ?? "nothing stored")")
+    let zero = suite[Defaults.Key<Double?>("double.negativeZero", suite: suite)]
+    print("double.negativeZero=\(zero.map { PropertyListSamples.describe($0) } ?? "nothing stored")")
     exit(0)
 }
 

@@ -1,0 +1,231 @@
+import Foundation
+
+/// How a value is laid out in a Foundation `UserDefaults`: the property-list types
+/// sindresorhus/Defaults stores for it on Apple platforms.
+///
+/// A suite keeps every value as JSON, which has no dates, no bytes and no difference between a
+/// `Codable` struct and a dictionary; the shape, derived from the Swift type, puts that back when a
+/// value goes into a `UserDefaults` and takes it out again when it is read.
+package indirect enum PropertyListShape: Sendable, Equatable {
+    /// Strings, booleans, integers and doubles as themselves; arrays and objects member by member,
+    /// each as its JSON says.
+    case plain
+    /// A `Float`, stored as one (its NaN and infinities too).
+    case float
+    /// A `Double` or `CGFloat`, stored as a `Double` (its NaN and infinities too).
+    case double
+    /// A `Date`, stored as one.
+    case date
+    /// `Data`, stored as itself.
+    case data
+    /// A `Codable` value or a `URL`: its JSON text, as a `String`.
+    case jsonText
+    /// An array whose elements all have one shape.
+    case array(PropertyListShape)
+    /// A dictionary whose values all have one shape.
+    case dictionary(PropertyListShape)
+    /// An array whose elements have shapes of their own, known from the values (an `AnySerializable`
+    /// array).
+    case elements([PropertyListShape])
+    /// A dictionary whose members have shapes of their own, known from the values.
+    case members([String: PropertyListShape])
+    /// An `AnySerializable`: the type says nothing; the value it wraps does.
+    case any
+
+    /// Whether an `AnySerializable` is somewhere inside, so the value, not only its type, has a say.
+    var dependsOnTheValue: Bool {
+        switch self {
+        case .any: return true
+        case .array(let element), .dictionary(let element): return element.dependsOnTheValue
+        case .plain, .float, .double, .date, .data, .jsonText, .elements, .members: return false
+        }
+    }
+
+    /// This shape, with what `other` knows put where this one says `.any`.
+    func filling(from other: PropertyListShape) -> PropertyListShape {
+        guard dependsOnTheValue || self.isElementwise else { return self }
+        switch self {
+        case .any:
+            return other
+        case .array(let element):
+            guard case .elements(let others) = other else { return .array(element.filling(from: other.element(at: 0))) }
+            return .elements(others.map { element.filling(from: $0) })
+        case .elements(let elements):
+            return .elements(elements.enumerated().map { $1.filling(from: other.element(at: $0)) })
+        case .dictionary(let member):
+            guard case .members(let others) = other else { return .dictionary(member.filling(from: other.member(""))) }
+            return .members(others.mapValues { member.filling(from: $0) })
+        case .members(let members):
+            return .members(Dictionary(uniqueKeysWithValues: members.map { ($0, $1.filling(from: other.member($0))) }))
+        case .plain, .float, .double, .date, .data, .jsonText:
+            return self
+        }
+    }
+
+    /// This shape with JSON text replaced by the JSON's own structure: how an `AnySerializable`
+    /// stores a `Codable` value or a URL, since when it is read back nothing says the text is JSON.
+    var withoutJSONText: PropertyListShape {
+        switch self {
+        case .jsonText: return .plain
+        case .array(let element): return .array(element.withoutJSONText)
+        case .dictionary(let member): return .dictionary(member.withoutJSONText)
+        case .elements(let elements): return .elements(elements.map(\.withoutJSONText))
+        case .members(let members): return .members(members.mapValues(\.withoutJSONText))
+        case .plain, .float, .double, .date, .data, .any: return self
+        }
+    }
+
+    /// Whether this is a shape made from a value, element by element, member by member.
+    private var isElementwise: Bool {
+        switch self {
+        case .elements, .members: return true
+        default: return false
+        }
+    }
+
+    /// The shape of an element at `index` of an array of this shape.
+    func element(at index: Int) -> PropertyListShape {
+        switch self {
+        case .array(let element): return element
+        case .elements(let elements) where elements.indices.contains(index): return elements[index]
+        default: return .any
+        }
+    }
+
+    /// The shape of the member `name` of a dictionary of this shape.
+    func member(_ name: String) -> PropertyListShape {
+        switch self {
+        case .dictionary(let member): return member
+        case .members(let members): return members[name] ?? .any
+        default: return .any
+        }
+    }
+}
+
+/// A type that says itself how it is laid out in a `UserDefaults`.
+///
+/// The built-in types conform; a type with a bridge has the shape of what its bridge stores, and a
+/// `Codable` type is its JSON text.
+protocol PropertyListShaped {
+    /// The shape of every value of the type.
+    static var propertyListShape: PropertyListShape { get }
+    /// The shape of this value: the type's, unless an `AnySerializable` inside knows better.
+    var propertyListShapeOfValue: PropertyListShape { get }
+}
+
+extension PropertyListShaped {
+    var propertyListShapeOfValue: PropertyListShape { Self.propertyListShape }
+}
+
+/// Marks the bridge of `Codable` types, whose values a `UserDefaults` holds as JSON text.
+protocol StoresJSONText {}
+
+extension ValueCoding {
+    /// The shape of every value of `type` in a `UserDefaults`.
+    ///
+    /// Worked out once per type and kept: it is asked on every read of a suite over `UserDefaults`.
+    static func propertyListShape<T: Defaults.Serializable>(of type: T.Type) -> PropertyListShape {
+        let identifier = ObjectIdentifier(type)
+        if let known = knownShapes.withLock({ $0[identifier] }) { return known }
+        let shape = derivedShape(of: type)
+        knownShapes.withLock { $0[identifier] = shape }
+        return shape
+    }
+
+    /// The shape of `value` in a `UserDefaults`: its type's, with what any `AnySerializable` inside
+    /// wraps.
+    static func propertyListShape<T: Defaults.Serializable>(of value: T) -> PropertyListShape {
+        let shape = propertyListShape(of: T.self)
+        guard shape.dependsOnTheValue else { return shape }
+        if let shaped = value as? any PropertyListShaped { return shaped.propertyListShapeOfValue }
+        guard let serializable = T.bridge.serialize(value as? T.Value),
+            let nested = serializable as? any Defaults.Serializable
+        else { return shape }
+        return propertyListShape(of: nested)
+    }
+
+    private static let knownShapes = Lock<[ObjectIdentifier: PropertyListShape]>([:])
+
+    private static func derivedShape<T: Defaults.Serializable>(of type: T.Type) -> PropertyListShape {
+        if let shaped = type as? any PropertyListShaped.Type { return shaped.propertyListShape }
+        if T.Bridge.self is any StoresJSONText.Type { return .jsonText }
+        if let nested = T.Serializable.self as? any Defaults.Serializable.Type {
+            return propertyListShape(of: nested)
+        }
+        return .plain
+    }
+}
+
+// MARK: - The shape of each built-in type
+
+extension Bool: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension String: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension Int: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension Int8: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension Int16: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension Int32: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension Int64: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension UInt: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension UInt8: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension UInt16: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension UInt32: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension UInt64: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+extension Float: PropertyListShaped { static var propertyListShape: PropertyListShape { .float } }
+extension Double: PropertyListShaped { static var propertyListShape: PropertyListShape { .double } }
+extension CGFloat: PropertyListShaped { static var propertyListShape: PropertyListShape { .double } }
+extension Date: PropertyListShaped { static var propertyListShape: PropertyListShape { .date } }
+extension Data: PropertyListShaped { static var propertyListShape: PropertyListShape { .data } }
+// NB: sindresorhus/Defaults stores a URL through its Codable bridge: the JSON text of the string.
+extension URL: PropertyListShaped { static var propertyListShape: PropertyListShape { .jsonText } }
+extension UUID: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
+
+extension Optional: PropertyListShaped where Wrapped: Defaults.Serializable {
+    static var propertyListShape: PropertyListShape { ValueCoding.propertyListShape(of: Wrapped.self) }
+    var propertyListShapeOfValue: PropertyListShape {
+        map { ValueCoding.propertyListShape(of: $0) } ?? .plain
+    }
+}
+
+extension Array: PropertyListShaped where Element: Defaults.Serializable {
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
+    var propertyListShapeOfValue: PropertyListShape {
+        .elements(map { ValueCoding.propertyListShape(of: $0) })
+    }
+}
+
+extension Set: PropertyListShaped where Element: Defaults.Serializable {
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
+    var propertyListShapeOfValue: PropertyListShape {
+        // NB: in the order the set's JSON has (see `stableOrder`), so each shape meets its element.
+        let ordered = map { (JSONWriter.compactBytes(ValueCoding.encodeElement($0) ?? .null), $0) }
+            .sorted { $0.0.lexicographicallyPrecedes($1.0) }
+        return .elements(ordered.map { ValueCoding.propertyListShape(of: $0.1) })
+    }
+}
+
+extension Dictionary: PropertyListShaped where Key: LosslessStringConvertible, Value: Defaults.Serializable {
+    static var propertyListShape: PropertyListShape { .dictionary(ValueCoding.propertyListShape(of: Value.self)) }
+    var propertyListShapeOfValue: PropertyListShape {
+        .members(
+            [String: PropertyListShape](
+                map { ($0.key.description, ValueCoding.propertyListShape(of: $0.value)) },
+                uniquingKeysWith: { _, last in last }
+            )
+        )
+    }
+}
+
+extension Range: PropertyListShaped where Bound: Defaults.Serializable {
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Bound.self)) }
+}
+
+extension ClosedRange: PropertyListShaped where Bound: Defaults.Serializable {
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Bound.self)) }
+}
+
+extension Defaults.AnySerializable: PropertyListShaped {
+    static var propertyListShape: PropertyListShape { .any }
+    var propertyListShapeOfValue: PropertyListShape { shape }
+}
+
+extension Defaults.CodableBridge: StoresJSONText {}
