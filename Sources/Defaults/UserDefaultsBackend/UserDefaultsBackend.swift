@@ -3,10 +3,14 @@ import Foundation
 /// The backend of a suite over a Foundation `UserDefaults`: values as property-list values other
 /// code can read.
 ///
-/// Strings, booleans, numbers, arrays and dictionaries are stored as themselves, so
-/// `userDefaults.integer(forKey:)` sees an `Int` key. A value containing `nil` (which property lists
-/// cannot hold) or a number a property list would change (wider than 64 bits, or a double written
-/// otherwise than Swift writes it) is stored as its JSON text in a `Data`, so it reads back as it was.
+/// Each value is laid out as sindresorhus/Defaults lays it out on Apple platforms, by its key's type
+/// (a `PropertyListShape`): strings, booleans, numbers, dates and bytes as themselves, alone or in
+/// arrays and dictionaries, `Codable` values and URLs as JSON text, so `userDefaults.integer(forKey:)`
+/// sees an `Int` key and `object(forKey:) as? Date` a `Date` key. The store hands over JSON only, so
+/// the keys that read and write a name teach the backend its shape. A value containing `nil` (which
+/// property lists cannot hold) or a number a property list would change (wider than 64 bits, or a
+/// double written otherwise than Swift writes it) is stored as its JSON text in a `Data`, so it
+/// reads back as it was.
 ///
 /// Other code in the process reads and writes the same `UserDefaults` directly, and Foundation on
 /// Linux announces none of it, so two things differ from other backends, and the store asks this
