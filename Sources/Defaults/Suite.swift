@@ -229,6 +229,18 @@ extension Defaults {
             return try body()
         }
 
+        /// Runs `body` with files found missing or broken looked at again until it returns.
+        ///
+        /// Meanwhile no suite of the process moves a broken file aside or takes a missing one as
+        /// deleted: for tests that rewrite a file in place or remake a link in two steps, between
+        /// which a busy machine may pause longer than every retry. After it returns, the usual
+        /// retries follow.
+        package static func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
+            FileChangeMachine.retriesHeld.add(1, ordering: .releasing)
+            defer { FileChangeMachine.retriesHeld.subtract(1, ordering: .releasing) }
+            return try body()
+        }
+
         /// The number of times this suite has replaced its file; for tests of coalescing.
         package var fileReplacementCount: Int {
             store.fileBackend?.storage.replacementCount ?? 0

@@ -97,10 +97,13 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
                 try Data(text.utf8).write(to: temporary)
                 #expect(rename(temporary.path, file.path) == 0)
             case .inPlaceRewrite:
-                let handle = try FileHandle(forWritingTo: file)
-                try handle.truncate(atOffset: 0)
-                try handle.write(contentsOf: Data(text.utf8))
-                try handle.close()
+                // NB: retries held, so a pause between emptying and writing is not a broken save.
+                try Defaults.Suite.holdingBrokenFileRetries {
+                    let handle = try FileHandle(forWritingTo: file)
+                    try handle.truncate(atOffset: 0)
+                    try handle.write(contentsOf: Data(text.utf8))
+                    try handle.close()
+                }
             case .configMapUpdate:
                 try volume!.update(["settings.json": text])
             case .linkRepointed:

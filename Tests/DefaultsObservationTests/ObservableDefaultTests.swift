@@ -208,7 +208,7 @@ private func trackQuality(of model: SettingsViewModel) -> Recorder<Void> {
                     // transaction takes the edit in and waits until it has been delivered, which
                     // reports to the model.
                     try? suite.synchronize()
-                    try? Data(#"{"fontSize": 7}"#.utf8).write(to: file)
+                    try? Data(#"{"fontSize": 7}"#.utf8).write(to: file, options: .atomic)
                     _ = try? suite.exclusiveTransaction {}
                 }
                 model.fontSize = 1

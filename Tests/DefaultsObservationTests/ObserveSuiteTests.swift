@@ -89,8 +89,8 @@ import Testing
             let suite = Defaults.Suite(fileURL: file)
             let seen = EventLog<[String: Defaults.JSONValue]>()
             let observation = Defaults.observe(suite: suite, options: []) { seen.append(suite.storedValues()) }
-            // A key no `Defaults.Key` names, written by a person.
-            try Data(#"{"a" : 1, "unnamed" : {"nested" : true}}"#.utf8).write(to: file)
+            // A key no `Defaults.Key` names, written by a person (saved whole, as an editor does).
+            try Data(#"{"a" : 1, "unnamed" : {"nested" : true}}"#.utf8).write(to: file, options: .atomic)
             #expect(await seen.wait(forCount: 1))
             #expect(seen.all.first?["unnamed"] == .object(["nested": .bool(true)]))
             observation.invalidate()

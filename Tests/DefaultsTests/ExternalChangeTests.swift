@@ -53,11 +53,16 @@ import Glibc
         }
 
         /// Rewrites the file in place, the way `nano` or `echo >` do: same inode, new bytes.
+        ///
+        /// NB: with broken-file retries held, so a pause between the two steps on a busy machine
+        /// is never taken for a finished, broken save.
         func rewriteInPlace(_ text: String) throws {
-            let handle = try FileHandle(forWritingTo: file)
-            try handle.truncate(atOffset: 0)
-            try handle.write(contentsOf: Data(text.utf8))
-            try handle.close()
+            try Defaults.Suite.holdingBrokenFileRetries {
+                let handle = try FileHandle(forWritingTo: file)
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: Data(text.utf8))
+                try handle.close()
+            }
         }
 
         func waitForEvents(_ count: Int) async {
@@ -308,9 +313,12 @@ import Glibc
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"n" : 1}"#)
             defer { fixture.recorder.stop() }
-            // An editor that closes the file half-written, then finishes it.
-            try fixture.rewriteInPlace(#"{"n" : "#)
-            try fixture.rewriteInPlace(#"{"n" : 2}"#)
+            // An editor that closes the file half-written, then finishes it (quickly: the retries
+            // are held only so a busy machine cannot stretch the gap past them).
+            try Defaults.Suite.holdingBrokenFileRetries {
+                try fixture.rewriteInPlace(#"{"n" : "#)
+                try fixture.rewriteInPlace(#"{"n" : 2}"#)
+            }
             await fixture.waitForEvents(1)
             #expect(fixture.suite[fixture.key("n")] == 2)
             try await fixture.writeFromAnotherProcess("marker", 1)

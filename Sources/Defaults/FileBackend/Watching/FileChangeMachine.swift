@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Decides what a file-backed store does when its file may have changed under it.
 ///
 /// Events in, actions out: the store feeds it what the watcher saw and what reading the file
@@ -56,6 +58,11 @@ struct FileChangeMachine: Sendable {
     /// the store acts on what it finds.
     static let retryDelays: [Duration] = [.milliseconds(20), .milliseconds(40), .milliseconds(80), .milliseconds(160)]
 
+    /// While above zero, a file found missing or broken is looked at again and again and never acted
+    /// on: for tests that rewrite a file in place or remake a link in steps, between which a busy
+    /// machine may pause longer than every retry (see `Defaults.Suite.holdingBrokenFileRetries`).
+    package static let retriesHeld = Atomic<Int>(0)
+
     /// Looks taken since the file was last found readable or changed by an event.
     private var attempts = 0
     /// Names the one retry that may still act; older timers are stale.
@@ -95,6 +102,11 @@ struct FileChangeMachine: Sendable {
             return .apply
         case .missing, .broken:
             // Possibly an editor half-way through a save: look again shortly.
+            if Self.retriesHeld.load(ordering: .acquiring) > 0 {
+                token &+= 1
+                retryPending = true
+                return .retry(after: Self.retryDelays[0], token: token)
+            }
             if attempts < Self.retryDelays.count {
                 let delay = Self.retryDelays[attempts]
                 attempts += 1
