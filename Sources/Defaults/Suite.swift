@@ -229,15 +229,16 @@ extension Defaults {
             return try body()
         }
 
-        /// Runs `body` with files found missing or broken looked at again until it returns.
+        /// Runs `body` with this suite's file, when found missing or broken, looked at again until
+        /// it returns.
         ///
-        /// Meanwhile no suite of the process moves a broken file aside or takes a missing one as
-        /// deleted: for tests that rewrite a file in place or remake a link in two steps, between
-        /// which a busy machine may pause longer than every retry. After it returns, the usual
-        /// retries follow.
-        package static func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
-            FileChangeMachine.retriesHeld.add(1, ordering: .releasing)
-            defer { FileChangeMachine.retriesHeld.subtract(1, ordering: .releasing) }
+        /// Meanwhile the file is not moved aside or taken as deleted: for tests that rewrite it in
+        /// place or remake a link to it in two steps, between which a busy machine may pause longer
+        /// than every retry. After it returns, the usual retries follow. Other files are untouched.
+        package func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
+            let storage = store.fileBackend?.storage
+            storage?.retriesHeld.add(1, ordering: .releasing)
+            defer { storage?.retriesHeld.subtract(1, ordering: .releasing) }
             return try body()
         }
 

@@ -86,7 +86,7 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
         }
 
         /// Makes what the suite reads say `fontSize` is `value`, this way.
-        func apply(_ value: Int) async throws {
+        func apply(_ value: Int, to suite: Defaults.Suite) async throws {
             let text = Self.text(value)
             switch change {
             case .anotherProcess:
@@ -98,7 +98,7 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
                 #expect(rename(temporary.path, file.path) == 0)
             case .inPlaceRewrite:
                 // NB: retries held, so a pause between emptying and writing is not a broken save.
-                try Defaults.Suite.holdingBrokenFileRetries {
+                try suite.holdingBrokenFileRetries {
                     let handle = try FileHandle(forWritingTo: file)
                     try handle.truncate(atOffset: 0)
                     try handle.write(contentsOf: Data(text.utf8))
@@ -156,7 +156,7 @@ final class EditorSettingsModel: @unchecked Sendable {  // the wrapper is set on
             for (round, value) in [14, 16].enumerated() {
                 let count = round + 1
                 track(model, into: tracked)
-                try await arrangement.apply(value)
+                try await arrangement.apply(value, to: suite)
                 #expect(await observed.wait(forCount: count), "observe: \(observed.all)")
                 #expect(await together.wait(forCount: count), "observe(keys:): \(together.count)")
                 #expect(await streamed.wait(forCount: count), "updates: \(streamed.all)")

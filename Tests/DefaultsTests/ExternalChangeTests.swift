@@ -57,7 +57,7 @@ import Glibc
         /// NB: with broken-file retries held, so a pause between the two steps on a busy machine
         /// is never taken for a finished, broken save.
         func rewriteInPlace(_ text: String) throws {
-            try Defaults.Suite.holdingBrokenFileRetries {
+            try suite.holdingBrokenFileRetries {
                 let handle = try FileHandle(forWritingTo: file)
                 try handle.truncate(atOffset: 0)
                 try handle.write(contentsOf: Data(text.utf8))
@@ -315,7 +315,7 @@ import Glibc
             defer { fixture.recorder.stop() }
             // An editor that closes the file half-written, then finishes it (quickly: the retries
             // are held only so a busy machine cannot stretch the gap past them).
-            try Defaults.Suite.holdingBrokenFileRetries {
+            try fixture.suite.holdingBrokenFileRetries {
                 try fixture.rewriteInPlace(#"{"n" : "#)
                 try fixture.rewriteInPlace(#"{"n" : 2}"#)
             }

@@ -248,7 +248,7 @@ import Glibc
 
             // `ln -sfn`: the link is removed, then made again (retries held, so a pause between
             // the two on a busy machine is not taken for a deletion).
-            Defaults.Suite.holdingBrokenFileRetries {
+            fixture.suite.holdingBrokenFileRetries {
                 #expect(unlink(file.path) == 0)
                 #expect(symlink("2.json", file.path) == 0)
             }

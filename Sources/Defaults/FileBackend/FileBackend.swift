@@ -58,7 +58,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         self.storage = storage
         self.layerFiles = layerFiles
         let sources = [storage] + layerFiles
-        reloads = Lock(Array(repeating: FileChangeMachine(), count: sources.count))
+        reloads = Lock(sources.map { file in FileChangeMachine(retriesAreHeld: { file.retriesAreHeld }) })
         watchedEntries = Lock(sources.map(\.current.resolved.watchedEntries))
     }
 

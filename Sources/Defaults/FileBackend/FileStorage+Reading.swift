@@ -221,13 +221,16 @@ extension FileStorage {
         var delays = FileChangeMachine.retryDelays.makeIterator()
         while case .broken = result {
             // NB: while a test holds retries, looking again never ends (see FileChangeMachine).
-            let held = FileChangeMachine.retriesHeld.load(ordering: .acquiring) > 0
+            let held = retriesAreHeld
             guard let delay = held ? FileChangeMachine.retryDelays[0] : delays.next() else { break }
             usleep(UInt32(delay.nanoseconds / 1_000))
             result = read(knowing: known, locked: locked)
         }
         return result
     }
+
+    /// Whether a file found missing or broken is looked at again and again, never acted on.
+    var retriesAreHeld: Bool { retriesHeld.load(ordering: .acquiring) > 0 }
 
     /// Whether ``readSettled(knowing:)`` looks again while a file is broken; the fuzz target turns
     /// it off, since every other input it makes is broken and would wait 300 ms.

@@ -27,6 +27,9 @@ package final class FileStorage: Sendable {
     /// Told when ``resolveAgain()`` finds the file elsewhere (the store that owns this file).
     private let moveHandler = Lock<(@Sendable (Location) -> Void)?>(nil)
     private let replacements = Atomic<Int>(0)
+    /// How many holders keep this file's broken-file retries going (see
+    /// `Defaults.Suite.holdingBrokenFileRetries`).
+    let retriesHeld = Atomic<Int>(0)
     /// Set by a replacement whose directory entry is not flushed yet (to that directory): that
     /// `fsync` waits until the file lock is released, since other processes' writers need only the
     /// rename, not its durability (this process's threads still wait for it).

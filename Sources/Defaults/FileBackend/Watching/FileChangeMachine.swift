@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Decides what a file-backed store does when its file may have changed under it.
 ///
 /// Events in, actions out: the store feeds it what the watcher saw and what reading the file
@@ -58,10 +56,16 @@ struct FileChangeMachine: Sendable {
     /// the store acts on what it finds.
     static let retryDelays: [Duration] = [.milliseconds(20), .milliseconds(40), .milliseconds(80), .milliseconds(160)]
 
-    /// While above zero, a file found missing or broken is looked at again and again and never acted
-    /// on: for tests that rewrite a file in place or remake a link in steps, between which a busy
+    /// Whether a file found missing or broken is to be looked at again and again, never acted on:
+    /// while a test rewrites the file in place or remakes a link in steps, between which a busy
     /// machine may pause longer than every retry (see `Defaults.Suite.holdingBrokenFileRetries`).
-    package static let retriesHeld = Atomic<Int>(0)
+    private let retriesAreHeld: @Sendable () -> Bool
+
+    /// Creates the machine of one file; `retriesAreHeld` is asked each time the file is found
+    /// missing or broken.
+    init(retriesAreHeld: @escaping @Sendable () -> Bool = { false }) {
+        self.retriesAreHeld = retriesAreHeld
+    }
 
     /// Looks taken since the file was last found readable or changed by an event.
     private var attempts = 0
@@ -102,7 +106,7 @@ struct FileChangeMachine: Sendable {
             return .apply
         case .missing, .broken:
             // Possibly an editor half-way through a save: look again shortly.
-            if Self.retriesHeld.load(ordering: .acquiring) > 0 {
+            if retriesAreHeld() {
                 token &+= 1
                 retryPending = true
                 return .retry(after: Self.retryDelays[0], token: token)
