@@ -81,12 +81,12 @@ extension Defaults.AnySerializable: ExpressibleByStringLiteral {
 
 extension Defaults.AnySerializable: ExpressibleByIntegerLiteral {
     /// Wraps an integer.
-    public init(integerLiteral value: Int) { self.init(value) }
+    public init(integerLiteral value: Int) { self.init(json: .number(decimalText(value)), shape: .plain) }
 }
 
 extension Defaults.AnySerializable: ExpressibleByFloatLiteral {
     /// Wraps a `Double`.
-    public init(floatLiteral value: Double) { self.init(value) }
+    public init(floatLiteral value: Double) { self.init(json: floatingPointJSON(value), shape: .double) }
 }
 
 extension Defaults.AnySerializable: ExpressibleByBooleanLiteral {

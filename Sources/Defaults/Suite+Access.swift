@@ -77,7 +77,7 @@ extension Defaults.Suite {
     func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
         if let storage = store.userDefaults {
             let shape = ValueCoding.propertyListShape(of: Value.self)
-            storage.learn(shape, forKey: name.text, replacing: false)
+            storage.learn(typeShape: shape, forKey: name.text)
             refresh(name.text, from: storage, shape: shape)
         }
         let typeID = ObjectIdentifier(Value.self)

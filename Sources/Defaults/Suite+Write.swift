@@ -35,7 +35,10 @@ extension Defaults.Suite {
         if case .null? = json, value is Defaults.AnySerializable { json = nil }
         // NB: before the write: the UserDefaults stores the value as its type (and any
         // AnySerializable inside) says, also when a transaction commits it later.
-        store.userDefaults?.learn(ValueCoding.propertyListShape(of: value), forKey: name, replacing: true)
+        if let storage = store.userDefaults, let json {
+            storage.learn(typeShape: ValueCoding.propertyListShape(of: Value.self), forKey: name)
+            storage.learn(ValueCoding.propertyListShape(of: value), ofWritten: json, forKey: name)
+        }
         // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
         // look its metadata up in the runtime on every write.
         let decoded =
@@ -110,7 +113,12 @@ extension Defaults.Suite {
             // so replacing a value with an equal one changes nothing.
             let old =
                 if let new { state.tree.updateValue(new, forKey: name) } else { state.tree.removeValue(forKey: name) }
-            guard old != new else { return (.unchanged, nil, nil, nil, nil) }
+            guard old != new else {
+                // NB: the same JSON may be stored as another type (a base64 string other code set,
+                // now written as Data): stored again, as this key's type says; no change to report.
+                store.userDefaults?.set(new, forKey: name)
+                return (.unchanged, nil, nil, nil, nil)
+            }
             let (oldDecoded, observers) = state.recordChange(of: hashedName, decoded: decoded, marksChanged: isFile)
             state.generation &+= 1
             var schedulesFlush = false
@@ -238,7 +246,11 @@ extension Defaults.Suite {
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in makeWrites(state.tree) {
                 let old = state.tree[name]
-                guard old != new else { continue }
+                guard old != new else {
+                    // NB: as in a write of one key: stored again as the writer's type says.
+                    store.userDefaults?.set(new, forKey: name)
+                    continue
+                }
                 if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
                     refused.append((name, refusal))
                     continue

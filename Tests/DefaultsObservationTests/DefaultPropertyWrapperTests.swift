@@ -73,8 +73,12 @@ struct PlayerSettings {
     @Test func removeAllOnAUserDefaultsTellsObserversOfItsKeys() throws {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("DefaultsRemoveAll-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: path + ".plist") }
         let userDefaults = try #require(UserDefaults(suiteName: path))
+        // NB: written before the file goes: any UserDefaults that synchronizes writes every one.
+        defer {
+            userDefaults.synchronize()
+            try? FileManager.default.removeItem(atPath: path + ".plist")
+        }
         let count = Defaults.Key<Int>("count", default: 0, suite: userDefaults)
         Defaults[count] = 3
         let seen = Recorder<Int>()

@@ -41,24 +41,60 @@ package indirect enum PropertyListShape: Sendable, Equatable {
         }
     }
 
-    /// This shape, with what `other` knows put where this one says `.any`.
-    func filling(from other: PropertyListShape) -> PropertyListShape {
-        guard dependsOnTheValue || self.isElementwise else { return self }
+    /// This shape, with what `seen` (the shape of a value as it was found) knows put where this
+    /// one says `.any`: the shape of a value read where its type says nothing.
+    func informed(by seen: PropertyListShape) -> PropertyListShape {
         switch self {
         case .any:
-            return other
+            return seen
         case .array(let element):
-            guard case .elements(let others) = other else { return .array(element.filling(from: other.element(at: 0))) }
-            return .elements(others.map { element.filling(from: $0) })
-        case .elements(let elements):
-            return .elements(elements.enumerated().map { $1.filling(from: other.element(at: $0)) })
+            guard case .elements(let found) = seen else { return self }
+            return .elements(found.map { element.informed(by: $0) })
         case .dictionary(let member):
-            guard case .members(let others) = other else { return .dictionary(member.filling(from: other.member(""))) }
-            return .members(others.mapValues { member.filling(from: $0) })
-        case .members(let members):
-            return .members(Dictionary(uniqueKeysWithValues: members.map { ($0, $1.filling(from: other.member($0))) }))
-        case .plain, .float, .double, .date, .data, .jsonText:
+            guard case .members(let found) = seen else { return self }
+            return .members(found.mapValues { member.informed(by: $0) })
+        default:
             return self
+        }
+    }
+
+    /// This shape of `json`, with the shape `read` had put where this one says `.any` and `json`
+    /// holds the same as what was read: parts of a value read where the type says nothing, and
+    /// written back unchanged, keep what they were.
+    func keeping(_ read: (json: JSONValue, shape: PropertyListShape), for json: JSONValue) -> PropertyListShape {
+        if self == .any && json == read.json { return read.shape }
+        switch (json, read.json) {
+        case (.array(let elements), .array(let readElements)):
+            guard dependsOnTheValue || isElementwise else { return self }
+            return .elements(
+                elements.enumerated()
+                    .map { index, element in
+                        let shape = self.element(at: index)
+                        guard let match = readElements.firstIndex(of: element) else { return shape }
+                        return shape.keeping((readElements[match], read.shape.element(at: match)), for: element)
+                    }
+            )
+        case (.object(let members), .object(let readMembers)):
+            guard dependsOnTheValue || isElementwise else { return self }
+            return .members(
+                Dictionary(
+                    uniqueKeysWithValues: members.map { name, member in
+                        let shape = self.member(name)
+                        guard let readMember = readMembers[name] else { return (name, shape) }
+                        return (name, shape.keeping((readMember, read.shape.member(name)), for: member))
+                    }
+                )
+            )
+        default:
+            return self
+        }
+    }
+
+    /// Whether this is a shape made from a value, element by element, member by member.
+    private var isElementwise: Bool {
+        switch self {
+        case .elements, .members: return true
+        default: return false
         }
     }
 
@@ -72,14 +108,6 @@ package indirect enum PropertyListShape: Sendable, Equatable {
         case .elements(let elements): return .elements(elements.map(\.withoutJSONText))
         case .members(let members): return .members(members.mapValues(\.withoutJSONText))
         case .plain, .float, .double, .date, .data, .any: return self
-        }
-    }
-
-    /// Whether this is a shape made from a value, element by element, member by member.
-    private var isElementwise: Bool {
-        switch self {
-        case .elements, .members: return true
-        default: return false
         }
     }
 

@@ -59,45 +59,69 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
         for (name, value) in changes.values { set(value, forKey: name) }
     }
 
-    /// The shape each name was last written or read with through a key, for what comes without a
-    /// type (a transaction's commit, ``load()``, `storedValue(named:)`).
-    private let shapes = Lock<[String: PropertyListShape]>([:])
+    /// What keys taught the backend about each name: how to lay out what comes without a type (a
+    /// transaction's commit, ``load()``, `storedValue(named:)`).
+    private struct Known: Sendable {
+        /// The shape the type of the last key that read or wrote the name gives it.
+        var typeShape: PropertyListShape?
+        /// The last values written through keys, with the shape each value gave (an
+        /// `AnySerializable` knows more than its type): a commit finds its own by its JSON, whatever
+        /// was written meanwhile.
+        var written: [(json: JSONValue, shape: PropertyListShape)] = []
+        /// The value last read where the type says nothing (an `AnySerializable`), with the shape
+        /// it had: parts written back unchanged keep the types other code gave them.
+        var read: (json: JSONValue, shape: PropertyListShape)?
+    }
 
-    /// Records how `name` is laid out, as a key of that type says; `replacing` also when one is
-    /// known (a write, whose value may know more than its type).
-    ///
-    /// Where `shape` says nothing (an `AnySerializable` made from stored JSON), what is known stays:
-    /// a dictionary of mixed values read from other code and written back keeps its dates as dates.
-    func learn(_ shape: PropertyListShape, forKey name: String, replacing: Bool) {
-        shapes.withLock { known in
-            if let old = known[name] {
-                if replacing { known[name] = shape.filling(from: old) }
-            } else {
-                known[name] = shape
-            }
+    private let known = Lock<[String: Known]>([:])
+
+    /// How many written values ``Known`` keeps per name.
+    private static let writtenKept = 8
+
+    /// Records the shape a key's type gives `name`.
+    func learn(typeShape shape: PropertyListShape, forKey name: String) {
+        known.withLock { $0[name, default: Known()].typeShape = shape }
+    }
+
+    /// Records the shape of a value about to be written under `name`, by its JSON.
+    func learn(_ shape: PropertyListShape, ofWritten json: JSONValue, forKey name: String) {
+        known.withLock { known in
+            var entry = known[name, default: Known()]
+            entry.written.append((json, shape))
+            if entry.written.count > Self.writtenKept { entry.written.removeFirst() }
+            known[name] = entry
         }
     }
 
-    private func shape(forKey name: String) -> PropertyListShape {
-        shapes.withLock { $0[name] } ?? .any
-    }
+    /// The first bytes of a `Data` that holds a value's JSON text (a UTF-8 byte-order mark): what
+    /// tells it from bytes stored as such, in any process.
+    private static let jsonTextMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// The value the `UserDefaults` holds under `name`, as JSON; `shape` says how it was laid out,
     /// when the type reading it is known.
     func value(forKey name: String, shape: PropertyListShape? = nil) -> JSONValue? {
         guard let object = userDefaults.object(forKey: name) else { return nil }
-        let shape = shape ?? self.shape(forKey: name)
-        // NB: a value a property list cannot hold is stored as its JSON text in a `Data` (see
-        // `set`); only a `Data` key's value is bytes for certain.
+        let shape = shape ?? known.withLock { $0[name]?.typeShape } ?? .any
         if shape != .data, let data = Self.unwrapped(object) as? Data {
-            if let parsed = try? JSONParser.parse(Array(data)) { return parsed }
+            // NB: a value a property list cannot hold is stored as its JSON text in a `Data`,
+            // marked (see `set`); a typed key that is not `Data` also takes the unmarked text
+            // earlier versions stored.
+            let bytes = Array(data)
+            if bytes.starts(with: Self.jsonTextMark),
+                let parsed = try? JSONParser.parse(Array(bytes.dropFirst(Self.jsonTextMark.count)))
+            {
+                return parsed
+            }
+            if shape != .any, let parsed = try? JSONParser.parse(bytes) { return parsed }
         }
-        if shape.dependsOnTheValue {
-            // NB: the JSON of an AnySerializable cannot say what it held: the table keeps it, so
-            // writing the value back stores each part as it was.
-            learn(shape.filling(from: Self.shape(ofPropertyList: object)), forKey: name, replacing: true)
+        let json = Self.json(from: object, shape: shape)
+        if shape.dependsOnTheValue, let json {
+            // NB: the JSON of an AnySerializable cannot say it held a date: kept here, so that
+            // writing the value back stores each unchanged part as it was.
+            let read = (json, shape.informed(by: Self.shape(ofPropertyList: object)))
+            known.withLock { $0[name, default: Known()].read = read }
         }
-        return Self.json(from: object, shape: shape)
+        return json
     }
 
     func set(_ value: JSONValue?, forKey name: String) {
@@ -105,11 +129,12 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
             userDefaults.removeObject(forKey: name)
             return
         }
-        let shape = shape(forKey: name)
-        userDefaults.set(
-            Self.propertyList(from: value, shape: shape) ?? Data(JSONWriter.compactBytes(value)),
-            forKey: name
-        )
+        let entry = known.withLock { $0[name] }
+        var shape = entry?.written.last { $0.json == value }?.shape ?? entry?.typeShape ?? .any
+        if let read = entry?.read { shape = shape.keeping(read, for: value) }
+        let stored =
+            Self.propertyList(from: value, shape: shape) ?? Data(Self.jsonTextMark + JSONWriter.compactBytes(value))
+        userDefaults.set(stored, forKey: name)
     }
 
     /// `json` as the property-list value sindresorhus/Defaults stores for a value of `shape`, or `nil`
@@ -126,23 +151,19 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
             // NB: as a number only when it is exactly that number; otherwise (a number too big for
             // 64 bits, a double not written the way Swift writes it) the JSON text keeps it.
             switch shape {
+            case .date:
+                // NB: a date that milliseconds cannot hold is its seconds since 2001.
+                if let seconds = Double(text), seconds.description == text {
+                    return Date(timeIntervalSinceReferenceDate: seconds)
+                }
             case .float:
-                if let float = Float(text),
-                    float.description == text || Int(text).flatMap(Float.init(exactly:)) == float
-                {
-                    return float
-                }
-            case .double:
-                if let double = Double(text),
-                    double.description == text || Int(text).flatMap(Double.init(exactly:)) == double
-                {
-                    return double
-                }
+                if let float = Float(text), float.description == text { return float }
             default:
-                if let integer = Int(text), String(integer) == text { return integer }
-                // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
-                if let unsigned = UInt64(text), String(unsigned) == text { return unsigned }
+                break
             }
+            if let integer = Int(text), String(integer) == text { return integer }
+            // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
+            if let unsigned = UInt64(text), String(unsigned) == text { return unsigned }
             if let double = Double(text), double.description == text { return double }
             return nil
         case .string(let text):
