@@ -12,9 +12,26 @@ extension Defaults {
     public struct AnySerializable: Hashable, Sendable {
         package var json: JSONValue
 
-        /// How the wrapped value is laid out in a `UserDefaults`, known when it was made from a
-        /// typed value; `.any` when it was made from JSON, which says nothing of dates and bytes.
-        var shape: PropertyListShape
+        /// How the wrapped value is laid out in a `UserDefaults`: worked out from its type only
+        /// when asked (a suite over a `UserDefaults` writing it), so other suites do not pay for it.
+        private var shapeSource: ShapeSource
+
+        /// Where ``shape`` comes from.
+        private enum ShapeSource: Sendable {
+            /// Known already: a literal, a container's shape (taken from its values), or `.any`
+            /// for a value made from JSON, which says nothing of dates and bytes.
+            case known(PropertyListShape)
+            /// The type of the wrapped value, whose shape the value does not change.
+            case type(any Defaults.Serializable.Type)
+        }
+
+        /// How the wrapped value is laid out in a `UserDefaults`.
+        var shape: PropertyListShape {
+            switch shapeSource {
+            case .known(let shape): return shape
+            case .type(let type): return ValueCoding.propertyListShape(of: type).withoutJSONText
+            }
+        }
 
         package init(json: JSONValue) {
             self.init(json: json, shape: .any)
@@ -22,13 +39,26 @@ extension Defaults {
 
         init(json: JSONValue, shape: PropertyListShape) {
             self.json = json
-            self.shape = shape
+            self.shapeSource = .known(shape)
         }
 
         /// Wraps a serializable value; a value its bridge declines to store becomes `null`.
         public init<Value: Defaults.Serializable>(_ value: Value) {
-            self.json = ValueCoding.encode(value) ?? .null
-            self.shape = ValueCoding.propertyListShape(of: value).withoutJSONText
+            let json = ValueCoding.encode(value) ?? .null
+            self.json = json
+            // NB: only a value stored as an array or an object can hold an AnySerializable, whose
+            // shape its value decides; a scalar's is its type's, worked out if ever asked. (No
+            // conformance check here: it cost more than the rest of making a scalar one.)
+            switch json {
+            case .array, .object:
+                self.shapeSource = .known(ValueCoding.propertyListShape(of: value).withoutJSONText)
+            case .null, .bool, .number, .string:
+                if Value.self == Defaults.AnySerializable.self, let wrapped = value as? Defaults.AnySerializable {
+                    self.shapeSource = wrapped.shapeSource
+                } else {
+                    self.shapeSource = .type(Value.self)
+                }
+            }
         }
 
         /// The wrapped value as `Value`, or `nil` when it is not one.
