@@ -36,8 +36,11 @@ extension Defaults.Suite {
         // NB: before the write: the UserDefaults stores the value as its type (and any
         // AnySerializable inside) says, also when a transaction commits it later.
         if let storage = store.userDefaults, let json {
-            storage.learn(typeShape: ValueCoding.propertyListShape(of: Value.self), forKey: name)
-            storage.learn(ValueCoding.propertyListShape(of: value), ofWritten: json, forKey: name)
+            let typeShape = ValueCoding.propertyListShape(of: Value.self)
+            storage.learn(typeShape: typeShape, forKey: name)
+            // NB: only a value that knows more than its type (an AnySerializable inside) is kept.
+            let valueShape = ValueCoding.propertyListShape(of: value)
+            if valueShape != typeShape { storage.learn(valueShape, ofWritten: json, forKey: name) }
         }
         // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
         // look its metadata up in the runtime on every write.

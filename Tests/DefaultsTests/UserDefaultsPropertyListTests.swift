@@ -116,6 +116,9 @@ import Testing
             // article says.
             let stored = try #require(userDefaults.object(forKey: "holes") as? Data)
             #expect(Array(stored) == [0xEF, 0xBB, 0xBF] + Array("[1,null,2]".utf8))
+            // Unmarked, as earlier versions stored it: still read by a key whose type is not Data.
+            userDefaults.set(Data("[3,null]".utf8), forKey: "old")
+            #expect(suite[Defaults.Key<[Int?]>("old", default: [], suite: suite)] == [3, nil])
         }
     }
 
@@ -191,6 +194,21 @@ import Testing
             }
             #expect(PropertyListSamples.describe(propertyList: userDefaults.object(forKey: "stamp")) == "Integer(3)")
             #expect(Defaults.Suite(userDefaults: userDefaults)[key] == 3)
+        }
+    }
+
+    @Test func equalPartsReadAsDifferentTypesKeepTheirOwn() async throws {
+        try await withUserDefaults { userDefaults, _ in
+            userDefaults.set([Float(0.5), 0.5 as Double, Data([0, 1, 2]), "AAEC"] as [Any], forKey: "mixed")
+            let suite = Defaults.Suite(userDefaults: userDefaults)
+            let key = Defaults.Key<[Defaults.AnySerializable]>("mixed", default: [], suite: suite)
+            let before = PropertyListSamples.describe(propertyList: userDefaults.object(forKey: "mixed"))
+            var value = suite[key]
+            value.append(1)
+            suite[key] = value
+            let after = PropertyListSamples.describe(propertyList: userDefaults.object(forKey: "mixed"))
+            #expect(after == String(before.dropLast()) + ", Integer(1)]")
+            #expect(after.contains("Data(AAEC), String(\"AAEC\")"))
         }
     }
 

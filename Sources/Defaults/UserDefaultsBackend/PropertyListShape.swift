@@ -66,13 +66,13 @@ package indirect enum PropertyListShape: Sendable, Equatable {
         switch (json, read.json) {
         case (.array(let elements), .array(let readElements)):
             guard dependsOnTheValue || isElementwise else { return self }
+            let matches = Self.matches(of: elements, in: readElements)
             return .elements(
-                elements.enumerated()
-                    .map { index, element in
-                        let shape = self.element(at: index)
-                        guard let match = readElements.firstIndex(of: element) else { return shape }
-                        return shape.keeping((readElements[match], read.shape.element(at: match)), for: element)
-                    }
+                elements.indices.map { index in
+                    let shape = self.element(at: index)
+                    guard let match = matches[index] else { return shape }
+                    return shape.keeping((readElements[match], read.shape.element(at: match)), for: elements[index])
+                }
             )
         case (.object(let members), .object(let readMembers)):
             guard dependsOnTheValue || isElementwise else { return self }
@@ -88,6 +88,33 @@ package indirect enum PropertyListShape: Sendable, Equatable {
         default:
             return self
         }
+    }
+
+    /// For each element of `elements`, the index of the element read that it is, if any.
+    ///
+    /// Each read element is matched once, at its own index when it is still there, else the first
+    /// unused one with the same JSON. Linear: a long array written back costs no more than reading it.
+    private static func matches(of elements: [JSONValue], in readElements: [JSONValue]) -> [Int?] {
+        var matches = [Int?](repeating: nil, count: elements.count)
+        var taken = Set<Int>()
+        for index in elements.indices where index < readElements.count && elements[index] == readElements[index] {
+            matches[index] = index
+            taken.insert(index)
+        }
+        var unused: [JSONValue: [Int]] = [:]
+        for (index, element) in readElements.enumerated() where !taken.contains(index) {
+            unused[element, default: []].append(index)
+        }
+        var used: [JSONValue: Int] = [:]
+        for index in elements.indices where matches[index] == nil {
+            let element = elements[index]
+            guard let candidates = unused[element] else { continue }
+            let next = used[element, default: 0]
+            guard next < candidates.count else { continue }
+            matches[index] = candidates[next]
+            used[element] = next + 1
+        }
+        return matches
     }
 
     /// Whether this is a shape made from a value, element by element, member by member.
