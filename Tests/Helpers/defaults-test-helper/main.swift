@@ -194,15 +194,20 @@ if command == "userdefaults-samples" {
     guard arguments.count >= 3, let userDefaults = UserDefaults(suiteName: arguments[2]) else {
         fail("usage: defaults-test-helper userdefaults-samples <path>")
     }
-    let suite = Defaults.Suite(userDefaults: userDefaults)
-    for sample in PropertyListSamples.all {
-        let plist = PropertyListSamples.describe(propertyList: userDefaults.object(forKey: sample.name))
-        print("\(sample.name) value=\(sample.read(suite)) plist=\(plist)")
+    // NB: in a function, so the suite and what it caches are gone before `exit`: LeakSanitizer
+    // cannot follow the references its values keep in enum payloads (see .ci/lsan-suppressions.txt).
+    func printSamples() {
+        let suite = Defaults.Suite(userDefaults: userDefaults)
+        for sample in PropertyListSamples.all {
+            let plist = PropertyListSamples.describe(propertyList: userDefaults.object(forKey: sample.name))
+            print("\(sample.name) value=\(sample.read(suite)) plist=\(plist)")
+        }
+        let date = suite[Defaults.Key<Date?>("date.fraction", suite: suite)]
+        print("date.fraction=\(date.map { PropertyListSamples.describe($0) } ?? "nothing stored")")
+        let zero = suite[Defaults.Key<Double?>("double.negativeZero", suite: suite)]
+        print("double.negativeZero=\(zero.map { PropertyListSamples.describe($0) } ?? "nothing stored")")
     }
-    let date = suite[Defaults.Key<Date?>("date.fraction", suite: suite)]
-    print("date.fraction=\(date.map { PropertyListSamples.describe($0) } ?? "nothing stored")")
-    let zero = suite[Defaults.Key<Double?>("double.negativeZero", suite: suite)]
-    print("double.negativeZero=\(zero.map { PropertyListSamples.describe($0) } ?? "nothing stored")")
+    printSamples()
     exit(0)
 }
 
