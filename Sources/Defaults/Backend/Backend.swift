@@ -192,7 +192,9 @@ extension Defaults {
         /// Reports that the backend's contents are now `contents`, whole.
         ///
         /// For a backend that lost track of changes and loaded again. The suite reports the
-        /// difference from what it holds as one `.external` change event.
+        /// difference from what it holds as one `.external` change event, and takes the contents'
+        /// revision as its own even when it is older than one reported before: a backend whose
+        /// history began again (a database restored from a backup) says so with this report.
         public func replaced(by contents: BackendContents) {
             onReplaced(contents)
         }

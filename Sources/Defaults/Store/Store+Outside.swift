@@ -7,7 +7,7 @@ extension Store {
     /// Keys changed here and not committed yet keep their values; the others that changed for
     /// reads make one external change (those someone can be told of: see ``take(_:into:dropping:)``).
     /// With `isWhole`, `values` is everything stored, and keys it lacks are removed (but for those
-    /// in `kept`). A report at a
+    /// in `kept`), and its `revision` is taken whatever it is; a report of some keys at a
     /// `revision` no newer than the one memory holds is dropped. The caller keeps reports in order
     /// (``receive(_:)``), so events leave in the order they were applied.
     func absorbOutside(
@@ -23,7 +23,10 @@ extension Store {
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             if let revision {
-                if let known = state.backendRevision, revision <= known { return ([:], nil) }
+                // NB: a whole report is the backend's word on everything, even at an older revision
+                // (its history began again: a database restored from a backup); a report of some
+                // keys is dropped unless it is newer.
+                if !isWhole, let known = state.backendRevision, revision <= known { return ([:], nil) }
                 state.backendRevision = revision
             }
             var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []

@@ -16,20 +16,208 @@ extension EtcdBackend {
         // NB: etcd takes at most `maxOperationsPerTransaction` operations in one transaction
         // (its --max-txn-ops, 128 by default): a larger commit goes in several, in key order.
         for chunk in chunks(of: changes.values) {
-            let request = Etcd.TxnRequest(compare: [], success: operations(for: chunk), failure: [])
-            let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
-            recordOwnCommit(chunk, at: response.header.revisionNumber)
+            try commitOnce(chunk)
         }
     }
 
-    /// `values` in pieces of at most ``maxOperationsPerTransaction`` keys, in key order.
+    /// Stores `values` in one transaction, applied at most once.
+    ///
+    /// The transaction holds only if each key it writes is still at the mod revision the backend
+    /// knows (or still absent): a request a stalled member held, and applies when it goes on, long
+    /// after it was given up and sent again elsewhere, finds its keys changed and does nothing.
+    /// A key another party changed meanwhile is read in the failure branch, and the transaction
+    /// sent again over it: writes stay merged per key, the last one in winning.
+    ///
+    /// When the request went out and no answer came (a member stalled, a connection cut, "request
+    /// timed out"), etcd may or may not have applied it: the keys say which. Applied, every key
+    /// holds what was written at a revision newer than any the backend had seen when it sent it;
+    /// a key still at an older one shows it was not; a key changed since to another value was
+    /// written after it, and keeps that. Only the keys that were not applied are sent again, to
+    /// the next member.
+    ///
+    /// NB: one case reads as not applied when it was: a key this commit created and another
+    /// party removed before the keys were read is written again.
+    private func commitOnce(_ values: [String: Defaults.JSONValue?]) throws(Defaults.StorageError) {
+        var pending = values
+        var guards = state.withLock { state in guardRevisions(of: values.keys, in: state) }
+        var unanswered: [String] = []
+        var conflicts = 0
+        while true {
+            let seen = state.withLock { $0.revision }
+            let names = pending.keys.sorted()
+            let request = Etcd.TxnRequest(
+                compare: names.map { guardCompare($0, at: guards[$0] ?? 0) },
+                success: operations(for: pending),
+                failure: names.map { Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + $0))) }
+            )
+            switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
+            case .answered(let response) where response.succeeded == true:
+                recordOwnCommit(pending, at: response.header.revisionNumber)
+                return
+            case .answered(let response):
+                // NB: another party wrote one of the keys since the backend last knew it: each is
+                // written over, at the revision it has now. Every such failure is another's
+                // commit, so this ends; the bound only stops a runaway.
+                conflicts += 1
+                guard conflicts < 100 else {
+                    throw .backendFailed(backend: name, reason: "a commit lost 100 races in a row for its keys")
+                }
+                let found = remember(names, response.responses ?? [])
+                for name in names { guards[name] = found[name]?.modRevision ?? 0 }
+            case .unknown(let reason):
+                unanswered.append(reason)
+                guard unanswered.count <= client.endpoints.count else {
+                    throw .backendFailed(
+                        backend: name,
+                        reason:
+                            "no member answered a commit, and it was not applied (\(unanswered.joined(separator: "; ")))"
+                    )
+                }
+                let found: [String: (value: Defaults.JSONValue?, modRevision: Int64)]
+                do throws(Defaults.StorageError) {
+                    found = try fetch(names)
+                } catch {
+                    throw .backendFailed(
+                        backend: name,
+                        reason:
+                            "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
+                    )
+                }
+                pending = pending.filter { name, value in
+                    guard let now = found[name] else { return value != nil }
+                    return now.value != value && now.modRevision <= seen
+                }
+                if pending.isEmpty { return }
+                for name in pending.keys { guards[name] = found[name]?.modRevision ?? 0 }
+            }
+        }
+    }
+
+    /// The mod revision each key of `names` is known at, 0 for a key known absent (or not known).
+    private func guardRevisions(of names: some Sequence<String>, in state: State) -> [String: Int64] {
+        var guards: [String: Int64] = [:]
+        for name in names {
+            if let known = state.known[name], known.value != nil { guards[name] = known.modRevision }
+        }
+        return guards
+    }
+
+    /// The compare that holds while the key `name` is at `modRevision` (0: absent).
+    private func guardCompare(_ name: String, at modRevision: Int64) -> Etcd.Compare {
+        let key = Etcd.encode(prefix + name)
+        guard modRevision > 0 else { return Etcd.Compare(key: key, target: "VERSION", result: "EQUAL", version: "0") }
+        return Etcd.Compare(key: key, target: "MOD", result: "EQUAL", mod_revision: String(modRevision))
+    }
+
+    /// What became of a transaction.
+    enum TransactionOutcome {
+        /// etcd answered.
+        case answered(Etcd.TxnResponse)
+        /// The answer was lost, and the transaction was found applied, at this revision.
+        case applied(revision: Int64)
+
+        /// The revision of the transaction.
+        var revision: Int64 {
+            switch self {
+            case .answered(let response): response.header.revisionNumber
+            case .applied(let revision): revision
+            }
+        }
+
+        /// Whether the compares held, and the success branch was applied.
+        var succeeded: Bool {
+            switch self {
+            case .answered(let response): response.succeeded == true
+            case .applied: true
+            }
+        }
+    }
+
+    /// Runs one conditional etcd transaction, applied at most once.
+    ///
+    /// Its success branch also puts the backend's own key (the prefix itself) with an id of this
+    /// transaction's. When the request went out and no answer came (a member stalled, a connection
+    /// cut, "request timed out"), etcd may or may not have applied it: the key's history since the
+    /// newest revision the backend had seen says which. Applied, it is done; not applied, it is
+    /// sent again, to the next member, where its compares decide. So an exclusive transaction's
+    /// closure runs again only after a real conflict. (The values alone could not say: another
+    /// instance that read the same revision and computed the same values may have won instead.)
+    ///
+    /// - Throws: When etcd refused it, every member is out of reach, or whether it was applied
+    ///   could not be found out (the history was compacted meanwhile): then the pending writes stay
+    ///   pending, and the next commit sends them again.
+    func transact(
+        compare: [Etcd.Compare],
+        success: [Etcd.RequestOp],
+        failure: [Etcd.RequestOp]
+    ) throws(Defaults.StorageError) -> TransactionOutcome {
+        let id = UUID().uuidString
+        let marker = Self.markerText(id)
+        let request = Etcd.TxnRequest(
+            compare: compare,
+            success: success + [
+                Etcd.RequestOp(request_put: Etcd.PutRequest(key: Etcd.encode(prefix), value: Etcd.encode(marker)))
+            ],
+            failure: failure
+        )
+        // NB: no revision this transaction could have been applied at is older than one seen now.
+        let seen = state.withLock { $0.revision }
+        var unanswered: [String] = []
+        for _ in 0...client.endpoints.count {
+            switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
+            case .answered(let response):
+                return .answered(response)
+            case .unknown(let reason):
+                unanswered.append(reason)
+                let applied: Int64?
+                do throws(Defaults.StorageError) {
+                    applied = try revision(of: marker, after: seen)
+                } catch {
+                    throw .backendFailed(
+                        backend: name,
+                        reason:
+                            "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
+                    )
+                }
+                if let applied { return .applied(revision: applied) }
+            }
+        }
+        throw .backendFailed(
+            backend: name,
+            reason: "no member answered a commit, and it was not applied (\(unanswered.joined(separator: "; ")))"
+        )
+    }
+
+    /// The text the backend's own key holds after the transaction `id`.
+    static func markerText(_ id: String) -> String { "{\"commit\":\"\(id)\"}" }
+
+    /// The revision at which the backend's own key was given `marker`, looked for back to the
+    /// revision `seen` (excluded); `nil` if it was not.
+    private func revision(of marker: String, after seen: Int64) throws(Defaults.StorageError) -> Int64? {
+        var at: Int64?
+        while true {
+            let read = Etcd.RangeRequest(key: Etcd.encode(prefix), revision: at.map { String($0) })
+            let response = try client.call("v3/kv/range", read, as: Etcd.RangeResponse.self, backend: name)
+            guard let pair = response.kvs?.first, let modified = pair.mod_revision.flatMap(Int64.init),
+                modified > seen
+            else { return nil }
+            if Etcd.decode(pair.value) == marker { return modified }
+            // NB: another commit's since: the key as it was before it.
+            at = modified - 1
+        }
+    }
+
+    /// The most keys one transaction writes: etcd's limit, less the put of the backend's own key.
+    private var keysPerTransaction: Int { max(1, maxOperationsPerTransaction - 1) }
+
+    /// `values` in pieces of at most ``keysPerTransaction`` keys, in key order.
     private func chunks(of values: [String: Defaults.JSONValue?]) -> [[String: Defaults.JSONValue?]] {
         let sorted = values.sorted { $0.key < $1.key }
-        return stride(from: 0, to: sorted.count, by: maxOperationsPerTransaction)
+        let size = keysPerTransaction
+        return stride(from: 0, to: sorted.count, by: size)
             .map { start in
                 Dictionary(
-                    uniqueKeysWithValues: sorted[start..<min(start + maxOperationsPerTransaction, sorted.count)]
-                        .map { ($0.key, $0.value) }
+                    uniqueKeysWithValues: sorted[start..<min(start + size, sorted.count)].map { ($0.key, $0.value) }
                 )
             }
     }
@@ -63,16 +251,18 @@ extension EtcdBackend {
             var pieces = chunks(of: values)
             let first = pieces.removeFirst()
             let request = Etcd.TxnRequest(compare: [unchanged], success: operations(for: first), failure: [])
-            let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
-            if response.succeeded == true {
+            switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
+            case .answered(let response):
+                guard response.succeeded == true else { continue }
                 recordOwnCommit(first, at: response.header.revisionNumber)
-                for piece in pieces {
-                    let rest = Etcd.TxnRequest(compare: [], success: operations(for: piece), failure: [])
-                    let answer = try client.call("v3/kv/txn", rest, as: Etcd.TxnResponse.self, backend: name)
-                    recordOwnCommit(piece, at: answer.header.revisionNumber)
-                }
-                return
+            case .unknown:
+                // NB: applied if every key of the piece holds what it wrote (nothing else would
+                // remove them all and write those values); otherwise listed and tried again.
+                let found = try fetch(Array(first.keys))
+                guard first.allSatisfy({ name, value in found[name].flatMap(\.value) == value }) else { continue }
             }
+            for piece in pieces { try commitOnce(piece) }
+            return
         }
     }
 
@@ -87,11 +277,11 @@ extension EtcdBackend {
     ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
         commitGate.lock()
         defer { commitGate.unlock() }
-        guard changes.values.count <= maxOperationsPerTransaction, expected.count <= maxOperationsPerTransaction else {
+        guard changes.values.count <= keysPerTransaction, expected.count <= maxOperationsPerTransaction else {
             throw .backendFailed(
                 backend: name,
                 reason:
-                    "an exclusive transaction of \(changes.values.count) writes and \(expected.count) reads is more than one etcd transaction takes (\(maxOperationsPerTransaction) operations)"
+                    "an exclusive transaction of \(changes.values.count) writes and \(expected.count) reads is more than one etcd transaction takes (\(maxOperationsPerTransaction) operations, one of them the backend's own key)"
             )
         }
         var compares: [Etcd.Compare] = []
@@ -143,24 +333,51 @@ extension EtcdBackend {
             return .committed
         }
         let names = Array(expected.keys)
-        let reads = names.map { name in
-            Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+        // NB: a key written and not read is compared too, at the revision the backend knows it
+        // at: so a request a stalled member held finds it changed by the time it is applied, if it
+        // was given up and sent again meanwhile. Such a key changed by another party is no
+        // conflict (the transaction did not read it): it is read, and the transaction sent again.
+        let unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
+        var guards = state.withLock { state in guardRevisions(of: unread, in: state) }
+        let reads = (names + unread)
+            .map { name in
+                Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+            }
+        for _ in 0..<100 {
+            let outcome = try transact(
+                compare: compares + unread.map { guardCompare($0, at: guards[$0] ?? 0) },
+                success: operations(for: changes.values),
+                failure: reads
+            )
+            if outcome.succeeded {
+                recordOwnCommit(changes.values, at: outcome.revision)
+                return .committed
+            }
+            guard case .answered(let response) = outcome else { return .committed }
+            // The failure branch read each compared key: what it holds now.
+            let responses = response.responses ?? []
+            let compared = Dictionary(uniqueKeysWithValues: compares.map { ($0.key, $0) })
+            let found = remember(names + unread, responses)
+            let conflicted = names.contains { name in
+                let compare = compared[Etcd.encode(prefix + name)]
+                let now = found[name]?.modRevision ?? 0
+                return compare?.target == "VERSION" ? now != 0 : String(now) != compare?.mod_revision
+            }
+            if conflicted {
+                var current: [String: Defaults.JSONValue?] = [:]
+                for name in names { current[name] = .some(found[name]?.value ?? nil) }
+                return .conflict(current: current)
+            }
+            for name in unread { guards[name] = found[name]?.modRevision ?? 0 }
         }
-        let request = Etcd.TxnRequest(compare: compares, success: operations(for: changes.values), failure: reads)
-        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
-        if response.succeeded == true {
-            recordOwnCommit(changes.values, at: response.header.revisionNumber)
-            return .committed
-        }
-        // The failure branch read each compared key: what it holds now.
-        let found = remember(names, response.responses ?? [])
-        var current: [String: Defaults.JSONValue?] = [:]
-        for name in names { current[name] = .some(found[name]?.value ?? nil) }
-        return .conflict(current: current)
+        throw .backendFailed(
+            backend: name,
+            reason: "an exclusive transaction lost 100 races in a row for keys it only writes"
+        )
     }
 
     /// What the keys `names` hold in etcd now, read in one transaction, and remembered.
-    private func fetch(_ names: [String]) throws(Defaults.StorageError) -> [String: (
+    func fetch(_ names: [String]) throws(Defaults.StorageError) -> [String: (
         value: Defaults.JSONValue?, modRevision: Int64
     )] {
         let reads = names.map { name in

@@ -54,15 +54,18 @@ extension EtcdBackend {
             create_request: .init(
                 key: Etcd.encode(prefix),
                 range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
-                start_revision: String(from)
+                start_revision: String(from),
+                progress_notify: true
             )
         )
+        let start = from
         do {
-            let connection = try client.startWatch(request, at: index) { [weak self] message in
-                self?.received(message) ?? false
+            let connection = try client.startWatch(request, at: index, heartbeat: heartbeat) { [weak self] message in
+                self?.received(message, resumingAt: start) ?? .end
             }
             let stopped = state.withLock { state -> Bool in
                 state.watch.connection = connection
+                state.watch.connections += 1
                 return state.watch.isStopped
             }
             if stopped { connection.cancel() }
@@ -82,34 +85,67 @@ extension EtcdBackend {
         }
     }
 
-    /// Takes one message of the watch, on the event loop; `false` ends the connection.
-    private func received(_ message: Etcd.WatchMessage) -> Bool {
-        guard let result = message.result else { return true }
-        let (taken, keepGoing) = state.withLock { state -> (Bool, Bool) in
+    /// Takes one message of the watch, on the event loop: whether the connection goes on.
+    ///
+    /// - Parameter from: The revision the connection asked to start at.
+    private func received(_ message: Etcd.WatchMessage, resumingAt from: Int64) -> EtcdClient.WatchVerdict {
+        guard let result = message.result else { return .more }
+        // NB: the answer to a heartbeat: a sign of life, and no point the watch has passed
+        // (etcd < 3.4.25 gives the store's revision, events before it maybe still to come).
+        if result.watch_id == "-1" { return .more }
+        let (taken, verdict) = state.withLock { state -> (Bool, EtcdClient.WatchVerdict) in
             // NB: the hold's cancel ends the connection later, on the event loop: a message that
             // comes meanwhile is left for the next connection, which starts from `next`.
-            guard !state.watch.isHeld else { return (false, false) }
-            state.watch.connected = true
+            guard !state.watch.isHeld else { return (false, .end) }
             if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
                 state.watch.next = -1
-                return (true, false)
+                return (true, .end)
             }
+            if result.canceled == true {
+                // NB: etcd refused the watch (a permission, a token, a future revision): a failure,
+                // paused before the next try like any other, never a loop of reconnections.
+                return (false, .fail("etcd canceled the watch: \(result.cancel_reason ?? "no reason given")"))
+            }
+            if result.created == true {
+                // NB: another cluster now answers at the address (restored from a snapshot, or made
+                // anew), or this one's history went back: the revision to resume from means nothing
+                // there, and etcd would wait silently for its count to reach it. Read it all again.
+                let cluster = result.header.cluster_id
+                let revision = result.header.revisionNumber
+                if (cluster != nil && state.clusterID != nil && cluster != state.clusterID)
+                    || (revision > 0 && revision < from - 1)
+                {
+                    state.watch.next = -1
+                    state.revision = 0
+                    state.ownRevisions = []
+                    state.clusterID = cluster
+                    return (true, .end)
+                }
+                if let cluster { state.clusterID = cluster }
+            }
+            state.watch.connected = true
             if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
                 state.watch.next = max(state.watch.next, last + 1)
+            } else if result.created != true, result.header.revisionNumber > 0 {
+                // NB: a progress notification etcd sent of itself (`progress_notify`): sent only to
+                // a watch that has caught up, so every change up to its revision was delivered.
+                state.watch.next = max(state.watch.next, result.header.revisionNumber + 1)
             }
-            // NB: a watch etcd ended for another reason: connect again from where it was.
-            return (true, result.canceled != true)
+            return (true, .more)
         }
-        guard taken else { return false }
+        guard taken else { return verdict }
         // NB: one message may carry several revisions: each is a report of its own.
         for (revision, events) in Self.byRevision(result.events ?? []) {
             watchQueue.async { [weak self] in self?.take(events, at: revision) }
         }
-        return keepGoing
+        return verdict
     }
 
     /// What follows a connection's end (or a failed try), on the watch queue: the next try, after
-    /// a pause that grows with failures in a row.
+    /// a pause that grows with failures in a row, at the next endpoint.
+    ///
+    /// A failure is reported once every endpoint has failed in a row (and at least two tries have):
+    /// a member left for another that answers is a recovery, not a problem for the error handler.
     private func watchEnded(failed error: (any Error)?) {
         let (delay, tell) = state.withLock { state -> (Int, Bool) in
             state.watch.connection = nil
@@ -118,13 +154,15 @@ extension EtcdBackend {
             var tell = false
             if error != nil || state.watch.next == -1, !state.watch.isHeld, !state.watch.isStopped {
                 state.watch.failures += 1
-                tell = error != nil && state.watch.failures == 1
+                tell = error != nil && state.watch.failures == max(2, client.endpoints.count)
             }
             if state.watch.next != -1 || error != nil {
                 state.watch.index = (state.watch.index + 1) % client.endpoints.count
             }
+            // NB: the first try after a failure goes at once (another member may well answer);
+            // only a run of failures waits, growing to 3 s.
             let failures = state.watch.failures
-            return (failures == 0 ? 0 : min(50 << min(failures, 6), 3_000), tell)
+            return (failures <= 1 ? 0 : min(50 << min(failures, 6), 3_000), tell)
         }
         if tell, let error {
             report(.backendFailed(backend: name, reason: "the watch of etcd stopped (\(error)); reconnecting"))
@@ -163,6 +201,9 @@ extension EtcdBackend {
         }
         connection?.cancel()
     }
+
+    /// How many connections the watch has made: one while it never had to connect again.
+    var watchConnectionsForTesting: Int { state.withLock { $0.watch.connections } }
 
     /// Lets the watch connect again.
     func releaseWatchForTesting() {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Defaults
 import Dispatch
 import Foundation
+import NIOCore
 import Synchronization
 
 /// A ``Defaults/Backend`` whose values live in etcd under a key prefix: each setting one etcd key,
@@ -52,6 +53,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var loaded = false
         /// The watch: where it is, and its connection now.
         var watch = WatchState()
+        /// The id of the cluster last read or watched.
+        var clusterID: String?
     }
 
     /// Where the watch is.
@@ -71,6 +74,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var isStopped = true
         /// For tests: the watch does not connect while set.
         var isHeld = false
+        /// How many connections the watch has made.
+        var connections = 0
         var connection: HTTPClient.Task<Void>?
     }
 
@@ -86,6 +91,9 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     let cache: EtcdCache?
     /// The most operations the backend puts in one etcd transaction: etcd's `--max-txn-ops`.
     public let maxOperationsPerTransaction: Int
+    /// How often the watch asks the member it watches from for a sign of life; a member that has
+    /// sent nothing by the next time is left for the next one.
+    let heartbeat: TimeAmount
 
     /// Creates a backend over the keys under `prefix` in the etcd cluster at `endpoints`.
     ///
@@ -97,14 +105,25 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ///     reach starts from them.
     ///   - maxOperationsPerTransaction: The cluster's `--max-txn-ops` (128 unless it was set): a
     ///     commit of more keys goes in several transactions, each one change for the other suites.
+    ///   - heartbeat: How often the watch asks the member it watches from for a sign of life. A
+    ///     member that has sent nothing by the next time (stalled, or behind a connection that is
+    ///     half open) is left for the next member, from the revision the watch had reached: a
+    ///     change made meanwhile through another member arrives between one and two heartbeats
+    ///     after the stall began.
+    ///
+    /// - Precondition: `prefix` is not empty: the key that is the prefix itself is the backend's
+    ///   own (see ``commit(_:)``).
     public init(
         endpoints: [URL],
         prefix: String,
         timeout: Duration = .seconds(5),
         cache: CacheLocation = .automatic,
-        maxOperationsPerTransaction: Int = 128
+        maxOperationsPerTransaction: Int = 128,
+        heartbeat: Duration = .seconds(3)
     ) {
+        precondition(!prefix.isEmpty, "DefaultsEtcd: a suite in etcd needs a key prefix")
         self.prefix = prefix
+        self.heartbeat = TimeAmount(heartbeat)
         self.maxOperationsPerTransaction = max(1, maxOperationsPerTransaction)
         self.client = EtcdClient(endpoints: endpoints, timeout: timeout)
         switch cache {
@@ -183,6 +202,7 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         }
         let revision = response.header.revisionNumber
         let updates = state.withLock { state in
+            if let cluster = response.header.cluster_id { state.clusterID = cluster }
             state.known = known
             state.revision = max(state.revision, revision)
             state.loaded = true
@@ -194,9 +214,12 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         return (values, revision)
     }
 
-    /// The setting a key names: the key without the prefix; `nil` for a key that is not text.
+    /// The setting a key names: the key without the prefix; `nil` for a key that is not text, and
+    /// for the prefix itself, the backend's own key (no setting's name is empty).
     func settingName(_ base64: String) -> String? {
-        guard let key = Etcd.decode(base64), key.hasPrefix(prefix) else { return nil }
+        guard let key = Etcd.decode(base64), key.hasPrefix(prefix), key.utf8.count > prefix.utf8.count else {
+            return nil
+        }
         return String(key.dropFirst(prefix.count))
     }
 
@@ -225,6 +248,14 @@ extension Defaults.StorageError {
     var shortReason: String {
         if case .backendFailed(_, let reason) = self { return reason }
         return description
+    }
+}
+
+extension TimeAmount {
+    /// `duration`, to the nanosecond.
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }
 

@@ -3,6 +3,7 @@ import Defaults
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 /// Calls etcd's v3 JSON gateway at one of several endpoints, through async-http-client.
@@ -22,15 +23,15 @@ final class EtcdClient: Sendable {
         precondition(!endpoints.isEmpty, "DefaultsEtcd: a suite in etcd needs at least one endpoint")
         self.endpoints = endpoints
         self.http = etcdHTTPClient
-        let (seconds, attoseconds) = timeout.components
-        self.timeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.timeout = TimeAmount(timeout)
     }
 
     /// What the endpoints are called in messages.
     var endpointList: String { endpoints.map(\.absoluteString).joined(separator: ", ") }
 
     /// Posts `body` to `path` and decodes the answer, trying each endpoint once, the last one that
-    /// answered first.
+    /// answered first: for calls that may be sent again whatever became of them (reads, and
+    /// transactions that only compare and read).
     ///
     /// - Throws: ``Defaults/StorageError/backendFailed(backend:reason:)`` naming what went wrong:
     ///   every endpoint out of reach, or etcd's own error message.
@@ -40,6 +41,43 @@ final class EtcdClient: Sendable {
         as type: Response.Type,
         backend: String
     ) throws(Defaults.StorageError) -> Response {
+        switch try exchange(path, body, as: type, backend: backend, isIdempotent: true) {
+        case .answered(let response): return response
+        case .unknown(let reason): throw .backendFailed(backend: backend, reason: reason)
+        }
+    }
+
+    /// Posts `body`, a change, to `path`, never applied twice.
+    ///
+    /// It goes to the next endpoint only when it is known not to have reached etcd (the connection
+    /// was refused, or the member said it has no leader, which it says before it does anything).
+    /// When the request went out and no answer came back (a deadline, a connection closed,
+    /// "request timed out"), it may have been applied: the caller is told, to find out (etcd's own
+    /// clients never send a change twice either).
+    func send<Response: Decodable>(
+        _ path: String,
+        _ body: some Encodable,
+        as type: Response.Type,
+        backend: String
+    ) throws(Defaults.StorageError) -> Outcome<Response> {
+        try exchange(path, body, as: type, backend: backend, isIdempotent: false)
+    }
+
+    /// What became of a change sent to etcd.
+    enum Outcome<Response> {
+        /// etcd answered.
+        case answered(Response)
+        /// The request went out and no answer came: it may or may not have been applied.
+        case unknown(reason: String)
+    }
+
+    private func exchange<Response: Decodable>(
+        _ path: String,
+        _ body: some Encodable,
+        as type: Response.Type,
+        backend: String,
+        isIdempotent: Bool
+    ) throws(Defaults.StorageError) -> Outcome<Response> {
         let payload: Data
         do {
             payload = try JSONEncoder().encode(body)
@@ -50,35 +88,45 @@ final class EtcdClient: Sendable {
         var failures: [String] = []
         for offset in 0..<endpoints.count {
             let index = (first + offset) % endpoints.count
+            let endpoint = endpoints[index].absoluteString
             let url = endpoints[index].appendingPathComponent(path).absoluteString
             let response: HTTPClient.Response
             do {
-                var headers = HTTPHeaders()
-                headers.add(name: "Content-Type", value: "application/json")
-                let request = try HTTPClient.Request(url: url, method: .POST, headers: headers, body: .data(payload))
+                let request = try HTTPClient.Request(
+                    url: url,
+                    method: .POST,
+                    headers: Self.headers,
+                    body: .data(payload)
+                )
                 response = try http.execute(request: request, deadline: .now() + timeout).wait()
             } catch {
-                failures.append("\(endpoints[index].absoluteString): \(error)")
+                leave(index)
+                if !isIdempotent, !Self.wasNeverSent(error) {
+                    return .unknown(reason: "no answer from \(endpoint) to \(path) (\(error))")
+                }
+                failures.append("\(endpoint): \(error)")
                 continue
             }
             let bytes = response.body.map { Data($0.readableBytesView) } ?? Data()
             guard response.status == .ok else {
-                let message = (try? JSONDecoder().decode(Etcd.ErrorBody.self, from: bytes))
-                    .flatMap { $0.message ?? $0.error }
-                // NB: a member that lost its quorum answers 503 ("etcdserver: no leader" and the
-                // like): another member may have one.
+                let said = (try? JSONDecoder().decode(Etcd.ErrorBody.self, from: bytes))?.text
+                let message = said ?? "\(response.status)"
+                // NB: a member cut off from its quorum answers 503 ("etcdserver: no leader" before
+                // it does anything, as the require-leader header asks; "request timed out" after it
+                // tried): another member may have a leader.
                 if response.status.code >= 500 {
-                    failures.append("\(endpoints[index].absoluteString): \(message ?? "\(response.status)")")
+                    leave(index)
+                    if !isIdempotent, !Self.saysNoLeader(said) {
+                        return .unknown(reason: "\(endpoint) answered \(path) with \(message)")
+                    }
+                    failures.append("\(endpoint): \(message)")
                     continue
                 }
-                throw .backendFailed(
-                    backend: backend,
-                    reason: "etcd refused \(path): \(message ?? "\(response.status)")"
-                )
+                throw .backendFailed(backend: backend, reason: "etcd refused \(path): \(message)")
             }
             preferred.withLock { $0 = index }
             do {
-                return try JSONDecoder().decode(Response.self, from: bytes)
+                return .answered(try JSONDecoder().decode(Response.self, from: bytes))
             } catch {
                 throw .backendFailed(backend: backend, reason: "etcd's answer to \(path) did not decode: \(error)")
             }
@@ -86,30 +134,90 @@ final class EtcdClient: Sendable {
         throw .backendFailed(backend: backend, reason: "etcd is out of reach (\(failures.joined(separator: "; ")))")
     }
 
+    /// Moves the next calls off the endpoint `index`, which failed one: they go to the next.
+    private func leave(_ index: Int) {
+        preferred.withLock { if $0 == index { $0 = (index + 1) % endpoints.count } }
+    }
+
+    /// The headers of every request: JSON, and etcd's require-leader metadata, so a member cut off
+    /// from its quorum says so at once ("no leader"), and ends a watch it serves instead of
+    /// keeping it open and silent.
+    static let headers: HTTPHeaders = {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Grpc-Metadata-Hasleader", value: "true")
+        return headers
+    }()
+
+    /// Whether `error` came before the request could reach a member: the connection was refused
+    /// or could not be made.
+    static func wasNeverSent(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError {
+            return error == .connectTimeout
+        }
+        if let error = error as? IOError {
+            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
+        }
+        if error is NIOConnectionError { return true }
+        if case ChannelError.connectTimeout = error { return true }
+        return false
+    }
+
+    /// Whether etcd's error says the member has no leader: said before a request is proposed, so
+    /// nothing was applied.
+    static func saysNoLeader(_ message: String?) -> Bool {
+        message?.contains("no leader") == true
+    }
+
     /// Opens a watch with `body` at the endpoint `index`, and hands each message of its stream to
-    /// `receive`, in order, on the event loop, until the stream ends, fails, or `receive` returns
-    /// `false`.
+    /// `receive`, in order, on the event loop, until the stream ends, fails, or `receive` says so.
+    ///
+    /// The request's body stays open after the watch is created, and a progress request goes on it
+    /// every `heartbeat`: a member that has sent nothing since the last one (it is stalled, or the
+    /// connection is half open) fails the watch, so it can move to another member. An error etcd
+    /// writes in the stream (a member that lost its leader ends its watches so) fails it too.
     ///
     /// - Returns: The request: `cancel()` ends it; its `futureResult` completes when it has ended.
     func startWatch(
         _ body: Etcd.WatchCreateRequest,
         at index: Int,
-        receive: @escaping @Sendable (Etcd.WatchMessage) -> Bool
+        heartbeat: TimeAmount,
+        receive: @escaping @Sendable (Etcd.WatchMessage) -> WatchVerdict
     ) throws -> HTTPClient.Task<Void> {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
+        let endpoint = endpoints[index].absoluteString
         let url = endpoints[index].appendingPathComponent("v3/watch").absoluteString
+        let create = try JSONEncoder().encode(body)
+        let stream = WatchStream(endpoint: endpoint, heartbeat: heartbeat, receive: receive) { [self] in
+            preferred.withLock { $0 = index }
+        }
+        // NB: chunked and never ended by this side: the gateway passes each JSON object of the
+        // body to etcd as it comes, and async-http-client reads the answer meanwhile. It also
+        // arms its idle read timeout only once a body has ended, so a quiet watch has none.
+        // NB: with `Expect: 100-continue`: without it, etcd 3.4.23's gateway answered nothing
+        // while the body was open (measured); with it, each object is answered as it arrives.
+        // async-http-client sends the body at once and passes over the `100 Continue`.
+        var headers = Self.headers
+        headers.add(name: "Expect", value: "100-continue")
         let request = try HTTPClient.Request(
             url: url,
             method: .POST,
             headers: headers,
-            body: .data(try JSONEncoder().encode(body))
+            body: .stream(contentLength: nil) { writer in stream.opened(writer, sending: create) }
         )
-        // NB: a watch lasts as long as the suite: no deadline but cancellation.
-        let stream = WatchStream(endpoint: endpoints[index].absoluteString, receive: receive) { [self] in
-            preferred.withLock { $0 = index }
-        }
-        return http.execute(request: request, delegate: stream)
+        // NB: a watch lasts as long as the suite: no deadline but the heartbeat's, and cancellation.
+        let task = http.execute(request: request, delegate: stream)
+        stream.started(task)
+        return task
+    }
+
+    /// What a watch does after a message.
+    enum WatchVerdict: Sendable {
+        /// Goes on.
+        case more
+        /// Ends, as asked.
+        case end
+        /// Ends, failed for this reason.
+        case fail(String)
     }
 
     /// The endpoint to watch from first.
@@ -121,61 +229,194 @@ final class EtcdClient: Sendable {
     }
 }
 
-/// The body of a watch, split into its messages (the gateway ends each with a newline) as it
+/// One watch's stream: the request's body, kept open for heartbeats, and the answer, split into
+/// its messages (the gateway ends each with a newline, but for an error it writes last) as it
 /// arrives.
 ///
-/// `@unchecked Sendable`: async-http-client calls it on its task's event loop only.
-private final class WatchStream: HTTPClientResponseDelegate, @unchecked Sendable {
+/// async-http-client calls the delegate on the task's event loop; the heartbeat runs there too,
+/// and the body is written from wherever async-http-client asks for it: the state is locked.
+private final class WatchStream: HTTPClientResponseDelegate, Sendable {
     typealias Response = Void
 
     private let endpoint: String
-    private let receive: @Sendable (Etcd.WatchMessage) -> Bool
+    private let heartbeat: TimeAmount
+    private let receive: @Sendable (Etcd.WatchMessage) -> EtcdClient.WatchVerdict
     private let answered: @Sendable () -> Void
-    private var pending: [UInt8] = []
-    private var ended = false
+
+    private struct State {
+        var pending: [UInt8] = []
+        var ended = false
+        /// Whether anything came from etcd since the last heartbeat (or the create) went out.
+        var heard = false
+        var writer: HTTPClient.Body.StreamWriter?
+        /// Ends the request's body: completed when the watch ends, never before.
+        var bodyEnd: EventLoopPromise<Void>?
+        var task: HTTPClient.Task<Void>?
+        var beat: RepeatedTask?
+    }
+
+    private let state = Mutex(State())
 
     init(
         endpoint: String,
-        receive: @escaping @Sendable (Etcd.WatchMessage) -> Bool,
+        heartbeat: TimeAmount,
+        receive: @escaping @Sendable (Etcd.WatchMessage) -> EtcdClient.WatchVerdict,
         answered: @escaping @Sendable () -> Void
     ) {
         self.endpoint = endpoint
+        self.heartbeat = heartbeat
         self.receive = receive
         self.answered = answered
     }
 
+    /// The body's start: the create request; the body then stays open until the watch ends.
+    func opened(_ writer: HTTPClient.Body.StreamWriter, sending create: Data) -> EventLoopFuture<Void> {
+        let written = writer.write(.byteBuffer(ByteBuffer(bytes: create)))
+        let end = written.eventLoop.makePromise(of: Void.self)
+        let ended = state.withLock { state in
+            state.writer = writer
+            state.bodyEnd = end
+            return state.ended
+        }
+        if ended { end.succeed() }
+        return end.futureResult
+    }
+
+    /// The task has started: the heartbeat begins, and ends with it.
+    func started(_ task: HTTPClient.Task<Void>) {
+        let repeating = task.eventLoop.scheduleRepeatedTask(initialDelay: heartbeat, delay: heartbeat) { [self] _ in
+            self.beat(task)
+        }
+        state.withLock { state in
+            state.task = task
+            state.beat = repeating
+        }
+        task.futureResult.whenComplete { [self] _ in finish() }
+    }
+
+    /// One heartbeat: the watch fails if etcd sent nothing since the last one; otherwise another
+    /// progress request goes out.
+    private func beat(_ task: HTTPClient.Task<Void>) {
+        let (writer, stalled) = state.withLock { state -> (HTTPClient.Body.StreamWriter?, Bool) in
+            guard !state.ended else { return (nil, false) }
+            if !state.heard {
+                state.ended = true
+                return (nil, true)
+            }
+            state.heard = false
+            return (state.writer, false)
+        }
+        if stalled {
+            let seconds = Double(heartbeat.nanoseconds) / 1e9
+            task.fail(
+                reason: EtcdClient.WatchError(
+                    reason:
+                        "\(endpoint) sent nothing for \(seconds.formatted(.number.precision(.fractionLength(0...1)))) s"
+                )
+            )
+            return
+        }
+        // NB: answered at once with a header-only message (etcd 3.4.23: `watch_id` -1). Before
+        // etcd 3.4.25 and 3.5.8 that answer is no point the watch has passed, so it only counts as
+        // a sign of life.
+        if let writer, let request = try? JSONEncoder().encode(Etcd.WatchProgressRequest()) {
+            _ = writer.write(.byteBuffer(ByteBuffer(bytes: request)))
+        }
+    }
+
+    /// The watch has ended: the heartbeat stops, and the body ends.
+    private func finish() {
+        let (beat, end) = state.withLock { state in
+            state.ended = true
+            defer {
+                state.beat = nil
+                state.bodyEnd = nil
+                state.writer = nil
+                state.task = nil
+            }
+            return (state.beat, state.bodyEnd)
+        }
+        beat?.cancel()
+        end?.succeed()
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let ended = state.withLock { state in
+            state.heard = true
+            if head.status != .ok { state.ended = true }
+            return state.ended
+        }
         if head.status == .ok {
             answered()
-        } else {
-            ended = true
+        } else if ended {
             task.fail(reason: EtcdClient.WatchError(reason: "\(endpoint) answered the watch with \(head.status)"))
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        guard !ended else { return task.eventLoop.makeSucceededVoidFuture() }
-        pending.append(contentsOf: buffer.readableBytesView)
-        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = Array(pending[..<newline])
-            pending.removeSubrange(...newline)
-            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { continue }
-            guard let message = try? JSONDecoder().decode(Etcd.WatchMessage.self, from: Data(line)) else {
-                ended = true
-                task.fail(reason: EtcdClient.WatchError(reason: "a watch message did not decode"))
-                break
+        var lines: [[UInt8]] = []
+        let ended = state.withLock { state in
+            state.heard = true
+            guard !state.ended else { return true }
+            state.pending.append(contentsOf: buffer.readableBytesView)
+            while let newline = state.pending.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(Array(state.pending[..<newline]))
+                state.pending.removeSubrange(...newline)
             }
-            if !receive(message) {
-                ended = true
-                task.cancel()
-                break
-            }
+            return false
+        }
+        if !ended {
+            for line in lines where !take(line, task: task) { break }
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
+    /// The end of the answer: what is left is the last message (the gateway writes no newline
+    /// after an error it ends a stream with).
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        let rest = state.withLock { state in
+            defer { state.pending = [] }
+            return state.ended ? [] : state.pending
+        }
+        guard let message = try Self.decode(rest) else { return }
+        if let error = message.error {
+            throw EtcdClient.WatchError(reason: "\(endpoint) ended the watch: \(error.text ?? "an error")")
+        }
+        if case .fail(let reason) = receive(message) { throw EtcdClient.WatchError(reason: reason) }
+    }
+
+    /// Takes one line of the stream; `false` once the watch has ended.
+    private func take(_ line: [UInt8], task: HTTPClient.Task<Void>) -> Bool {
+        let verdict: EtcdClient.WatchVerdict
+        do {
+            guard let message = try Self.decode(line) else { return true }
+            if let error = message.error {
+                verdict = .fail("\(endpoint) ended the watch: \(error.text ?? "an error")")
+            } else {
+                verdict = receive(message)
+            }
+        } catch {
+            verdict = .fail("a watch message from \(endpoint) did not decode: \(error)")
+        }
+        switch verdict {
+        case .more:
+            return true
+        case .end:
+            state.withLock { $0.ended = true }
+            task.cancel()
+        case .fail(let reason):
+            state.withLock { $0.ended = true }
+            task.fail(reason: EtcdClient.WatchError(reason: reason))
+        }
+        return false
+    }
+
+    /// The message in `line`; `nil` for a blank line.
+    private static func decode(_ line: [UInt8]) throws -> Etcd.WatchMessage? {
+        guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { return nil }
+        return try JSONDecoder().decode(Etcd.WatchMessage.self, from: Data(line))
+    }
 }
 
 /// The HTTP client of every suite in etcd of the process; like AsyncHTTPClient's `shared`, never

@@ -33,6 +33,9 @@ enum Etcd {
 
     struct Header: Decodable {
         var revision: String?
+        /// The cluster's id: another one at the same address is another cluster (a restore from a
+        /// snapshot makes a new one).
+        var cluster_id: String?
 
         var revisionNumber: Int64 { revision.flatMap(Int64.init) ?? 0 }
     }
@@ -47,6 +50,8 @@ enum Etcd {
     struct RangeRequest: Encodable {
         var key: String
         var range_end: String?
+        /// The revision to read at (an older one reads history not compacted yet); absent: now.
+        var revision: String?
         var keys_only: Bool?
         var serializable: Bool?
     }
@@ -104,9 +109,20 @@ enum Etcd {
             var key: String
             var range_end: String
             var start_revision: String
+            /// Whether etcd sends a header-only message now and then (every 10 minutes unless its
+            /// `--experimental-watch-progress-notify-interval` says otherwise): a point the watch
+            /// has passed, to resume from.
+            var progress_notify: Bool?
         }
 
         var create_request: Body
+    }
+
+    /// `{"progress_request":{}}`: asks etcd for a header-only answer at once, on a watch's stream.
+    struct WatchProgressRequest: Encodable {
+        struct Body: Encodable {}
+
+        var progress_request = Body()
     }
 
     struct Event: Decodable {
@@ -117,6 +133,9 @@ enum Etcd {
 
     struct WatchResponse: Decodable {
         var header: Header
+        /// The watch's id on its stream; "-1" on the answer to a progress request (the first
+        /// watch's id, 0, is left out).
+        var watch_id: String?
         var created: Bool?
         var canceled: Bool?
         var compact_revision: String?
@@ -127,6 +146,13 @@ enum Etcd {
     struct ErrorBody: Decodable {
         var message: String?
         var error: String?
+        /// gRPC's status code (14: unavailable, 16: unauthenticated…).
+        var code: Int?
+        var grpc_code: Int?
+        var http_code: Int?
+
+        /// What etcd said.
+        var text: String? { message ?? error }
     }
 
     /// One line of the watch stream.

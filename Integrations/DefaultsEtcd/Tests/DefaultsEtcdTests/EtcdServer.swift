@@ -104,8 +104,24 @@ final class EtcdServer: Sendable {
 
     /// Sends SIGKILL: the member dies at once, as a crashed machine's would.
     func kill() {
+        send(SIGKILL)
+    }
+
+    /// Sends SIGSTOP: the member stalls, as one in a long pause or behind a stuck disk does.
+    ///
+    /// The kernel still takes connections and requests; nothing answers them.
+    func stall() {
+        send(SIGSTOP)
+    }
+
+    /// Sends SIGCONT: a stalled member goes on.
+    func resume() {
+        send(SIGCONT)
+    }
+
+    private func send(_ signal: Int32) {
         let process = running.withLock { $0?.process }
-        if let process, process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+        if let process, process.isRunning { _ = Glibc.kill(process.processIdentifier, signal) }
     }
 
     /// Starts the process, and returns at once.
@@ -162,6 +178,8 @@ final class EtcdServer: Sendable {
         else { return }
         if process.isRunning {
             process.terminate()
+            // NB: a stalled member would hold the signal until it went on.
+            _ = Glibc.kill(process.processIdentifier, SIGCONT)
         }
         process.waitUntilExit()
         ended.wait()
