@@ -9,6 +9,7 @@ import Glibc
 final class EtcdServer: Sendable {
     let directory: URL
     let clientURL: URL
+    private let peerURL: String
     private let arguments: [String]
     /// The server process, and what is signalled once its standard error has ended.
     private let running = Mutex<(process: Process, ended: DispatchSemaphore)?>(nil)
@@ -20,6 +21,7 @@ final class EtcdServer: Sendable {
         let (clientPort, peerPort) = (ports[0], ports[1])
         clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
         let peer = "http://127.0.0.1:\(peerPort)"
+        peerURL = peer
         arguments = Self.arguments(
             name: "test",
             directory: directory,
@@ -39,6 +41,7 @@ final class EtcdServer: Sendable {
     /// returns at once: a member serves only once a quorum has started (``waitUntilReady()``).
     init(member name: String, clientPort: Int, peerPort: Int, initialCluster: String, token: String) throws {
         directory = try Self.makeDirectory()
+        peerURL = "http://127.0.0.1:\(peerPort)"
         clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
         arguments =
             Self.arguments(
@@ -100,6 +103,33 @@ final class EtcdServer: Sendable {
             stop()
             throw ServerError(description: "etcd did not start: \(log.text.suffix(2_000))")
         }
+    }
+
+    /// Replaces the data of a server started with ``init()`` by the snapshot at `snapshot`
+    /// (`etcdctl snapshot save`), as an operator restoring a backup does, and starts it again: a
+    /// new cluster, whose revision is the snapshot's, on the same ports.
+    func restore(from snapshot: URL) throws {
+        stop()
+        let data = directory.appendingPathComponent("data")
+        try FileManager.default.removeItem(at: data)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/etcdctl")
+        process.arguments = [
+            "snapshot", "restore", snapshot.path, "--name", "test", "--data-dir", data.path,
+            "--initial-cluster", "test=\(peerURL)", "--initial-advertise-peer-urls", peerURL,
+            "--initial-cluster-token", "restored-\(UUID())",
+        ]
+        process.environment = ["ETCDCTL_API": "3"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ServerError(description: "snapshot restore failed: \(String(decoding: printed, as: UTF8.self))")
+        }
+        try start()
     }
 
     /// Sends SIGKILL: the member dies at once, as a crashed machine's would.
