@@ -83,7 +83,7 @@ enum BenchEtcd {
 
     nonisolated(unsafe) private static var dataDirectory = ""
 
-    private static func freePort() -> Int {
+    static func freePort() -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -99,12 +99,12 @@ enum BenchEtcd {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// `/v3/kv/put` of `value` (JSON text) under `key`, waited for: etcd has committed it when
-    /// this returns.
-    static func put(_ key: String, _ value: String) {
+    /// `/v3/kv/put` of `value` (JSON text) under `key`, at `member` (the run's one member unless
+    /// given), waited for: etcd has committed it when this returns.
+    static func put(_ key: String, _ value: String, at member: URL? = nil) {
         let body =
             #"{"key":"\#(Data(key.utf8).base64EncodedString())","value":"\#(Data(value.utf8).base64EncodedString())"}"#
-        var request = try! HTTPClient.Request(url: endpoint.absoluteString + "/v3/kv/put", method: .POST)
+        var request = try! HTTPClient.Request(url: (member ?? endpoint).absoluteString + "/v3/kv/put", method: .POST)
         request.body = .string(body)
         let response = try! HTTPClient.shared.execute(request: request).wait()
         precondition(response.status == .ok, "put failed: \(response.status)")
@@ -282,4 +282,143 @@ func etcd() {
     }
     writersBenchmark(processes: 1, keys: 10_000)
     writersBenchmark(processes: 10, keys: 1_000)
+
+    // The member a suite watches from stops (SIGSTOP: it takes connections and answers nothing);
+    // an operator's put through another member: the time until the suite's observer has it.
+    let stalls = Benchmark.Configuration(
+        metrics: [.wallClock],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        scalingFactor: .one,
+        maxDuration: .seconds(300),
+        maxIterations: 11
+    )
+    Benchmark("Etcd/SIGSTOP of the watched member → a put through another observed", configuration: stalls) {
+        benchmark,
+        cluster in
+        round.value += 1
+        let target = cluster.follower()
+        let others = cluster.endpoints.filter { $0 != target.endpoint }
+        let prefix = "/bench/stall-\(round.value)/"
+        let suite = Defaults.Suite(
+            backend: EtcdBackend(endpoints: [target.endpoint] + others, prefix: prefix, cache: .none)
+        )
+        let arrivals = Arrivals()
+        let observation = Defaults.observe(Defaults.Key<Int>("stamp", default: 0, suite: suite), options: []) {
+            change in arrivals.record(change.newValue)
+        }
+        // NB: the watch is live (from the member about to stall) before the clock starts.
+        BenchEtcd.put(prefix + "stamp", "1", at: others[0])
+        _ = arrivals.time(of: 1)
+        benchmark.startMeasurement()
+        kill(target.pid, SIGSTOP)
+        BenchEtcd.put(prefix + "stamp", "2", at: others[0])
+        _ = arrivals.time(of: 2)
+        benchmark.stopMeasurement()
+        kill(target.pid, SIGCONT)
+        observation.invalidate()
+        blackHole(suite)
+    } setup: {
+        BenchEtcdCluster.shared
+    }
+}
+
+/// Three etcd members for the stall benchmark, started the first time it runs, stopped at exit.
+final class BenchEtcdCluster: Sendable {
+    struct Member: Sendable {
+        let endpoint: URL
+        let pid: pid_t
+    }
+
+    let members: [Member]
+    var endpoints: [URL] { members.map(\.endpoint) }
+
+    nonisolated(unsafe) private static var pids: [pid_t] = []
+    nonisolated(unsafe) private static var directories: [String] = []
+
+    static let shared = BenchEtcdCluster()
+
+    private init() {
+        let ports = (0..<3).map { _ in (client: BenchEtcd.freePort(), peer: BenchEtcd.freePort()) }
+        let initial = ports.enumerated().map { "s\($0.offset)=http://127.0.0.1:\($0.element.peer)" }
+            .joined(separator: ",")
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : Scratch.root
+        var started: [(Member, DispatchSemaphore)] = []
+        for (index, port) in ports.enumerated() {
+            var template = Array((base + "/defaults-bench-etcd-XXXXXX").utf8CString)
+            let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+            precondition(made != nil, "cannot make etcd's data folder")
+            let directory = String(cString: made!)
+            let client = "http://127.0.0.1:\(port.client)"
+            let peer = "http://127.0.0.1:\(port.peer)"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: BenchEtcd.executable!)
+            process.arguments = [
+                "--name", "s\(index)", "--data-dir", directory + "/data", "--listen-client-urls", client,
+                "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", initial, "--initial-cluster-token", "bench-stall",
+            ]
+            let log = Pipe()
+            process.standardError = log
+            process.standardOutput = FileHandle.nullDevice
+            try! process.run()
+            Self.pids.append(process.processIdentifier)
+            Self.directories.append(directory)
+            let ready = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                var text = ""
+                var isReady = false
+                while true {
+                    let data = log.fileHandleForReading.availableData
+                    if data.isEmpty { break }
+                    guard !isReady else { continue }
+                    text += String(decoding: data, as: UTF8.self)
+                    if text.contains("ready to serve client requests") {
+                        isReady = true
+                        ready.signal()
+                    }
+                }
+            }
+            started.append((Member(endpoint: URL(string: client)!, pid: process.processIdentifier), ready))
+        }
+        atexit {
+            for pid in BenchEtcdCluster.pids {
+                kill(pid, SIGCONT)
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+            for directory in BenchEtcdCluster.directories { try? FileManager.default.removeItem(atPath: directory) }
+        }
+        for (_, ready) in started {
+            precondition(ready.wait(timeout: .now() + 60) == .success, "an etcd member did not start")
+        }
+        members = started.map(\.0)
+    }
+
+    /// A member that does not lead now (`/v3/maintenance/status`), so stopping it needs no election.
+    func follower() -> Member {
+        struct Status: Decodable {
+            struct Header: Decodable { var member_id: String? }
+            var header: Header
+            var leader: String?
+        }
+        for _ in 0..<100 {
+            for member in members {
+                var request = try! HTTPClient.Request(
+                    url: member.endpoint.absoluteString + "/v3/maintenance/status",
+                    method: .POST
+                )
+                request.body = .string("{}")
+                guard let response = try? HTTPClient.shared.execute(request: request).wait(),
+                    let body = response.body,
+                    let status = try? JSONDecoder().decode(Status.self, from: Data(body.readableBytesView)),
+                    let leader = status.leader, leader != "0"
+                else { continue }
+                if status.header.member_id != leader { return member }
+            }
+            usleep(100_000)
+        }
+        preconditionFailure("the cluster has no leader")
+    }
 }

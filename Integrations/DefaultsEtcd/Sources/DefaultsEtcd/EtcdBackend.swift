@@ -28,8 +28,13 @@ import Synchronization
 /// - A value that is not JSON (an operator's typo) is reported through the suite's error handler
 ///   and reads as absent, so the key's default applies until it is mended.
 ///
-/// Calls go to the endpoint that answered last, and to the next when it cannot be reached; a
-/// member that answers "no leader" counts as out of reach.
+/// Calls go to the endpoint that answered last, and to the next when it cannot be reached; every
+/// call and watch asks for a leader, and a member that answers "no leader" counts as out of reach.
+/// The watch asks the member it watches from for a sign of life every `heartbeat`, and leaves a
+/// member that stalled for the next. A commit whose answer was lost is found out, never sent again
+/// blindly: each holds only if the keys it writes are at the revisions the backend knows. The key
+/// that is the prefix itself is the backend's own: an exclusive transaction writes its id there, so
+/// its outcome is known exactly.
 public final class EtcdBackend: Defaults.Backend, Sendable {
     /// The prefix every key of the suite's settings has in etcd.
     public let prefix: String
