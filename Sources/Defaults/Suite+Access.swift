@@ -42,7 +42,10 @@ extension Defaults.Suite {
     /// failure is also reported to the error handler; the values stay in memory and the next flush
     /// retries.
     ///
-    /// - Throws: ``Defaults/StorageError`` when the file cannot be written.
+    /// - Throws: ``Defaults/StorageError`` when the file cannot be written; and when a write since
+    ///   the last call was refused (``Defaults/StorageError/readOnlyFile(url:reason:)``, naming the
+    ///   keys, or ``Defaults/StorageError/lockedKey(key:lockedBy:)``), the first such refusal,
+    ///   once: it was reported when it happened, and its value was never stored.
     public func synchronize() throws(Defaults.StorageError) {
         if let storage = store.userDefaults {
             storage.userDefaults.synchronize()
@@ -52,6 +55,11 @@ extension Defaults.Suite {
             report(error)  // On the caller's thread.
             throw error
         }
+        let refused = store.state.withLock { state in
+            defer { state.refusedSinceSynchronize = nil }
+            return state.refusedSinceSynchronize
+        }
+        if let refused { throw refused }
     }
 
     // MARK: - Reading

@@ -349,17 +349,33 @@ extension Defaults.Suite {
     }
 
     /// Reports writes refused under the lock: one report for a read-only file, one per locked key.
+    ///
+    /// The first refusal is also kept for the next ``synchronize()``, which throws it: a caller
+    /// that synchronizes to know its writes are stored learns that one was not.
     func reportRefusals(_ refused: [(name: String, refusal: WriteRefusal)]) {
+        guard !refused.isEmpty else { return }
         var readOnlyReported = false
+        var first: Defaults.StorageError?
         for (name, refusal) in refused {
             switch refusal {
             case .readOnly(let reason):
                 guard !readOnlyReported else { continue }
                 readOnlyReported = true
-                report(.readOnlyFile(url: fileURL ?? URL(fileURLWithPath: "/"), reason: reason))
+                let names = refused.map { "\"\($0.name)\"" }.sorted().joined(separator: ", ")
+                let error = Defaults.StorageError.readOnlyFile(
+                    url: fileURL ?? URL(fileURLWithPath: "/"),
+                    reason: "\(reason) (refused: \(names))"
+                )
+                first = first ?? error
+                report(error)
             case .locked(let url):
-                report(.lockedKey(key: name, lockedBy: url))
+                let error = Defaults.StorageError.lockedKey(key: name, lockedBy: url)
+                first = first ?? error
+                report(error)
             }
+        }
+        store.state.withLock { state in
+            if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = first }
         }
     }
 

@@ -31,14 +31,18 @@ import Glibc
             let result = try await HelperProcess.runAsNobody(["read-only", file.path], copyingInto: directory)
             #expect(result.status == 0, "\(result.errorOutput)")
             let refused =
+                "Defaults: not writing \(file.path): the file may not be written by this user (refused: \"port\"); nothing was changed"
+            let refusedWhole =
                 "error Defaults: not writing \(file.path): the file may not be written by this user; nothing was changed"
             #expect(
                 result.lines == [
                     "port 8080", "source the user's file \(file.path)",
-                    refused,  // The write.
-                    refused,  // removeAll().
-                    refused,  // The exclusive transaction, which runs nothing.
-                    "exclusive threw", "synchronized", "port 8080",
+                    "error " + refused,  // The write.
+                    "error " + refused,  // removeAll().
+                    refusedWhole,  // The exclusive transaction, which runs nothing.
+                    "exclusive threw",
+                    "synchronize threw " + refused,  // The first refusal since the last one.
+                    "port 8080",
                 ]
             )
             #expect(try storeFileBytes(file) == before)
@@ -110,7 +114,7 @@ import Glibc
             #expect(
                 result.lines == [
                     "changed port=7",
-                    "error Defaults: not writing \(link.path): the file may not be written by this user; nothing was changed",
+                    "error Defaults: not writing \(link.path): the file may not be written by this user (refused: \"port\"); nothing was changed",
                     "port 7",
                 ]
             )

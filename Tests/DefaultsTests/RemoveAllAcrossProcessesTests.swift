@@ -68,7 +68,13 @@ import Testing
             try storeWriteFile(system, Array(#"{"" : {"locked" : ["locked"]}, "locked" : 9}"#.utf8))
             let suite = Defaults.Suite(fileURL: file, systemFiles: [system]) { _ in }
             suite.removeAll()
-            try suite.synchronize()
+            // The removal of the locked key was refused: the next synchronize() says so.
+            let refusal = #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+            guard case .lockedKey(let key, _)? = refusal else {
+                Issue.record("\(String(describing: refusal))")
+                return
+            }
+            #expect(key == "locked")
             #expect(try storeFileObject(file) as NSDictionary == ["locked": 5] as NSDictionary)
         }
     }

@@ -201,6 +201,9 @@ import Glibc
             }
             #expect(locked == ["a", "b", "a"], "\(fixture.errors.errors)")
             #expect(fixture.errors.errors.first?.description.contains("locked by \(fixture.site.path)") == true)
+            // The next synchronize() stores what it may, and throws the first refusal, once.
+            let refusal = #expect(throws: Defaults.StorageError.self) { try fixture.suite.synchronize() }
+            #expect(refusal?.description == fixture.errors.errors.first?.description)
             try fixture.suite.synchronize()
             #expect(try storeFileObject(fixture.user) as NSDictionary == ["a": 1, "free": 6] as NSDictionary)
             #expect(try storeFileBytes(fixture.user) != before)

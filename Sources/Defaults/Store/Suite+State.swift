@@ -60,6 +60,9 @@ extension Defaults.Suite {
         /// The backend's revision that memory holds (``Defaults/BackendContents/revision``).
         var backendRevision: UInt64?
         var flushScheduled = false
+        /// The first write refused since the last ``Defaults/Suite/synchronize()`` (a read-only
+        /// file, a locked key), which the next one throws: a refused write is never silent.
+        var refusedSinceSynchronize: Defaults.StorageError?
         var retryDelay = 0.0
         /// Set while a test holds the timer's commits back (``Store/holdTimedCommits(_:)``).
         var timedCommitsHeld = false
