@@ -248,6 +248,8 @@ private final class WatchStream: HTTPClientResponseDelegate, Sendable {
         var ended = false
         /// Whether anything came from etcd since the last heartbeat (or the create) went out.
         var heard = false
+        /// Ticks in a row with nothing from etcd.
+        var silentTicks = 0
         var writer: HTTPClient.Body.StreamWriter?
         /// Ends the request's body: completed when the watch ends, never before.
         var bodyEnd: EventLoopPromise<Void>?
@@ -283,8 +285,13 @@ private final class WatchStream: HTTPClientResponseDelegate, Sendable {
     }
 
     /// The task has started: the heartbeat begins, and ends with it.
+    ///
+    /// It ticks twice a heartbeat. A tick after something came from etcd sends a progress request;
+    /// a second tick in a row with nothing ends the watch: a request unanswered for a whole
+    /// heartbeat. So a member that stalls is left between one and one and a half heartbeats later.
     func started(_ task: HTTPClient.Task<Void>) {
-        let repeating = task.eventLoop.scheduleRepeatedTask(initialDelay: heartbeat, delay: heartbeat) { [self] _ in
+        let tick = TimeAmount.nanoseconds(heartbeat.nanoseconds / 2)
+        let repeating = task.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [self] _ in
             self.beat(task)
         }
         state.withLock { state in
@@ -294,16 +301,19 @@ private final class WatchStream: HTTPClientResponseDelegate, Sendable {
         task.futureResult.whenComplete { [self] _ in finish() }
     }
 
-    /// One heartbeat: the watch fails if etcd sent nothing since the last one; otherwise another
-    /// progress request goes out.
+    /// One tick: a progress request goes out if etcd sent something since the last tick; after two
+    /// ticks in a row with nothing, the watch fails.
     private func beat(_ task: HTTPClient.Task<Void>) {
         let (writer, stalled) = state.withLock { state -> (HTTPClient.Body.StreamWriter?, Bool) in
             guard !state.ended else { return (nil, false) }
             if !state.heard {
+                state.silentTicks += 1
+                guard state.silentTicks >= 2 else { return (nil, false) }
                 state.ended = true
                 return (nil, true)
             }
             state.heard = false
+            state.silentTicks = 0
             return (state.writer, false)
         }
         if stalled {

@@ -10,7 +10,7 @@ import Testing
 @Suite struct EtcdProductionFaultTests {
     /// The member a suite watches from is stopped with SIGSTOP (the kernel still takes its
     /// connections; nothing answers): a change made through another member still arrives, within
-    /// two heartbeats and a reconnection, and a write is stored once.
+    /// one and a half heartbeats and a reconnection, and a write is stored once.
     @Test func aStalledMemberIsLeftWithinSecondsAndNoChangeIsMissed() async throws {
         let cluster = try EtcdCluster()
         let leader = try cluster.leader()
@@ -51,7 +51,7 @@ import Testing
         #expect(await told.wait(forCount: 2))
         let observedAfter = ContinuousClock.now - stalledAt
         #expect(told.all == [200, 300])
-        // NB: the bound the design gives: two heartbeats (1 s each here) and a reconnection; the
+        // NB: the bound the design gives: one and a half heartbeats (1 s each here) and a reconnection; the
         // rest is room for a loaded machine.
         #expect(observedAfter < .seconds(10), "observed \(observedAfter) after the stall")
 
