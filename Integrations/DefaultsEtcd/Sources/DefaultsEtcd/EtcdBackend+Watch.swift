@@ -259,8 +259,10 @@ extension EtcdBackend {
                     values[name] = .some(value)
                     state.known[name] = (value, modRevision)
                 case .failure(let problem):
-                    values[name] = .some(nil)
-                    state.known[name] = (nil, modRevision)
+                    // NB: a running suite keeps the last value that parsed (an operator's typo must
+                    // not send a fleet back to its defaults at once), and takes the next good one.
+                    // The revision is noted, so a commit over the key compares with it.
+                    state.known[name] = (state.known[name]?.value, modRevision)
                     problems.append(problem)
                 }
             }

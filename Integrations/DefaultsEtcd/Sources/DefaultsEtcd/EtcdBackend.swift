@@ -25,8 +25,9 @@ import Synchronization
 ///   writing different keys lose none. A conditional commit (`exclusiveTransaction`) compares the
 ///   mod revisions of the keys it read, so a lost race is a conflict, and the suite runs the
 ///   transaction again.
-/// - A value that is not JSON (an operator's typo) is reported through the suite's error handler
-///   and reads as absent, so the key's default applies until it is mended.
+/// - A value that is not JSON (an operator's typo) is reported through the suite's error handler.
+///   A running suite keeps the last value that parsed and takes the next good one; a suite that
+///   opens on such a value reads the key's default until it is mended.
 ///
 /// Calls go to the endpoint that answered last, and to the next when it cannot be reached; every
 /// call and watch asks for a leader, and a member that answers "no leader" counts as out of reach.
@@ -96,8 +97,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     let cache: EtcdCache?
     /// The most operations the backend puts in one etcd transaction: etcd's `--max-txn-ops`.
     public let maxOperationsPerTransaction: Int
-    /// How often the watch asks the member it watches from for a sign of life; a member that has
-    /// sent nothing by the next time is left for the next one.
+    /// How long the member the watch is on may leave a request for a sign of life unanswered
+    /// before it is left for the next one.
     let heartbeat: TimeAmount
 
     /// Creates a backend over the keys under `prefix` in the etcd cluster at `endpoints`.
@@ -113,8 +114,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ///   - heartbeat: How often the watch asks the member it watches from for a sign of life. A
     ///     member that has sent nothing by the next time (stalled, or behind a connection that is
     ///     half open) is left for the next member, from the revision the watch had reached: a
-    ///     change made meanwhile through another member arrives between one and two heartbeats
-    ///     after the stall began.
+    ///     change made meanwhile through another member arrives between one and one and a half
+    ///     heartbeats after the stall began.
     ///
     /// - Precondition: `prefix` is not empty: the key that is the prefix itself is the backend's
     ///   own (see ``commit(_:)``).
@@ -207,6 +208,13 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         }
         let revision = response.header.revisionNumber
         let updates = state.withLock { state in
+            // NB: read again while running (after a compaction or a restore): a key whose value does
+            // not parse keeps the last one that did, as a watched change does.
+            for (name, entry) in known where entry.value == nil {
+                guard let last = state.known[name]?.value else { continue }
+                known[name] = (last, entry.modRevision)
+                values[name] = last
+            }
             if let cluster = response.header.cluster_id { state.clusterID = cluster }
             state.known = known
             state.revision = max(state.revision, revision)

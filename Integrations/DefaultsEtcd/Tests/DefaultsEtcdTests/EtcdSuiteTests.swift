@@ -136,7 +136,7 @@ final class Received<Element: Sendable>: Sendable {
         }
     }
 
-    @Test func aValueThatIsNotJSONIsReportedAndReadsTheDefault() async throws {
+    @Test func aValueThatIsNotJSONIsReportedReadsTheDefaultAtStartAndTheLastGoodValueLater() async throws {
         let server = try EtcdServer()
         _ = try etcdctl(server, ["put", "/config/typo/logLevel", "debug"])
         let problems = Received<String>()
@@ -153,6 +153,16 @@ final class Received<Element: Sendable>: Sendable {
         _ = try etcdctl(server, ["put", "/config/typo/logLevel", "\"debug\""])
         #expect(await told.wait(forCount: 1))
         #expect(suite[logLevel] == "debug")
+
+        // A typo while the suite runs: reported; the last good value stays, and the next good one
+        // is taken (an operator's slip must not send a fleet back to its defaults).
+        _ = try etcdctl(server, ["put", "/config/typo/logLevel", "warning"])
+        #expect(await problems.wait(forCount: 2))
+        #expect(problems.all.last?.contains("/config/typo/logLevel is not JSON") == true, "\(problems.all)")
+        #expect(suite[logLevel] == "debug")
+        _ = try etcdctl(server, ["put", "/config/typo/logLevel", "\"warning\""])
+        #expect(await told.wait(forCount: 2))
+        #expect(told.all == ["debug", "warning"])
         _ = observation
     }
 }
