@@ -25,8 +25,8 @@ extension EtcdBackend {
     /// The transaction holds only if each key it writes is still at the mod revision the backend
     /// knows (or still absent): a request a stalled member held, and applies when it goes on, long
     /// after it was given up and sent again elsewhere, finds its keys changed and does nothing.
-    /// A key another party changed meanwhile is read in the failure branch, and the transaction
-    /// sent again over it: writes stay merged per key, the last one in winning.
+    /// A key another party changed meanwhile is read, and the transaction sent again over it:
+    /// writes stay merged per key, the last one in winning.
     ///
     /// When the request went out and no answer came (a member stalled, a connection cut, "request
     /// timed out"), etcd may or may not have applied it: the keys say which. Applied, every key
@@ -48,13 +48,15 @@ extension EtcdBackend {
             let request = Etcd.TxnRequest(
                 compare: names.map { guardCompare($0, at: guards[$0] ?? 0) },
                 success: operations(for: pending),
-                failure: names.map { Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + $0))) }
+                // NB: no reads in the failure branch: a failed compare is rare, and they doubled
+                // the size of every request.
+                failure: []
             )
             switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
             case .answered(let response) where response.succeeded == true:
                 recordOwnCommit(pending, at: response.header.revisionNumber)
                 return
-            case .answered(let response):
+            case .answered:
                 // NB: another party wrote one of the keys since the backend last knew it: each is
                 // written over, at the revision it has now. Every such failure is another's
                 // commit, so this ends; the bound only stops a runaway.
@@ -62,7 +64,7 @@ extension EtcdBackend {
                 guard conflicts < 100 else {
                     throw .backendFailed(backend: name, reason: "a commit lost 100 races in a row for its keys")
                 }
-                let found = remember(names, response.responses ?? [])
+                let found = try fetch(names)
                 for name in names { guards[name] = found[name]?.modRevision ?? 0 }
             case .unknown(let reason):
                 unanswered.append(reason)
