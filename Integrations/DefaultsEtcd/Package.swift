@@ -18,6 +18,7 @@ let package = Package(
         .package(name: "Defaults", path: "../.."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Only for the tests: swift-configuration's reader over an etcd suite.
         .package(name: "DefaultsConfiguration", path: "../DefaultsConfiguration"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
@@ -31,6 +32,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .executableTarget(

@@ -117,6 +117,9 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ///     change made meanwhile through another member arrives between one and one and a half
     ///     heartbeats after the stall began.
     ///
+    ///   - tls: For `https` endpoints: the CA to trust and the client certificate to present
+    ///     (``EtcdTLS``); `nil` trusts the system's CAs and presents none.
+    ///
     /// - Precondition: `prefix` is not empty: the key that is the prefix itself is the backend's
     ///   own (see ``commit(_:)``).
     public init(
@@ -125,13 +128,14 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         timeout: Duration = .seconds(5),
         cache: CacheLocation = .automatic,
         maxOperationsPerTransaction: Int = 128,
-        heartbeat: Duration = .seconds(3)
+        heartbeat: Duration = .seconds(3),
+        tls: EtcdTLS? = nil
     ) {
         precondition(!prefix.isEmpty, "DefaultsEtcd: a suite in etcd needs a key prefix")
         self.prefix = prefix
         self.heartbeat = TimeAmount(heartbeat)
         self.maxOperationsPerTransaction = max(1, maxOperationsPerTransaction)
-        self.client = EtcdClient(endpoints: endpoints, timeout: timeout)
+        self.client = EtcdClient(endpoints: endpoints, timeout: timeout, tls: tls)
         switch cache {
         case .automatic: self.cache = EtcdCache(url: EtcdCache.defaultURL(endpoints: endpoints, prefix: prefix))
         case .none: self.cache = nil

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// Calls etcd's v3 JSON gateway at one of several endpoints, through async-http-client.
@@ -18,12 +19,15 @@ final class EtcdClient: Sendable {
     private let http: HTTPClient
     /// How long one call may take before the next endpoint is tried.
     let timeout: TimeAmount
+    /// How `https` endpoints are reached; `nil`: as async-http-client does by default.
+    private let tls: TLSConfiguration?
 
-    init(endpoints: [URL], timeout: Duration) {
+    init(endpoints: [URL], timeout: Duration, tls: EtcdTLS? = nil) {
         precondition(!endpoints.isEmpty, "DefaultsEtcd: a suite in etcd needs at least one endpoint")
         self.endpoints = endpoints
         self.http = etcdHTTPClient
         self.timeout = TimeAmount(timeout)
+        self.tls = tls?.configuration
     }
 
     /// What the endpoints are called in messages.
@@ -96,11 +100,16 @@ final class EtcdClient: Sendable {
                     url: url,
                     method: .POST,
                     headers: Self.headers,
-                    body: .data(payload)
+                    body: .data(payload),
+                    tlsConfiguration: tls
                 )
                 response = try http.execute(request: request, deadline: .now() + timeout).wait()
             } catch {
                 leave(index)
+                if let refusal = Self.tlsRefusal(error) {
+                    failures.append("\(endpoint): \(refusal)")
+                    continue
+                }
                 if !isIdempotent, !Self.wasNeverSent(error) {
                     return .unknown(reason: "no answer from \(endpoint) to \(path) (\(error))")
                 }
@@ -159,8 +168,20 @@ final class EtcdClient: Sendable {
             return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
         }
         if error is NIOConnectionError { return true }
+        // NB: the handshake comes before any byte of the request.
+        if error is NIOSSLError || error is BoringSSLError { return true }
         if case ChannelError.connectTimeout = error { return true }
         return false
+    }
+
+    /// What a TLS failure means, said plainly; `nil` for another error.
+    static func tlsRefusal(_ error: any Error) -> String? {
+        let said = "\(error)"
+        if said.contains("CERTIFICATE_VERIFY_FAILED") || said.contains("certificate verify failed") {
+            return "its certificate is not signed by the CA trusted (\(said))"
+        }
+        guard error is NIOSSLError || error is BoringSSLError else { return nil }
+        return "the TLS handshake failed (\(said))"
     }
 
     /// Whether etcd's error says the member has no leader: said before a request is proposed, so
@@ -202,7 +223,8 @@ final class EtcdClient: Sendable {
             url: url,
             method: .POST,
             headers: headers,
-            body: .stream(contentLength: nil) { writer in stream.opened(writer, sending: create) }
+            body: .stream(contentLength: nil) { writer in stream.opened(writer, sending: create) },
+            tlsConfiguration: tls
         )
         // NB: a watch lasts as long as the suite: no deadline but the heartbeat's, and cancellation.
         let task = http.execute(request: request, delegate: stream)
@@ -439,5 +461,8 @@ private final class WatchStream: HTTPClientResponseDelegate, Sendable {
 private let etcdHTTPClient: HTTPClient = {
     var configuration = HTTPClient.Configuration.singletonConfiguration
     configuration.connectionPool.retryConnectionEstablishment = false
+    // NB: HTTP/1.1 even over TLS, where ALPN could choose HTTP/2: the watch's request body, kept
+    // open, was measured against etcd's gateway over HTTP/1.1.
+    configuration.httpVersion = .http1Only
     return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
 }()

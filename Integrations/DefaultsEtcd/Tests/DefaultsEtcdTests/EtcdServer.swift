@@ -14,21 +14,33 @@ final class EtcdServer: Sendable {
     /// The server process, and what is signalled once its standard error has ended.
     private let running = Mutex<(process: Process, ended: DispatchSemaphore)?>(nil)
 
-    /// Starts `etcd` on free loopback ports and returns once it serves clients.
-    init() throws {
+    /// The certificates of a server that serves clients over TLS.
+    let certificates: TestCertificates?
+
+    /// Starts `etcd` on free loopback ports and returns once it serves clients; with
+    /// `certificates`, over TLS only, asking every client for a certificate its CA signed.
+    init(tls certificates: TestCertificates? = nil) throws {
         directory = try Self.makeDirectory()
+        self.certificates = certificates
         let ports = try Self.freePorts(2)
         let (clientPort, peerPort) = (ports[0], ports[1])
-        clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
+        clientURL = URL(string: "\(certificates == nil ? "http" : "https")://127.0.0.1:\(clientPort)")!
         let peer = "http://127.0.0.1:\(peerPort)"
         peerURL = peer
-        arguments = Self.arguments(
-            name: "test",
-            directory: directory,
-            client: clientURL,
-            peer: peer,
-            initialCluster: "test=\(peer)"
-        )
+        arguments =
+            Self.arguments(
+                name: "test",
+                directory: directory,
+                client: clientURL,
+                peer: peer,
+                initialCluster: "test=\(peer)"
+            )
+            + (certificates.map { files in
+                [
+                    "--cert-file", files.serverCertificate.path, "--key-file", files.serverKey.path,
+                    "--trusted-ca-file", files.authority.path, "--client-cert-auth",
+                ]
+            } ?? [])
         do {
             try start()
         } catch {
@@ -41,6 +53,7 @@ final class EtcdServer: Sendable {
     /// returns at once: a member serves only once a quorum has started (``waitUntilReady()``).
     init(member name: String, clientPort: Int, peerPort: Int, initialCluster: String, token: String) throws {
         directory = try Self.makeDirectory()
+        certificates = nil
         peerURL = "http://127.0.0.1:\(peerPort)"
         clientURL = URL(string: "http://127.0.0.1:\(clientPort)")!
         arguments =
@@ -273,7 +286,11 @@ final class ReservedPort: Sendable {
 
 /// Runs `etcdctl` against `server` and returns what it printed.
 func etcdctl(_ server: EtcdServer, _ arguments: [String]) throws -> String {
-    try etcdctl(endpoints: [server.clientURL], arguments)
+    guard let files = server.certificates else { return try etcdctl(endpoints: [server.clientURL], arguments) }
+    let tls = [
+        "--cacert", files.authority.path, "--cert", files.clientCertificate.path, "--key", files.clientKey.path,
+    ]
+    return try etcdctl(endpoints: [server.clientURL], tls + arguments)
 }
 
 /// Runs `etcdctl` against `endpoints` and returns what it printed; `input` is its standard input.
@@ -542,5 +559,73 @@ final class EtcdCluster: Sendable {
             if let found = members.first(where: { $0.clientURL.absoluteString == endpoint }) { return found }
         }
         return nil
+    }
+}
+
+/// Certificates made with `openssl` for one test, in `directory`: a CA; etcd's certificate for
+/// 127.0.0.1, signed by it; a client certificate with no Common Name, signed by it; and another CA,
+/// which signed neither.
+struct TestCertificates: Sendable {
+    let directory: URL
+    var authority: URL { directory.appendingPathComponent("ca.pem") }
+    var serverCertificate: URL { directory.appendingPathComponent("server.pem") }
+    var serverKey: URL { directory.appendingPathComponent("server-key.pem") }
+    var clientCertificate: URL { directory.appendingPathComponent("client.pem") }
+    var clientKey: URL { directory.appendingPathComponent("client-key.pem") }
+    var otherAuthority: URL { directory.appendingPathComponent("other-ca.pem") }
+
+    init(in directory: URL) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.path
+        try Self.openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Test CA",
+            "-keyout", "\(path)/ca-key.pem", "-out", "\(path)/ca.pem",
+        ])
+        try Self.openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Other CA",
+            "-keyout", "\(path)/other-ca-key.pem", "-out", "\(path)/other-ca.pem",
+        ])
+        // NB: for clients too: etcd's JSON gateway calls the server's gRPC with this certificate
+        // (with serverAuth alone, every gateway call failed with "connection closed": measured).
+        try Self.issue(
+            "server",
+            subject: "/CN=etcd",
+            extensions: "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth",
+            in: path
+        )
+        // NB: no Common Name: etcd's gateway refuses a certificate with one when authentication is on.
+        try Self.issue("client", subject: "/O=Defaults tests", extensions: "extendedKeyUsage=clientAuth", in: path)
+    }
+
+    /// A key `<name>-key.pem` and a certificate `<name>.pem` for `subject`, signed by the CA.
+    private static func issue(_ name: String, subject: String, extensions: String, in path: String) throws {
+        let extensionsFile = "\(path)/\(name).ext"
+        try Data(extensions.utf8).write(to: URL(fileURLWithPath: extensionsFile))
+        try openssl([
+            "req", "-newkey", "rsa:2048", "-nodes", "-subj", subject,
+            "-keyout", "\(path)/\(name)-key.pem", "-out", "\(path)/\(name).csr",
+        ])
+        try openssl([
+            "x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/ca.pem", "-CAkey", "\(path)/ca-key.pem",
+            "-CAcreateserial", "-days", "2", "-extfile", extensionsFile, "-out", "\(path)/\(name).pem",
+        ])
+    }
+
+    private static func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw EtcdServer.ServerError(
+                description: "openssl \(arguments.first ?? "") failed: \(String(decoding: printed, as: UTF8.self))"
+            )
+        }
     }
 }
