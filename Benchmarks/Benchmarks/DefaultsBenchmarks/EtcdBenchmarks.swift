@@ -186,6 +186,8 @@ struct EtcdLatencyFixture {
     let arrivals: Arrivals
     let round: Box<Int>
     let keepAlive: [Any]
+    /// Where the puts go: the run's one member unless given.
+    var member: URL? = nil
 }
 
 /// One put per iteration, from this process's HTTP client, and its arrival at the watcher here;
@@ -196,7 +198,7 @@ func measureEtcdLatency(_ benchmark: Benchmark, _ fixture: EtcdLatencyFixture) {
         fixture.round.value += 1
         let value = fixture.round.value
         let called = monotonicNanoseconds()
-        BenchEtcd.put(fixture.key, "\(value)")
+        BenchEtcd.put(fixture.key, "\(value)", at: fixture.member)
         let returned = monotonicNanoseconds()
         let arrived = fixture.arrivals.time(of: value)
         benchmark.measurement(latencyMetric, max(0, arrived - returned))
@@ -223,6 +225,28 @@ func etcd() {
             arrivals: arrivals,
             round: Box(0),
             keepAlive: [suite, observation]
+        )
+    }
+
+    // The same, with the suite watching over TLS (a member that asks for client certificates);
+    // the puts still go over plain HTTP, to a second client URL of that member.
+    Benchmark("Etcd/put → Defaults observer over TLS", configuration: latency) { benchmark, fixture in
+        measureEtcdLatency(benchmark, fixture)
+    } setup: {
+        let member = BenchEtcdTLS.shared
+        let suite = Defaults.Suite(
+            backend: EtcdBackend(endpoints: [member.https], prefix: "/bench/tls/", cache: .none, tls: member.tls)
+        )
+        let arrivals = Arrivals()
+        let observation = Defaults.observe(Defaults.Key<Int>("stamp", default: 0, suite: suite), options: []) {
+            change in arrivals.record(change.newValue)
+        }
+        return EtcdLatencyFixture(
+            key: "/bench/tls/stamp",
+            arrivals: arrivals,
+            round: Box(0),
+            keepAlive: [suite, observation],
+            member: member.http
         )
     }
 
@@ -420,5 +444,100 @@ final class BenchEtcdCluster: Sendable {
             usleep(100_000)
         }
         preconditionFailure("the cluster has no leader")
+    }
+}
+
+/// One etcd member that serves clients over TLS, asking for client certificates, and over plain HTTP
+/// on a second URL (for the puts); certificates made with `openssl` at the start; stopped at exit.
+final class BenchEtcdTLS: Sendable {
+    let http: URL
+    let https: URL
+    let tls: EtcdTLS
+
+    static let shared = BenchEtcdTLS()
+
+    nonisolated(unsafe) private static var pid: pid_t = 0
+    nonisolated(unsafe) private static var directory = ""
+
+    private init() {
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : Scratch.root
+        var template = Array((base + "/defaults-bench-etcd-tls-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "cannot make etcd's data folder")
+        let path = String(cString: made!)
+        Self.directory = path
+        func openssl(_ arguments: [String]) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try! process.run()
+            process.waitUntilExit()
+            precondition(process.terminationStatus == 0, "openssl \(arguments[0]) failed")
+        }
+        openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Bench CA", "-keyout",
+            "\(path)/ca-key.pem", "-out", "\(path)/ca.pem",
+        ])
+        for (name, subject, usage) in [
+            ("server", "/CN=etcd", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth"),
+            ("client", "/O=bench", "extendedKeyUsage=clientAuth"),
+        ] {
+            try! Data(usage.utf8).write(to: URL(fileURLWithPath: "\(path)/\(name).ext"))
+            openssl([
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", subject, "-keyout", "\(path)/\(name)-key.pem", "-out",
+                "\(path)/\(name).csr",
+            ])
+            openssl([
+                "x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/ca.pem", "-CAkey", "\(path)/ca-key.pem",
+                "-CAcreateserial", "-days", "2", "-extfile", "\(path)/\(name).ext", "-out", "\(path)/\(name).pem",
+            ])
+        }
+        let http = "http://127.0.0.1:\(BenchEtcd.freePort())"
+        let https = "https://127.0.0.1:\(BenchEtcd.freePort())"
+        let peer = "http://127.0.0.1:\(BenchEtcd.freePort())"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BenchEtcd.executable!)
+        process.arguments = [
+            "--name", "tls", "--data-dir", path + "/data", "--listen-client-urls", "\(http),\(https)",
+            "--advertise-client-urls", "\(http),\(https)", "--listen-peer-urls", peer, "--initial-advertise-peer-urls",
+            peer, "--initial-cluster", "tls=\(peer)", "--cert-file", "\(path)/server.pem", "--key-file",
+            "\(path)/server-key.pem", "--trusted-ca-file", "\(path)/ca.pem", "--client-cert-auth",
+        ]
+        let log = Pipe()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        try! process.run()
+        Self.pid = process.processIdentifier
+        atexit {
+            kill(BenchEtcdTLS.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(BenchEtcdTLS.pid, &status, 0)
+            try? FileManager.default.removeItem(atPath: BenchEtcdTLS.directory)
+        }
+        let ready = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var text = ""
+            var isReady = false
+            while true {
+                let data = log.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                guard !isReady else { continue }
+                text += String(decoding: data, as: UTF8.self)
+                if text.contains("ready to serve client requests") {
+                    isReady = true
+                    ready.signal()
+                }
+            }
+        }
+        precondition(ready.wait(timeout: .now() + 60) == .success, "etcd over TLS did not start")
+        self.http = URL(string: http)!
+        self.https = URL(string: https)!
+        tls = EtcdTLS(
+            certificateAuthority: URL(fileURLWithPath: "\(path)/ca.pem"),
+            clientCertificate: URL(fileURLWithPath: "\(path)/client.pem"),
+            clientKey: URL(fileURLWithPath: "\(path)/client-key.pem")
+        )
     }
 }
