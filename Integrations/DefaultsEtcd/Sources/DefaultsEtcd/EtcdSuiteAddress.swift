@@ -5,13 +5,17 @@ import Foundation
 /// The members' host and port come first, separated by commas when there are several
 /// (`etcd://10.0.0.1:2379,10.0.0.2:2379/config/billing/`), then the prefix of the suite's keys,
 /// from its first `/`. A prefix without a `/` at its end gets one, so `/config/billing` does not
-/// also take in `/config/billing-eu/`. The members are reached over plain HTTP (`http://`), as
-/// ``EtcdBackend`` reaches them. The `defaults` command of this package reads such URLs.
+/// also take in `/config/billing-eu/`. With `etcd://` the members are reached over plain HTTP;
+/// with `etcds://`, over TLS, and the query may name the PEM files etcdctl's flags of the same
+/// names take: `etcds://10.0.0.1:2379/config/billing/?cacert=/etc/ca.pem&cert=/etc/c.pem&key=/etc/k.pem`.
+/// The `defaults` command of this package reads such URLs.
 public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     /// The client URLs of the members.
     public var endpoints: [URL]
     /// The prefix of the suite's keys, ending in `/`.
     public var prefix: String
+    /// For `etcds://`: the files the query names (`cacert`, `cert`, `key`); `nil` for `etcd://`.
+    public var tls: EtcdTLS?
 
     /// Why a text is not the address of a suite in etcd.
     public struct Invalid: Error, CustomStringConvertible {
@@ -24,10 +28,24 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: ``Invalid`` naming what is wrong: another scheme, no member, a member without
     ///   a port, or no prefix.
     public init(_ text: String) throws(Invalid) {
-        guard text.hasPrefix("etcd://") else {
-            throw Invalid(description: "an etcd suite starts with etcd://, as etcd://127.0.0.1:2379/config/app/")
+        let secure = text.hasPrefix("etcds://")
+        guard secure || text.hasPrefix("etcd://") else {
+            throw Invalid(
+                description:
+                    "an etcd suite starts with etcd:// (or etcds:// for TLS), as etcd://127.0.0.1:2379/config/app/"
+            )
         }
-        let rest = text.dropFirst("etcd://".count)
+        var rest = text.dropFirst(secure ? "etcds://".count : "etcd://".count)
+        var tls: EtcdTLS?
+        if let question = rest.firstIndex(of: "?") {
+            guard secure else {
+                throw Invalid(description: "certificates (?cacert=…) go with etcds://, the address of members over TLS")
+            }
+            tls = try Self.files(in: rest[rest.index(after: question)...])
+            rest = rest[..<question]
+        } else if secure {
+            tls = EtcdTLS()
+        }
         guard let slash = rest.firstIndex(of: "/"), rest[rest.index(after: slash)...].contains(where: { $0 != "/" })
         else {
             throw Invalid(description: "no key prefix after the members, as in etcd://127.0.0.1:2379/config/app/")
@@ -36,7 +54,7 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
         for member in rest[..<slash].split(separator: ",", omittingEmptySubsequences: false) {
             guard let colon = member.lastIndex(of: ":"), !member[..<colon].isEmpty,
                 let port = Int(member[member.index(after: colon)...]), (1...65535).contains(port),
-                let url = URL(string: "http://\(member)")
+                let url = URL(string: "\(secure ? "https" : "http")://\(member)")
             else {
                 throw Invalid(description: "\"\(member)\" is not a member's host:port, as 127.0.0.1:2379")
             }
@@ -46,11 +64,40 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
         if !prefix.hasSuffix("/") { prefix += "/" }
         self.endpoints = endpoints
         self.prefix = prefix
+        self.tls = tls
+    }
+
+    /// The TLS files a query names: `cacert`, `cert` and `key`, as etcdctl's flags.
+    private static func files(in query: Substring) throws(Invalid) -> EtcdTLS {
+        var tls = EtcdTLS()
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let path = String(parts[1]).removingPercentEncoding, !path.isEmpty else {
+                throw Invalid(description: "\"\(pair)\" is not name=path, as cacert=/etc/etcd/ca.pem")
+            }
+            let file = URL(fileURLWithPath: path)
+            switch parts[0] {
+            case "cacert": tls.certificateAuthority = file
+            case "cert": tls.clientCertificate = file
+            case "key": tls.clientKey = file
+            default: throw Invalid(description: "\"\(parts[0])\" is none of cacert, cert and key")
+            }
+        }
+        guard (tls.clientCertificate == nil) == (tls.clientKey == nil) else {
+            throw Invalid(description: "a client certificate goes with its key: give both cert= and key=")
+        }
+        return tls
     }
 
     /// The address as a URL: `etcd://127.0.0.1:2379/config/billing/`.
     public var description: String {
         let members = endpoints.map { "\($0.host ?? ""):\($0.port ?? 0)" }.joined(separator: ",")
-        return "etcd://\(members)\(prefix)"
+        guard let tls else { return "etcd://\(members)\(prefix)" }
+        let query = [
+            ("cacert", tls.certificateAuthority), ("cert", tls.clientCertificate), ("key", tls.clientKey),
+        ]
+        .compactMap { name, file in file.map { "\(name)=\($0.path)" } }
+        .joined(separator: "&")
+        return "etcds://\(members)\(prefix)\(query.isEmpty ? "" : "?" + query)"
     }
 }

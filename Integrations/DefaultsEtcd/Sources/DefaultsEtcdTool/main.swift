@@ -11,11 +11,32 @@ import DefaultsCommandLine
 import DefaultsEtcd
 import Foundation
 
+/// The backend an `etcd://` or `etcds://` argument names.
+///
+/// Over TLS, the files not in the address come from etcdctl's own environment variables
+/// (`ETCDCTL_CACERT`, `ETCDCTL_CERT`, `ETCDCTL_KEY`), so a shell set up for etcdctl works as is.
+@Sendable func backend(_ argument: String) throws -> any Defaults.Backend {
+    var address = try EtcdSuiteAddress(argument)
+    if var tls = address.tls {
+        let environment = ProcessInfo.processInfo.environment
+        func file(_ name: String) -> URL? { environment[name].map { URL(fileURLWithPath: $0) } }
+        tls.certificateAuthority = tls.certificateAuthority ?? file("ETCDCTL_CACERT")
+        if tls.clientCertificate == nil, tls.clientKey == nil {
+            tls.clientCertificate = file("ETCDCTL_CERT")
+            tls.clientKey = file("ETCDCTL_KEY")
+        }
+        address.tls = tls
+    }
+    // NB: no cache: the command shows what etcd holds, or says it cannot reach it.
+    return EtcdBackend(endpoints: address.endpoints, prefix: address.prefix, cache: .none, tls: address.tls)
+}
+
 let etcd = DefaultsCommand.Scheme("etcd", example: "etcd://127.0.0.1:2379/config/billing/ (members, then a key prefix)")
 {
-    argument in
-    let address = try EtcdSuiteAddress(argument)
-    // NB: no cache: the command shows what etcd holds, or says it cannot reach it.
-    return EtcdBackend(endpoints: address.endpoints, prefix: address.prefix, cache: .none)
+    try backend($0)
 }
-exit(DefaultsCommand.main(Array(CommandLine.arguments.dropFirst()), schemes: [etcd]))
+let etcds = DefaultsCommand.Scheme(
+    "etcds",
+    example: "etcds://127.0.0.1:2379/config/billing/?cacert=ca.pem&cert=client.pem&key=client-key.pem (over TLS)"
+) { try backend($0) }
+exit(DefaultsCommand.main(Array(CommandLine.arguments.dropFirst()), schemes: [etcd, etcds]))

@@ -175,4 +175,56 @@ func runDefaults(_ arguments: [String], environment: [String: String] = [:]) asy
         #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcd://h:1//") }
         #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("http://h:1/config/") }
     }
+
+    @Test func anEtcdsAddressIsOverTLSWithTheFilesEtcdctlsFlagsName() throws {
+        let address = try EtcdSuiteAddress(
+            "etcds://10.0.0.1:2379/config/billing/?cacert=/etc/ca.pem&cert=/c.pem&key=/k%20e.pem"
+        )
+        #expect(address.endpoints.map(\.absoluteString) == ["https://10.0.0.1:2379"])
+        #expect(address.prefix == "/config/billing/")
+        #expect(
+            address.tls
+                == EtcdTLS(
+                    certificateAuthority: URL(fileURLWithPath: "/etc/ca.pem"),
+                    clientCertificate: URL(fileURLWithPath: "/c.pem"),
+                    clientKey: URL(fileURLWithPath: "/k e.pem")
+                )
+        )
+        #expect(try EtcdSuiteAddress("etcds://h:1/p/").tls == EtcdTLS())
+        #expect(try EtcdSuiteAddress("etcds://h:1/p/?cacert=/ca.pem").description == "etcds://h:1/p/?cacert=/ca.pem")
+        // Certificates with plain HTTP, a certificate without its key, a name etcdctl has not.
+        #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcd://h:1/p/?cacert=/ca.pem") }
+        #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcds://h:1/p/?cert=/c.pem") }
+        #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcds://h:1/p/?password=x") }
+    }
+
+    @Test func theCommandReachesATLSClusterWithTheFilesInTheAddressOrInEtcdctlsEnvironment() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("DefaultsEtcdTLS-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = try TestCertificates(in: folder)
+        let server = try EtcdServer(tls: files)
+        let member = "127.0.0.1:\(server.clientURL.port!)"
+        let query = "cacert=\(files.authority.path)&cert=\(files.clientCertificate.path)&key=\(files.clientKey.path)"
+        let written = try await runDefaults(["write", "etcds://\(member)/config/cli/?\(query)", "rateLimit", "400"])
+        #expect(written.status == 0, "\(written.errorOutput)")
+        #expect(try etcdctl(server, ["get", "/config/cli/rateLimit", "--print-value-only"]) == "400\n")
+        // The same files from etcdctl's own variables.
+        let environment = [
+            "ETCDCTL_CACERT": files.authority.path, "ETCDCTL_CERT": files.clientCertificate.path,
+            "ETCDCTL_KEY": files.clientKey.path,
+        ]
+        let read = try await runDefaults(
+            ["read", "etcds://\(member)/config/cli/", "rateLimit"],
+            environment: environment
+        )
+        #expect(read.status == 0, "\(read.errorOutput)")
+        #expect(read.output == "400\n")
+        // A CA that did not sign etcd's certificate: one line saying so, and the command fails.
+        let wrong = try await runDefaults(
+            ["read", "etcds://\(member)/config/cli/?cacert=\(files.otherAuthority.path)", "rateLimit"],
+            environment: environment
+        )
+        #expect(wrong.status != 0)
+        #expect(wrong.errorOutput.contains("not signed by the CA trusted"), "\(wrong.errorOutput)")
+    }
 }
