@@ -131,7 +131,7 @@ final class EtcdClient: Sendable {
                     failures.append("\(endpoint): \(message)")
                     continue
                 }
-                throw .backendFailed(backend: backend, reason: "etcd refused \(path): \(message)")
+                throw .backendFailed(backend: backend, reason: Self.refusal(of: path, status: response.status, message))
             }
             preferred.withLock { $0 = index }
             do {
@@ -172,6 +172,17 @@ final class EtcdClient: Sendable {
         if error is NIOSSLError || error is BoringSSLError { return true }
         if case ChannelError.connectTimeout = error { return true }
         return false
+    }
+
+    /// Why etcd refused a request, said as what it is.
+    static func refusal(of path: String, status: HTTPResponseStatus, _ message: String) -> String {
+        // NB: the NOSPACE alarm: every write fails until an operator acts; nothing the suite can
+        // do by trying again sooner.
+        if status == .tooManyRequests || message.contains("database space exceeded") {
+            return
+                "etcd's database is full (its NOSPACE alarm is raised: \(message)); no write is stored until an operator frees space (etcdctl compact, etcdctl defrag, etcdctl alarm disarm)"
+        }
+        return "etcd refused \(path): \(message)"
     }
 
     /// What a TLS failure means, said plainly; `nil` for another error.

@@ -162,6 +162,29 @@ import Testing
         #expect(try etcdctl(server, ["get", "--prefix", "--keys-only", prefix]) == "\(prefix)limit\n\n")
     }
 
+    /// etcd's database full (its NOSPACE alarm): a write is refused as what it is, and the value
+    /// stays in memory for when an operator has freed space.
+    @Test func aFullDatabaseIsSaidAsSuch() async throws {
+        let server = try EtcdServer(arguments: ["--quota-backend-bytes", "200000"])
+        let prefix = "/config/full/"
+        let suite = Defaults.Suite(
+            backend: EtcdBackend(endpoints: [server.clientURL], prefix: prefix, cache: .none)
+        ) { _ in }
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        // NB: an operator's puts fill it; etcd raises the alarm once a commit passes the quota.
+        let filler = String(repeating: "x", count: 60_000)
+        var index = 0
+        while (try? etcdctl(server, ["put", "/filler/\(index)", filler])) != nil, index < 50 { index += 1 }
+        #expect(index < 50, "the quota never filled")
+        suite[rateLimit] = 400
+        let failure = #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        #expect(
+            failure?.description.contains("etcd's database is full (its NOSPACE alarm is raised") == true,
+            "\(String(describing: failure))"
+        )
+        #expect(suite[rateLimit] == 400)
+    }
+
     /// A healthy cluster where nothing changes for longer than any timeout: no report, and the
     /// watch never had to connect again.
     @Test func aQuietHealthyClusterReportsNothingHoweverLongItStaysQuiet() async throws {

@@ -19,7 +19,7 @@ final class EtcdServer: Sendable {
 
     /// Starts `etcd` on free loopback ports and returns once it serves clients; with
     /// `certificates`, over TLS only, asking every client for a certificate its CA signed.
-    init(tls certificates: TestCertificates? = nil) throws {
+    init(tls certificates: TestCertificates? = nil, arguments extra: [String] = []) throws {
         directory = try Self.makeDirectory()
         self.certificates = certificates
         let ports = try Self.freePorts(2)
@@ -40,7 +40,7 @@ final class EtcdServer: Sendable {
                     "--cert-file", files.serverCertificate.path, "--key-file", files.serverKey.path,
                     "--trusted-ca-file", files.authority.path, "--client-cert-auth",
                 ]
-            } ?? [])
+            } ?? []) + extra
         do {
             try start()
         } catch {
