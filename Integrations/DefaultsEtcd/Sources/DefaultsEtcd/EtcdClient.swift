@@ -191,6 +191,9 @@ final class EtcdClient: Sendable {
         if said.contains("CERTIFICATE_VERIFY_FAILED") || said.contains("certificate verify failed") {
             return "its certificate is not signed by the CA trusted (\(said))"
         }
+        if said.contains("BAD_CERTIFICATE") || said.contains("CERTIFICATE_REQUIRED") {
+            return "it refused the handshake: it asks for a client certificate its CA signed (\(said))"
+        }
         guard error is NIOSSLError || error is BoringSSLError else { return nil }
         return "the TLS handshake failed (\(said))"
     }
