@@ -86,8 +86,14 @@ extension EtcdBackend {
                     )
                 }
                 pending = pending.filter { name, value in
+                    // NB: a key still at the revision the commit compared it with (or older than
+                    // any seen when it was sent) was certainly not written by it.
+                    let untouched = max(seen, guards[name] ?? 0)
                     guard let now = found[name] else { return value != nil }
-                    return now.value != value && now.modRevision <= seen
+                    // NB: a removal not applied leaves the key there, whatever it holds (a value
+                    // that does not parse reads as nil too).
+                    if value == nil { return now.modRevision <= untouched }
+                    return now.value != value && now.modRevision <= untouched
                 }
                 if pending.isEmpty { return }
                 for name in pending.keys { guards[name] = found[name]?.modRevision ?? 0 }
@@ -168,6 +174,14 @@ extension EtcdBackend {
         for _ in 0...client.endpoints.count {
             switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
             case .answered(let response):
+                // NB: sent again after an attempt whose outcome was unknown, and its compares
+                // failed: the first may have been applied meanwhile (a proposal still in raft when
+                // it was looked for), and changed what this one compares. Looked for once more.
+                if response.succeeded != true, !unanswered.isEmpty,
+                    let applied = try? revision(of: marker, after: seen)
+                {
+                    return .applied(revision: applied)
+                }
                 return .answered(response)
             case .unknown(let reason):
                 unanswered.append(reason)
@@ -339,7 +353,10 @@ extension EtcdBackend {
         // at: so a request a stalled member held finds it changed by the time it is applied, if it
         // was given up and sent again meanwhile. Such a key changed by another party is no
         // conflict (the transaction did not read it): it is read, and the transaction sent again.
-        let unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
+        var unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
+        // NB: etcd counts the compares against its limit too: past it, the written keys go
+        // unguarded (a request held by a stalled member could then still be applied late).
+        if expected.count + unread.count > maxOperationsPerTransaction { unread = [] }
         var guards = state.withLock { state in guardRevisions(of: unread, in: state) }
         let reads = (names + unread)
             .map { name in

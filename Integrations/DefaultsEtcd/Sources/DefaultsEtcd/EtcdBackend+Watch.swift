@@ -115,10 +115,10 @@ extension EtcdBackend {
                 if (cluster != nil && state.clusterID != nil && cluster != state.clusterID)
                     || (revision > 0 && revision < from - 1)
                 {
+                    // NB: only the watch's own state here: the reload, under the commit gate, finds
+                    // whether history really went back (a member merely behind the others looks the
+                    // same from here) and resets what the commits rely on.
                     state.watch.next = -1
-                    state.revision = 0
-                    state.ownRevisions = []
-                    state.clusterID = cluster
                     return (true, .end)
                 }
                 if let cluster { state.clusterID = cluster }
@@ -149,12 +149,17 @@ extension EtcdBackend {
     private func watchEnded(failed error: (any Error)?) {
         let (delay, tell) = state.withLock { state -> (Int, Bool) in
             state.watch.connection = nil
-            if state.watch.connected { state.watch.failures = 0 }
+            if state.watch.connected {
+                state.watch.failures = 0
+                state.watch.reported = false
+            }
             state.watch.connected = false
             var tell = false
             if error != nil || state.watch.next == -1, !state.watch.isHeld, !state.watch.isStopped {
                 state.watch.failures += 1
-                tell = error != nil && state.watch.failures == max(2, client.endpoints.count)
+                tell =
+                    error != nil && !state.watch.reported && state.watch.failures >= max(2, client.endpoints.count)
+                if tell { state.watch.reported = true }
             }
             if state.watch.next != -1 || error != nil {
                 state.watch.index = (state.watch.index + 1) % client.endpoints.count
@@ -178,9 +183,17 @@ extension EtcdBackend {
         commitGate.lock()
         defer { commitGate.unlock() }
         do throws(Defaults.StorageError) {
+            let before = state.withLock { ($0.revision, $0.clusterID) }
             let (values, revision) = try readAll()
             let updates = state.withLock { state -> Defaults.BackendUpdates? in
-                state.ownRevisions = state.ownRevisions.filter { $0 > revision }
+                if revision < before.0 || (before.1 != nil && state.clusterID != before.1) {
+                    // NB: history began again (a restore, another cluster): the revisions seen
+                    // before mean nothing now.
+                    state.revision = revision
+                    state.ownRevisions = []
+                } else {
+                    state.ownRevisions = state.ownRevisions.filter { $0 > revision }
+                }
                 return state.updates
             }
             updates?.replaced(by: Defaults.BackendContents(values: values, revision: UInt64(revision)))

@@ -82,6 +82,8 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var isHeld = false
         /// How many connections the watch has made.
         var connections = 0
+        /// Whether this run of failures has been reported.
+        var reported = false
         var connection: HTTPClient.Task<Void>?
     }
 

@@ -178,7 +178,7 @@ final class EtcdClient: Sendable {
     static func refusal(of path: String, status: HTTPResponseStatus, _ message: String) -> String {
         // NB: the NOSPACE alarm: every write fails until an operator acts; nothing the suite can
         // do by trying again sooner.
-        if status == .tooManyRequests || message.contains("database space exceeded") {
+        if message.contains("database space exceeded") {
             return
                 "etcd's database is full (its NOSPACE alarm is raised: \(message)); no write is stored until an operator frees space (etcdctl compact, etcdctl defrag, etcdctl alarm disarm)"
         }
@@ -409,6 +409,15 @@ private final class WatchStream: HTTPClientResponseDelegate, Sendable {
             while let newline = state.pending.firstIndex(of: UInt8(ascii: "\n")) {
                 lines.append(Array(state.pending[..<newline]))
                 state.pending.removeSubrange(...newline)
+            }
+            // NB: the error etcd ends a stream with has no newline, and async-http-client does not
+            // call `didFinishRequest` while the request's body is still open: a whole message left
+            // over is taken now.
+            if state.pending.last == UInt8(ascii: "}"),
+                (try? JSONDecoder().decode(Etcd.WatchMessage.self, from: Data(state.pending))) != nil
+            {
+                lines.append(state.pending)
+                state.pending = []
             }
             return false
         }
