@@ -21,13 +21,21 @@ final class EtcdClient: Sendable {
     let timeout: TimeAmount
     /// How `https` endpoints are reached; `nil`: as async-http-client does by default.
     private let tls: TLSConfiguration?
+    /// Why the TLS files could not be read, if they could not: every call fails with it.
+    private let tlsProblem: String?
 
     init(endpoints: [URL], timeout: Duration, tls: EtcdTLS? = nil) {
         precondition(!endpoints.isEmpty, "DefaultsEtcd: a suite in etcd needs at least one endpoint")
         self.endpoints = endpoints
         self.http = etcdHTTPClient
         self.timeout = TimeAmount(timeout)
-        self.tls = tls?.configuration
+        do {
+            self.tls = try tls?.configuration()
+            self.tlsProblem = nil
+        } catch {
+            self.tls = nil
+            self.tlsProblem = "the client certificate or key could not be read (\(error))"
+        }
     }
 
     /// What the endpoints are called in messages.
@@ -82,6 +90,7 @@ final class EtcdClient: Sendable {
         backend: String,
         isIdempotent: Bool
     ) throws(Defaults.StorageError) -> Outcome<Response> {
+        if let tlsProblem { throw .backendFailed(backend: backend, reason: tlsProblem) }
         let payload: Data
         do {
             payload = try JSONEncoder().encode(body)
@@ -219,6 +228,7 @@ final class EtcdClient: Sendable {
         heartbeat: TimeAmount,
         receive: @escaping @Sendable (Etcd.WatchMessage) -> WatchVerdict
     ) throws -> HTTPClient.Task<Void> {
+        if let tlsProblem { throw WatchError(reason: tlsProblem) }
         let endpoint = endpoints[index].absoluteString
         let url = endpoints[index].appendingPathComponent("v3/watch").absoluteString
         let create = try JSONEncoder().encode(body)

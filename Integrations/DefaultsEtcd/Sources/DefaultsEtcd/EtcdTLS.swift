@@ -15,8 +15,9 @@ import NIOSSL
 /// ```
 ///
 /// The files are PEM, as etcd's own `--trusted-ca-file`, `--cert-file` and `--key-file` are, and
-/// as etcdctl's `--cacert`, `--cert` and `--key` take them. They are read when a connection is
-/// made, so a certificate renewed on disk is used from the next connection on.
+/// as etcdctl's `--cacert`, `--cert` and `--key` take them. The client certificate and key are read
+/// when the backend is made (a file that cannot be read then fails every call, saying so); the CA
+/// file at each new connection.
 ///
 /// A client certificate for a cluster with authentication on must have no Common Name: etcd's JSON
 /// gateway, which the backend speaks, refuses a request whose certificate has one ("CommonName of
@@ -40,13 +41,16 @@ public struct EtcdTLS: Sendable, Hashable {
         self.clientKey = clientKey
     }
 
-    /// NIOSSL's configuration of a client connection.
-    var configuration: TLSConfiguration {
+    /// NIOSSL's configuration of a client connection, with the client certificate and key read.
+    ///
+    /// - Throws: NIOSSL's error when a file cannot be read or is not PEM.
+    func configuration() throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         if let certificateAuthority { configuration.trustRoots = .file(certificateAuthority.path) }
         if let clientCertificate, let clientKey {
-            configuration.certificateChain = [.file(clientCertificate.path)]
-            configuration.privateKey = .file(clientKey.path)
+            configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(clientCertificate.path)
+                .map { .certificate($0) }
+            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: clientKey.path, format: .pem))
         }
         return configuration
     }
