@@ -125,23 +125,15 @@ final class EtcdServer: Sendable {
         stop()
         let data = directory.appendingPathComponent("data")
         try FileManager.default.removeItem(at: data)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/etcdctl")
-        process.arguments = [
-            "snapshot", "restore", snapshot.path, "--name", "test", "--data-dir", data.path,
-            "--initial-cluster", "test=\(peerURL)", "--initial-advertise-peer-urls", peerURL,
-            "--initial-cluster-token", "restored-\(UUID())",
-        ]
-        process.environment = ["ETCDCTL_API": "3"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServerError(description: "snapshot restore failed: \(String(decoding: printed, as: UTF8.self))")
-        }
+        try runTool(
+            "/usr/bin/etcdctl",
+            [
+                "snapshot", "restore", snapshot.path, "--name", "test", "--data-dir", data.path,
+                "--initial-cluster", "test=\(peerURL)", "--initial-advertise-peer-urls", peerURL,
+                "--initial-cluster-token", "restored-\(UUID())",
+            ],
+            environment: ["ETCDCTL_API": "3"]
+        )
         try start()
     }
 
@@ -613,19 +605,26 @@ struct TestCertificates: Sendable {
     }
 
     private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw EtcdServer.ServerError(
-                description: "openssl \(arguments.first ?? "") failed: \(String(decoding: printed, as: UTF8.self))"
-            )
-        }
+        try runTool("/usr/bin/openssl", arguments)
+    }
+}
+
+/// Runs the tool at `path` with `arguments` to its end; throws what it printed if it failed.
+func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        throw EtcdServer.ServerError(
+            description: "\(name) \(arguments.first ?? "") failed: \(String(decoding: printed, as: UTF8.self))"
+        )
     }
 }
