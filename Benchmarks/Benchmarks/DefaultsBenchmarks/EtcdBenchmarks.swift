@@ -41,18 +41,12 @@ enum BenchEtcd {
         let directory = String(cString: made!)
         let client = "http://127.0.0.1:\(freePort())"
         let peer = "http://127.0.0.1:\(freePort())"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable!)
-        process.arguments = [
+        let (started, ready) = launch([
             "--name", "bench", "--data-dir", directory + "/data", "--listen-client-urls", client,
             "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
             "--initial-cluster", "bench=\(peer)",
-        ]
-        let log = Pipe()
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        try! process.run()
-        pid = process.processIdentifier
+        ])
+        pid = started
         dataDirectory = directory
         atexit {
             kill(BenchEtcd.pid, SIGKILL)
@@ -60,8 +54,22 @@ enum BenchEtcd {
             waitpid(BenchEtcd.pid, &status, 0)
             try? FileManager.default.removeItem(atPath: BenchEtcd.dataDirectory)
         }
-        // NB: its own "ready" line, not a guess at how long it takes; the log is drained after it,
-        // so etcd never blocks on a full pipe.
+        precondition(ready.wait(timeout: .now() + 60) == .success, "etcd did not start")
+        return URL(string: client)!
+    }
+
+    /// Starts `etcd` with `arguments`; the semaphore is signalled at its own "ready" line.
+    ///
+    /// NB: its own "ready" line, not a guess at how long it takes; the log is drained after it, so
+    /// etcd never blocks on a full pipe.
+    static func launch(_ arguments: [String]) -> (pid: pid_t, ready: DispatchSemaphore) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable!)
+        process.arguments = arguments
+        let log = Pipe()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        try! process.run()
         let ready = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var text = ""
@@ -77,8 +85,7 @@ enum BenchEtcd {
                 }
             }
         }
-        precondition(ready.wait(timeout: .now() + 60) == .success, "etcd did not start")
-        return URL(string: client)!
+        return (process.processIdentifier, ready)
     }
 
     nonisolated(unsafe) private static var dataDirectory = ""
@@ -375,35 +382,14 @@ final class BenchEtcdCluster: Sendable {
             let directory = String(cString: made!)
             let client = "http://127.0.0.1:\(port.client)"
             let peer = "http://127.0.0.1:\(port.peer)"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: BenchEtcd.executable!)
-            process.arguments = [
+            let (pid, ready) = BenchEtcd.launch([
                 "--name", "s\(index)", "--data-dir", directory + "/data", "--listen-client-urls", client,
                 "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", initial, "--initial-cluster-token", "bench-stall",
-            ]
-            let log = Pipe()
-            process.standardError = log
-            process.standardOutput = FileHandle.nullDevice
-            try! process.run()
-            Self.pids.append(process.processIdentifier)
+            ])
+            Self.pids.append(pid)
             Self.directories.append(directory)
-            let ready = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                var text = ""
-                var isReady = false
-                while true {
-                    let data = log.fileHandleForReading.availableData
-                    if data.isEmpty { break }
-                    guard !isReady else { continue }
-                    text += String(decoding: data, as: UTF8.self)
-                    if text.contains("ready to serve client requests") {
-                        isReady = true
-                        ready.signal()
-                    }
-                }
-            }
-            started.append((Member(endpoint: URL(string: client)!, pid: process.processIdentifier), ready))
+            started.append((Member(endpoint: URL(string: client)!, pid: pid), ready))
         }
         atexit {
             for pid in BenchEtcdCluster.pids {
@@ -497,39 +483,18 @@ final class BenchEtcdTLS: Sendable {
         let http = "http://127.0.0.1:\(BenchEtcd.freePort())"
         let https = "https://127.0.0.1:\(BenchEtcd.freePort())"
         let peer = "http://127.0.0.1:\(BenchEtcd.freePort())"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BenchEtcd.executable!)
-        process.arguments = [
+        let (pid, ready) = BenchEtcd.launch([
             "--name", "tls", "--data-dir", path + "/data", "--listen-client-urls", "\(http),\(https)",
             "--advertise-client-urls", "\(http),\(https)", "--listen-peer-urls", peer, "--initial-advertise-peer-urls",
             peer, "--initial-cluster", "tls=\(peer)", "--cert-file", "\(path)/server.pem", "--key-file",
             "\(path)/server-key.pem", "--trusted-ca-file", "\(path)/ca.pem", "--client-cert-auth",
-        ]
-        let log = Pipe()
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        try! process.run()
-        Self.pid = process.processIdentifier
+        ])
+        Self.pid = pid
         atexit {
             kill(BenchEtcdTLS.pid, SIGKILL)
             var status: Int32 = 0
             waitpid(BenchEtcdTLS.pid, &status, 0)
             try? FileManager.default.removeItem(atPath: BenchEtcdTLS.directory)
-        }
-        let ready = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var text = ""
-            var isReady = false
-            while true {
-                let data = log.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                guard !isReady else { continue }
-                text += String(decoding: data, as: UTF8.self)
-                if text.contains("ready to serve client requests") {
-                    isReady = true
-                    ready.signal()
-                }
-            }
         }
         precondition(ready.wait(timeout: .now() + 60) == .success, "etcd over TLS did not start")
         self.http = URL(string: http)!
