@@ -63,6 +63,11 @@ extension Defaults {
         /// schema. The key reads its default, and the value stays in the file until it is mended.
         /// Reported once per key and value.
         case valueDoesNotFitSchema(key: String, expectedType: String, value: String)
+        /// A backend refused a write (`backend` is its ``Defaults/Backend/name``; `reason` says
+        /// why: the user it logs in as may only read, or its credentials are not accepted). As for
+        /// a read-only file, the write is given up, not tried again: the keys read what the backend
+        /// holds, and the next ``Defaults/Suite/synchronize()`` throws this.
+        case writeRefused(backend: String, reason: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -109,6 +114,9 @@ extension Defaults {
             case .unreadableValue(let backend, let key, let reason):
                 return
                     "Defaults: \(backend) holds a value of \"\(key)\" that cannot be read (\(reason)); it reads its default until mended"
+            case .writeRefused(let backend, let reason):
+                return
+                    "Defaults: \(backend) refused a write (\(reason)); it is given up, and the keys read what is stored"
             }
         }
     }
@@ -147,6 +155,16 @@ extension Defaults {
         set {
             let box = ErrorHandlerBox(newValue)
             globalErrorHandler.withLock { $0 = box }
+        }
+    }
+}
+
+extension Defaults.StorageError {
+    /// Whether a commit that failed with this was refused (given up), not failed (tried again).
+    var isRefusal: Bool {
+        switch self {
+        case .readOnlyFile, .writeRefused: return true
+        default: return false
         }
     }
 }

@@ -51,15 +51,23 @@ extension Defaults.Suite {
             storage.userDefaults.synchronize()
             return
         }
-        if case .failure(let error) = store.flushNow() {
+        let earlier = takeRefusal()
+        let flushed = store.flushNow()
+        // NB: a refusal of this flush's own is thrown below, not kept for the next call.
+        let now = takeRefusal()
+        if case .failure(let error) = flushed {
             report(error)  // On the caller's thread.
-            throw error
+            throw earlier ?? error
         }
-        let refused = store.state.withLock { state in
+        if let refused = earlier ?? now { throw refused }
+    }
+
+    /// The first write refused since the last ``synchronize()``, forgotten as it is taken.
+    private func takeRefusal() -> Defaults.StorageError? {
+        store.state.withLock { state in
             defer { state.refusedSinceSynchronize = nil }
             return state.refusedSinceSynchronize
         }
-        if let refused { throw refused }
     }
 
     // MARK: - Reading

@@ -228,6 +228,40 @@ struct TwoMachines {
         #expect(fresh.storedValue(named: "rateLimit") == .number("300"))
     }
 
+    @Test func aRefusedWriteIsGivenUpReportedOnceAndThrownByTheNextSynchronize() async throws {
+        let machines = TwoMachines()
+        let problems = EventLog<String>()
+        let suite = Defaults.Suite(backend: machines.hereBackend) { problems.append($0.description) }
+        let key = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        machines.there[machines.thereKey] = 200
+        try machines.there.synchronize()
+        machines.hereBackend.waitForReports()
+        #expect(suite[key] == 200)
+        machines.hereBackend.setReadOnly(true)
+
+        // Refused by the timer's commit: reported then, and thrown by the next synchronize, once.
+        suite[key] = 5
+        #expect(await problems.wait(forCount: 1))
+        #expect(suite[key] == 200)
+        let refusal = #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        guard case .writeRefused(_, let reason) = refusal else {
+            Issue.record("not a refused write: \(String(describing: refusal))")
+            return
+        }
+        #expect(reason == "this machine may only read")
+        try suite.synchronize()
+
+        // Refused by synchronize's own commit: thrown there, and not again.
+        suite.holdingTimedCommits {
+            suite[key] = 6
+            #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        }
+        try suite.synchronize()
+        #expect(suite[key] == 200)
+        #expect(problems.count == 2, "\(problems.all)")
+        #expect(machines.table.counts.commits == 1, "a refused write is not tried again")
+    }
+
     @Test func aProblemReportedAsReportingStartsReachesTheSuitesOwnHandler() async {
         let problems = EventLog<String>()
         let suite = Defaults.Suite(backend: WriteOnlyLogBackend(problemAtStart: "a stored value is unreadable")) {

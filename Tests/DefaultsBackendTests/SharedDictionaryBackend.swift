@@ -109,6 +109,12 @@ final class SharedDictionaryBackend: Defaults.Backend, @unchecked Sendable {  //
     private let queue = DispatchQueue(label: "SharedDictionaryBackend.watch")
     private let lock = NSLock()
     private var updates: Defaults.BackendUpdates?
+    /// Whether this machine may only read, as a user without write permission: commits are refused.
+    private var isReadOnly = false
+
+    /// Makes this machine's commits refused (``Defaults/StorageError/writeRefused(backend:reason:)``),
+    /// or accepted again.
+    func setReadOnly(_ readOnly: Bool) { lock.withLock { isReadOnly = readOnly } }
 
     init(_ table: SharedTable, space: String = "settings") {
         self.table = table
@@ -132,6 +138,16 @@ final class SharedDictionaryBackend: Defaults.Backend, @unchecked Sendable {  //
     }
 
     func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+        let (readOnly, updates) = lock.withLock { (isReadOnly, self.updates) }
+        if readOnly {
+            // As the protocol asks: what the table holds for the keys refused, for memory to go
+            // back to.
+            let stored = try table.load(space).values
+            var held: [String: Defaults.JSONValue?] = [:]
+            for name in changes.values.keys { held[name] = .some(stored[name]) }
+            updates?.changed(held)
+            throw .writeRefused(backend: name, reason: "this machine may only read")
+        }
         _ = try table.commit(changes, to: space, ifUnchanged: [:], from: self)
     }
 

@@ -43,9 +43,10 @@ extension Defaults {
     ///   that failed; report a problem found in the background (a lost connection) through
     ///   ``BackendUpdates/report(_:)``. The suite keeps values in memory, tells its error handler,
     ///   and retries a failed commit later with everything still pending. A commit that throws
-    ///   ``StorageError/readOnlyFile(url:reason:)`` is refused rather than failed: its changes are
-    ///   given up, not retried, and the backend reports what it holds for their keys, which memory
-    ///   goes back to.
+    ///   ``StorageError/writeRefused(backend:reason:)`` (or, for a file,
+    ///   ``StorageError/readOnlyFile(url:reason:)``) is refused rather than failed: its changes are
+    ///   given up, not retried, the backend reports what it holds for their keys, which memory
+    ///   goes back to, and the next `synchronize()` throws the refusal.
     ///
     /// ## Implementation guidance
     ///

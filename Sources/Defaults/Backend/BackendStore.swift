@@ -226,11 +226,14 @@ extension Store {
                         $0.retryDelay = 0
                         $0.flushInFlight = false
                     }
-                case .failure(.readOnlyFile):
+                case .failure(let error) where error.isRefusal:
                     // Refused, not failed: the changes are given up, and memory goes back to what
-                    // the backend holds (it reports that).
+                    // the backend holds (it reports that). The next `synchronize()` throws it.
                     refused = true
-                    state.withLock { $0.flushInFlight = false }
+                    state.withLock { state in
+                        state.flushInFlight = false
+                        if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = error }
+                    }
                 case .failure:
                     state.withLock { state in
                         state.flushInFlight = false
