@@ -8,6 +8,29 @@ extension EtcdBackend {
     public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
         commitGate.lock()
         defer { commitGate.unlock() }
+        do {
+            try commitLocked(changes)
+        } catch .writeRefused(let backend, let reason) {
+            revert(changes)
+            throw .writeRefused(backend: backend, reason: reason)
+        }
+    }
+
+    /// Tells the suite what etcd holds for the keys of `changes`, which it refused: as the backend
+    /// last knew them (the user may not even be able to read them now).
+    private func revert(_ changes: Defaults.BackendChanges) {
+        let (values, updates) = state.withLock { state in
+            var values: [String: Defaults.JSONValue?] = [:]
+            let names = changes.removesEverything ? Array(state.known.keys) : []
+            for name in Array(changes.values.keys) + names { values[name] = .some(state.known[name]?.value ?? nil) }
+            return (values, state.updates)
+        }
+        // NB: no revision: a report with one no newer than the suite's would be dropped.
+        updates?.changed(values)
+    }
+
+    /// ``commit(_:)`` for a caller that holds the commit gate.
+    private func commitLocked(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
         if changes.removesEverything {
             try commitRemovingEverything(changes)
             return

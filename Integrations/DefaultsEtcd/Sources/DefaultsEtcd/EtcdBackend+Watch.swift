@@ -104,7 +104,12 @@ extension EtcdBackend {
             if result.canceled == true {
                 // NB: etcd refused the watch (a permission, a token, a future revision): a failure,
                 // paused before the next try like any other, never a loop of reconnections.
-                return (false, .fail("etcd canceled the watch: \(result.cancel_reason ?? "no reason given")"))
+                let reason = result.cancel_reason ?? "no reason given"
+                if reason.contains("permission denied") {
+                    let who = client.credentials.map { "user \"\($0.user)\"" } ?? "a client without a user"
+                    return (false, .fail("etcd refused the watch: \(who) may not read \(prefix) (\(reason))"))
+                }
+                return (false, .fail("etcd canceled the watch: \(reason)"))
             }
             if result.created == true {
                 // NB: another cluster now answers at the address (restored from a snapshot, or made
@@ -157,8 +162,15 @@ extension EtcdBackend {
             var tell = false
             if error != nil || state.watch.next == -1, !state.watch.isHeld, !state.watch.isStopped {
                 state.watch.failures += 1
-                tell =
-                    error != nil && !state.watch.reported && state.watch.failures >= max(2, client.endpoints.count)
+                if let refusal = error as? EtcdClient.Failure, refusal.refusesCredentials {
+                    // NB: a refused password is reported once, by whoever met it first (the load,
+                    // a commit, or here), and at once: no other member will take it.
+                    tell = refusal.isNews
+                } else {
+                    tell =
+                        error != nil && !state.watch.reported
+                        && state.watch.failures >= max(2, client.endpoints.count)
+                }
                 if tell { state.watch.reported = true }
             }
             if state.watch.next != -1 || error != nil {
@@ -217,6 +229,9 @@ extension EtcdBackend {
 
     /// How many connections the watch has made: one while it never had to connect again.
     var watchConnectionsForTesting: Int { state.withLock { $0.watch.connections } }
+
+    /// How many times in a row the watch failed to connect, or was cut.
+    var watchFailuresForTesting: Int { state.withLock { $0.watch.failures } }
 
     /// Lets the watch connect again.
     func releaseWatchForTesting() {

@@ -121,6 +121,9 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     ///
     ///   - tls: For `https` endpoints: the CA to trust and the client certificate to present
     ///     (``EtcdTLS``); `nil` trusts the system's CAs and presents none.
+    ///   - credentials: For a cluster with authentication on: the user to log in as, and where
+    ///     its password is (``EtcdCredentials``). A write the user may not make is refused
+    ///     (``Defaults/StorageError/writeRefused(backend:reason:)``), not tried again.
     ///
     /// - Precondition: `prefix` is not empty: the key that is the prefix itself is the backend's
     ///   own (see ``commit(_:)``).
@@ -131,13 +134,14 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         cache: CacheLocation = .automatic,
         maxOperationsPerTransaction: Int = 128,
         heartbeat: Duration = .seconds(3),
-        tls: EtcdTLS? = nil
+        tls: EtcdTLS? = nil,
+        credentials: EtcdCredentials? = nil
     ) {
         precondition(!prefix.isEmpty, "DefaultsEtcd: a suite in etcd needs a key prefix")
         self.prefix = prefix
         self.heartbeat = TimeAmount(heartbeat)
         self.maxOperationsPerTransaction = max(1, maxOperationsPerTransaction)
-        self.client = EtcdClient(endpoints: endpoints, timeout: timeout, tls: tls)
+        self.client = EtcdClient(endpoints: endpoints, timeout: timeout, tls: tls, credentials: credentials)
         switch cache {
         case .automatic: self.cache = EtcdCache(url: EtcdCache.defaultURL(endpoints: endpoints, prefix: prefix))
         case .none: self.cache = nil

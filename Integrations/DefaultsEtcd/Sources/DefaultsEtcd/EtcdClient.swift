@@ -23,12 +23,16 @@ final class EtcdClient: Sendable {
     private let tls: TLSConfiguration?
     /// Why the TLS files could not be read, if they could not: every call fails with it.
     private let tlsProblem: String?
+    /// Who the client logs in as; `nil` for a cluster with authentication off.
+    let credentials: EtcdCredentials?
+    private let session = Mutex(Session())
 
-    init(endpoints: [URL], timeout: Duration, tls: EtcdTLS? = nil) {
+    init(endpoints: [URL], timeout: Duration, tls: EtcdTLS? = nil, credentials: EtcdCredentials? = nil) {
         precondition(!endpoints.isEmpty, "DefaultsEtcd: a suite in etcd needs at least one endpoint")
         self.endpoints = endpoints
         self.http = etcdHTTPClient
         self.timeout = TimeAmount(timeout)
+        self.credentials = credentials
         do {
             self.tls = try tls?.configuration()
             self.tlsProblem = nil
@@ -90,14 +94,73 @@ final class EtcdClient: Sendable {
         backend: String,
         isIdempotent: Bool
     ) throws(Defaults.StorageError) -> Outcome<Response> {
-        if let tlsProblem { throw .backendFailed(backend: backend, reason: tlsProblem) }
         let payload: Data
         do {
             payload = try JSONEncoder().encode(body)
         } catch {
             throw .backendFailed(backend: backend, reason: "could not encode a request to \(path): \(error)")
         }
-        let first = preferred.withLock { $0 }
+        var token: String?
+        do {
+            token = try self.token(fresh: false)
+        } catch {
+            throw error.storageError(backend: backend, isWrite: !isIdempotent)
+        }
+        var loggedInAgain = false
+        while true {
+            switch try post(path, payload, token: token, backend: backend, isIdempotent: isIdempotent) {
+            case .ok(let bytes):
+                do {
+                    return .answered(try JSONDecoder().decode(Response.self, from: bytes))
+                } catch {
+                    throw .backendFailed(backend: backend, reason: "etcd's answer to \(path) did not decode: \(error)")
+                }
+            case .unknown(let reason):
+                return .unknown(reason: reason)
+            case .refused(let status, let message):
+                // NB: a token that expired, or that a restarted member forgot, or one from before
+                // authentication was turned on: etcd refuses the request before doing anything,
+                // so it is sent again, once, with a new token.
+                if credentials != nil, !loggedInAgain, Self.asksToLogIn(status, message) {
+                    loggedInAgain = true
+                    forget(token)
+                    do {
+                        token = try self.token(fresh: true)
+                    } catch {
+                        throw error.storageError(backend: backend, isWrite: !isIdempotent)
+                    }
+                    continue
+                }
+                throw refusal(of: path, status: status, message, backend: backend, isWrite: !isIdempotent)
+            }
+        }
+    }
+
+    /// What an endpoint said to a request.
+    private enum Answer {
+        /// The body of a `200 OK`.
+        case ok(Data)
+        /// etcd refused the request (a 4xx status), before doing anything.
+        case refused(HTTPResponseStatus, String)
+        /// A change went out and no answer came back.
+        case unknown(String)
+    }
+
+    /// Posts `payload` to `path` at the endpoints, the one that answered last first (or `start`),
+    /// until one answers; a change goes to the next only when it certainly did not reach the one
+    /// before.
+    private func post(
+        _ path: String,
+        _ payload: Data,
+        token: String?,
+        backend: String,
+        isIdempotent: Bool,
+        startingAt start: Int? = nil
+    ) throws(Defaults.StorageError) -> Answer {
+        if let tlsProblem { throw .backendFailed(backend: backend, reason: tlsProblem) }
+        var headers = Self.headers
+        if let token, !token.isEmpty { headers.add(name: "Authorization", value: token) }
+        let first = start ?? preferred.withLock { $0 }
         var failures: [String] = []
         for offset in 0..<endpoints.count {
             let index = (first + offset) % endpoints.count
@@ -108,7 +171,7 @@ final class EtcdClient: Sendable {
                 let request = try HTTPClient.Request(
                     url: url,
                     method: .POST,
-                    headers: Self.headers,
+                    headers: headers,
                     body: .data(payload),
                     tlsConfiguration: tls
                 )
@@ -120,14 +183,18 @@ final class EtcdClient: Sendable {
                     continue
                 }
                 if !isIdempotent, !Self.wasNeverSent(error) {
-                    return .unknown(reason: "no answer from \(endpoint) to \(path) (\(error))")
+                    return .unknown("no answer from \(endpoint) to \(path) (\(error))")
                 }
                 failures.append("\(endpoint): \(error)")
                 continue
             }
             let bytes = response.body.map { Data($0.readableBytesView) } ?? Data()
             guard response.status == .ok else {
-                let said = (try? JSONDecoder().decode(Etcd.ErrorBody.self, from: bytes))?.text
+                // NB: the gateway says some refusals in plain text (a certificate with a Common
+                // Name when authentication is on).
+                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let said =
+                    (try? JSONDecoder().decode(Etcd.ErrorBody.self, from: bytes))?.text ?? (text.isEmpty ? nil : text)
                 let message = said ?? "\(response.status)"
                 // NB: a member cut off from its quorum answers 503 ("etcdserver: no leader" before
                 // it does anything, as the require-leader header asks; "request timed out" after it
@@ -135,22 +202,178 @@ final class EtcdClient: Sendable {
                 if response.status.code >= 500 {
                     leave(index)
                     if !isIdempotent, !Self.saysNoLeader(said) {
-                        return .unknown(reason: "\(endpoint) answered \(path) with \(message)")
+                        return .unknown("\(endpoint) answered \(path) with \(message)")
                     }
                     failures.append("\(endpoint): \(message)")
                     continue
                 }
-                throw .backendFailed(backend: backend, reason: Self.refusal(of: path, status: response.status, message))
+                return .refused(response.status, message)
             }
             preferred.withLock { $0 = index }
-            do {
-                return .answered(try JSONDecoder().decode(Response.self, from: bytes))
-            } catch {
-                throw .backendFailed(backend: backend, reason: "etcd's answer to \(path) did not decode: \(error)")
-            }
+            return .ok(bytes)
         }
         throw .backendFailed(backend: backend, reason: "etcd is out of reach (\(failures.joined(separator: "; ")))")
     }
+
+    // MARK: - Logging in
+
+    /// The token to send: the one held, or a new one when there is none or `fresh` asks for one;
+    /// `nil` without credentials, and "" when etcd has authentication off.
+    ///
+    /// - Parameter start: The endpoint to ask first, if not the one that answered last.
+    /// - Throws: ``Failure`` when the password cannot be read, etcd refuses it (now, or less
+    ///   than a minute ago and the password is the same), or etcd is out of reach.
+    func token(fresh: Bool, startingAt start: Int? = nil) throws(Failure) -> String? {
+        guard let credentials else { return nil }
+        if !fresh, let token = session.withLock({ $0.token }) { return token }
+        let password = try credentials.readPassword()
+        // NB: a password refused is not offered again until it changes (or a minute has passed:
+        // an operator may have set the user's password to it meanwhile). Each try is a bcrypt
+        // check and a proposal in etcd's log.
+        try session.withLock { session throws(Failure) in
+            guard var refused = session.refused, refused.password == password,
+                refused.at.duration(to: .now) < Self.refusalLasts
+            else { return }
+            let failure = Failure(reason: refused.reason, refusesCredentials: true, isNews: !refused.isReported)
+            refused.isReported = true
+            session.refused = refused
+            throw failure
+        }
+        let request = Etcd.AuthenticateRequest(name: credentials.user, password: password)
+        let payload: Data
+        do {
+            payload = try JSONEncoder().encode(request)
+        } catch {
+            throw Failure(reason: "could not encode a request to log in: \(error)")
+        }
+        session.withLock { $0.logins += 1 }
+        let answer: Answer
+        do {
+            answer = try post(
+                "v3/auth/authenticate",
+                payload,
+                token: nil,
+                backend: "",
+                isIdempotent: true,
+                startingAt: start
+            )
+        } catch {
+            throw Failure(reason: error.shortReason)
+        }
+        switch answer {
+        case .ok(let bytes):
+            guard let token = (try? JSONDecoder().decode(Etcd.AuthenticateResponse.self, from: bytes))?.token else {
+                throw Failure(reason: "etcd's answer to logging in as \(credentials) held no token")
+            }
+            session.withLock { session in
+                session.token = token
+                session.refused = nil
+            }
+            return token
+        case .refused(_, let message) where message.contains("authentication is not enabled"):
+            // NB: nothing to log in to: requests go without a token until etcd asks for one.
+            session.withLock { $0.token = "" }
+            return ""
+        case .refused(_, let message) where message.contains("authentication failed"):
+            let reason = "etcd refused the password of \(credentials) (\(message))"
+            session.withLock { session in
+                session.token = nil
+                session.refused = Refused(password: password, reason: reason, at: .now, isReported: true)
+            }
+            throw Failure(reason: reason, refusesCredentials: true, isNews: true)
+        case .refused(let status, let message):
+            if message.contains("CommonName of client") {
+                throw Failure(reason: refusal(of: "", status: status, message, backend: "", isWrite: false).shortReason)
+            }
+            throw Failure(reason: "logging in to etcd as \(credentials) failed: \(message) (\(status))")
+        case .unknown(let reason):
+            throw Failure(reason: reason)
+        }
+    }
+
+    /// Forgets `token`, which etcd no longer takes, unless another already replaced it.
+    private func forget(_ token: String?) {
+        session.withLock { session in
+            if session.token == token { session.token = nil }
+        }
+    }
+
+    /// How long a password etcd refused is not offered again, unless it changes.
+    static let refusalLasts = Duration.seconds(60)
+
+    /// Whether etcd refused a request for want of a valid token: it expired, the member that gave
+    /// it restarted, authentication was turned on since, or the users and roles changed since it
+    /// was given.
+    static func asksToLogIn(_ status: HTTPResponseStatus, _ message: String) -> Bool {
+        status == .unauthorized || message.contains("invalid auth token") || message.contains("user name is empty")
+            || message.contains("revision of auth store is old")
+    }
+
+    /// The error for a request etcd refused (a 4xx status), said as what it is.
+    private func refusal(
+        of path: String,
+        status: HTTPResponseStatus,
+        _ message: String,
+        backend: String,
+        isWrite: Bool
+    ) -> Defaults.StorageError {
+        if message.contains("permission denied") {
+            let who = credentials.map { "user \"\($0.user)\"" } ?? "a client without a user"
+            if isWrite {
+                return .writeRefused(backend: backend, reason: "\(who) may not write these keys in etcd (\(message))")
+            }
+            return .backendFailed(backend: backend, reason: "\(who) may not read these keys in etcd (\(message))")
+        }
+        if message.contains("CommonName of client") {
+            return .backendFailed(
+                backend: backend,
+                reason:
+                    "etcd refuses a client certificate with a Common Name through its JSON gateway when authentication is on (\(message)); use one without a Common Name, and a user and password"
+            )
+        }
+        return .backendFailed(backend: backend, reason: Self.refusal(of: path, status: status, message))
+    }
+
+    /// Why a call to etcd could not be made, for a person; also what a watch that could not start,
+    /// or ended, fails with.
+    struct Failure: Error, CustomStringConvertible {
+        let reason: String
+        /// Whether etcd refused the user's password.
+        var refusesCredentials = false
+        /// Whether this refusal of the password is thrown for the first time: reported, when the
+        /// watch meets it, only then.
+        var isNews = true
+        var description: String { reason }
+
+        /// The error of a call that failed so: a write refused when the password is.
+        func storageError(backend: String, isWrite: Bool) -> Defaults.StorageError {
+            if refusesCredentials, isWrite { return .writeRefused(backend: backend, reason: reason) }
+            return .backendFailed(backend: backend, reason: reason)
+        }
+    }
+
+    /// A password etcd refused.
+    private struct Refused {
+        let password: String
+        let reason: String
+        let at: ContinuousClock.Instant
+        /// Whether it was thrown to someone yet.
+        var isReported: Bool
+    }
+
+    /// What the client holds of its login.
+    private struct Session {
+        /// The token requests carry; `nil` until logged in, "" with authentication off.
+        var token: String?
+        var refused: Refused?
+        /// How many times the client asked etcd for a token.
+        var logins = 0
+    }
+
+    /// How many times the client asked etcd for a token, for tests.
+    var loginsForTesting: Int { session.withLock { $0.logins } }
+    /// The token requests carry now, for tests.
+    var tokenForTesting: String? { session.withLock { $0.token } }
 
     /// Moves the next calls off the endpoint `index`, which failed one: they go to the next.
     private func leave(_ index: Int) {
@@ -228,7 +451,11 @@ final class EtcdClient: Sendable {
         heartbeat: TimeAmount,
         receive: @escaping @Sendable (Etcd.WatchMessage) -> WatchVerdict
     ) throws -> HTTPClient.Task<Void> {
-        if let tlsProblem { throw WatchError(reason: tlsProblem) }
+        if let tlsProblem { throw Failure(reason: tlsProblem) }
+        // NB: logged in anew before each connection, as etcd's own client does (a watch made with
+        // a token that expired is created and canceled at once), at the member to be watched: the
+        // one that answered last may be the one that stalled.
+        let token = try token(fresh: true, startingAt: index)
         let endpoint = endpoints[index].absoluteString
         let url = endpoints[index].appendingPathComponent("v3/watch").absoluteString
         let create = try JSONEncoder().encode(body)
@@ -243,6 +470,7 @@ final class EtcdClient: Sendable {
         // async-http-client sends the body at once and passes over the `100 Continue`.
         var headers = Self.headers
         headers.add(name: "Expect", value: "100-continue")
+        if let token, !token.isEmpty { headers.add(name: "Authorization", value: token) }
         let request = try HTTPClient.Request(
             url: url,
             method: .POST,
@@ -268,11 +496,6 @@ final class EtcdClient: Sendable {
 
     /// The endpoint to watch from first.
     var preferredIndex: Int { preferred.withLock { $0 } }
-
-    struct WatchError: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { reason }
-    }
 }
 
 /// The HTTP client of every suite in etcd of the process; like AsyncHTTPClient's `shared`, never

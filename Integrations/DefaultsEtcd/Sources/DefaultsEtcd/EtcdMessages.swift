@@ -143,6 +143,16 @@ enum Etcd {
         var events: [Event]?
     }
 
+    /// `/v3/auth/authenticate`'s request: a user and password, for a token.
+    struct AuthenticateRequest: Encodable {
+        var name: String
+        var password: String
+    }
+
+    struct AuthenticateResponse: Decodable {
+        var token: String?
+    }
+
     struct ErrorBody: Decodable {
         var message: String?
         var error: String?

@@ -8,6 +8,9 @@ import Foundation
 /// also take in `/config/billing-eu/`. With `etcd://` the members are reached over plain HTTP;
 /// with `etcds://`, over TLS, and the query may name the PEM files etcdctl's flags of the same
 /// names take: `etcds://10.0.0.1:2379/config/billing/?cacert=/etc/ca.pem&cert=/etc/c.pem&key=/etc/k.pem`.
+/// With either scheme, `user=` and `password-file=` name the etcd user to log in as and the file
+/// holding its password (never the password itself, which a URL would show to anyone who lists
+/// processes): `etcd://10.0.0.1:2379/config/billing/?user=billing&password-file=/run/credentials/billing.service/etcd`.
 /// The `defaults` command of this package reads such URLs.
 public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     /// The client URLs of the members.
@@ -16,6 +19,16 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     public var prefix: String
     /// For `etcds://`: the files the query names (`cacert`, `cert`, `key`); `nil` for `etcd://`.
     public var tls: EtcdTLS?
+    /// The etcd user the query names (`user`); `nil` for none.
+    public var user: String?
+    /// The file holding the password of ``user`` (`password-file`).
+    public var passwordFile: URL?
+
+    /// The user and its password file, when the address names both.
+    public var credentials: EtcdCredentials? {
+        guard let user, let passwordFile else { return nil }
+        return EtcdCredentials(user: user, passwordFile: passwordFile)
+    }
 
     /// Why a text is not the address of a suite in etcd.
     public struct Invalid: Error, CustomStringConvertible {
@@ -36,15 +49,12 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
             )
         }
         var rest = text.dropFirst(secure ? "etcds://".count : "etcd://".count)
-        var tls: EtcdTLS?
+        var tls: EtcdTLS? = secure ? EtcdTLS() : nil
+        var user: String?
+        var passwordFile: URL?
         if let question = rest.firstIndex(of: "?") {
-            guard secure else {
-                throw Invalid(description: "certificates (?cacert=…) go with etcds://, the address of members over TLS")
-            }
-            tls = try Self.files(in: rest[rest.index(after: question)...])
+            (tls, user, passwordFile) = try Self.options(in: rest[rest.index(after: question)...], secure: secure)
             rest = rest[..<question]
-        } else if secure {
-            tls = EtcdTLS()
         }
         guard let slash = rest.firstIndex(of: "/"), rest[rest.index(after: slash)...].contains(where: { $0 != "/" })
         else {
@@ -65,39 +75,61 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
         self.endpoints = endpoints
         self.prefix = prefix
         self.tls = tls
+        self.user = user
+        self.passwordFile = passwordFile
     }
 
-    /// The TLS files a query names: `cacert`, `cert` and `key`, as etcdctl's flags.
-    private static func files(in query: Substring) throws(Invalid) -> EtcdTLS {
+    /// What a query names: the TLS files (`cacert`, `cert` and `key`, as etcdctl's flags), and
+    /// the user (`user`, `password-file`).
+    private static func options(
+        in query: Substring,
+        secure: Bool
+    ) throws(Invalid) -> (EtcdTLS?, user: String?, passwordFile: URL?) {
         var tls = EtcdTLS()
+        var user: String?
+        var passwordFile: URL?
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, let path = String(parts[1]).removingPercentEncoding, !path.isEmpty else {
-                throw Invalid(description: "\"\(pair)\" is not name=path, as cacert=/etc/etcd/ca.pem")
+            guard parts.count == 2, let value = String(parts[1]).removingPercentEncoding, !value.isEmpty else {
+                throw Invalid(description: "\"\(pair)\" is not name=value, as cacert=/etc/etcd/ca.pem")
             }
-            let file = URL(fileURLWithPath: path)
+            let file = URL(fileURLWithPath: value)
+            if ["cacert", "cert", "key"].contains(parts[0]), !secure {
+                throw Invalid(
+                    description: "certificates (?\(parts[0])=…) go with etcds://, the address of members over TLS"
+                )
+            }
             switch parts[0] {
             case "cacert": tls.certificateAuthority = file
             case "cert": tls.clientCertificate = file
             case "key": tls.clientKey = file
-            default: throw Invalid(description: "\"\(parts[0])\" is none of cacert, cert and key")
+            case "user": user = value
+            case "password-file": passwordFile = file
+            case "password":
+                throw Invalid(
+                    description:
+                        "a password is never part of an address (anyone listing processes would see it): name its file with password-file="
+                )
+            default: throw Invalid(description: "\"\(parts[0])\" is none of cacert, cert, key, user and password-file")
             }
         }
         guard (tls.clientCertificate == nil) == (tls.clientKey == nil) else {
             throw Invalid(description: "a client certificate goes with its key: give both cert= and key=")
         }
-        return tls
+        guard passwordFile == nil || user != nil else {
+            throw Invalid(description: "a password file goes with a user: give user= too")
+        }
+        return (secure ? tls : nil, user, passwordFile)
     }
 
     /// The address as a URL: `etcd://127.0.0.1:2379/config/billing/`.
     public var description: String {
         let members = endpoints.map { "\($0.host ?? ""):\($0.port ?? 0)" }.joined(separator: ",")
-        guard let tls else { return "etcd://\(members)\(prefix)" }
-        let query = [
-            ("cacert", tls.certificateAuthority), ("cert", tls.clientCertificate), ("key", tls.clientKey),
+        let options = [
+            ("cacert", tls?.certificateAuthority?.path), ("cert", tls?.clientCertificate?.path),
+            ("key", tls?.clientKey?.path), ("user", user), ("password-file", passwordFile?.path),
         ]
-        .compactMap { name, file in file.map { "\(name)=\($0.path)" } }
-        .joined(separator: "&")
-        return "etcds://\(members)\(prefix)\(query.isEmpty ? "" : "?" + query)"
+        let query = options.compactMap { name, value in value.map { "\(name)=\($0)" } }.joined(separator: "&")
+        return "\(tls == nil ? "etcd" : "etcds")://\(members)\(prefix)\(query.isEmpty ? "" : "?" + query)"
     }
 }

@@ -94,7 +94,7 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
         if stalled {
             let seconds = Double(heartbeat.nanoseconds) / 1e9
             task.fail(
-                reason: EtcdClient.WatchError(
+                reason: EtcdClient.Failure(
                     reason:
                         "\(endpoint) sent nothing for \(seconds.formatted(.number.precision(.fractionLength(0...1)))) s"
                 )
@@ -134,7 +134,7 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
         if head.status == .ok {
             answered()
         } else if ended {
-            task.fail(reason: EtcdClient.WatchError(reason: "\(endpoint) answered the watch with \(head.status)"))
+            task.fail(reason: EtcdClient.Failure(reason: "\(endpoint) answered the watch with \(head.status)"))
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
@@ -175,9 +175,9 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
         }
         guard let message = try Self.decode(rest) else { return }
         if let error = message.error {
-            throw EtcdClient.WatchError(reason: "\(endpoint) ended the watch: \(error.text ?? "an error")")
+            throw EtcdClient.Failure(reason: "\(endpoint) ended the watch: \(error.text ?? "an error")")
         }
-        if case .fail(let reason) = receive(message) { throw EtcdClient.WatchError(reason: reason) }
+        if case .fail(let reason) = receive(message) { throw EtcdClient.Failure(reason: reason) }
     }
 
     /// Takes one line of the stream; `false` once the watch has ended.
@@ -201,7 +201,7 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
             task.cancel()
         case .fail(let reason):
             state.withLock { $0.ended = true }
-            task.fail(reason: EtcdClient.WatchError(reason: reason))
+            task.fail(reason: EtcdClient.Failure(reason: reason))
         }
         return false
     }

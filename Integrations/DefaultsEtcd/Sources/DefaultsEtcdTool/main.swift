@@ -14,7 +14,8 @@ import Foundation
 /// The backend an `etcd://` or `etcds://` argument names.
 ///
 /// Over TLS, the files not in the address come from etcdctl's own environment variables
-/// (`ETCDCTL_CACERT`, `ETCDCTL_CERT`, `ETCDCTL_KEY`), so a shell set up for etcdctl works as is.
+/// (`ETCDCTL_CACERT`, `ETCDCTL_CERT`, `ETCDCTL_KEY`), and so does the user (`ETCDCTL_USER`,
+/// `ETCDCTL_PASSWORD`), so a shell set up for etcdctl works as is.
 @Sendable func backend(_ argument: String) throws -> any Defaults.Backend {
     var address = try EtcdSuiteAddress(argument)
     if var tls = address.tls {
@@ -28,7 +29,40 @@ import Foundation
         address.tls = tls
     }
     // NB: no cache: the command shows what etcd holds, or says it cannot reach it.
-    return EtcdBackend(endpoints: address.endpoints, prefix: address.prefix, cache: .none, tls: address.tls)
+    return EtcdBackend(
+        endpoints: address.endpoints,
+        prefix: address.prefix,
+        cache: .none,
+        tls: address.tls,
+        credentials: try credentials(address)
+    )
+}
+
+/// Who the command logs in as: the address's `user=` and `password-file=`, else etcdctl's
+/// `ETCDCTL_USER` (`user` or `user:password`) and `ETCDCTL_PASSWORD`.
+func credentials(_ address: EtcdSuiteAddress) throws -> EtcdCredentials? {
+    let environment = ProcessInfo.processInfo.environment
+    var user = address.user
+    var password = environment["ETCDCTL_PASSWORD"]
+    if user == nil, let named = environment["ETCDCTL_USER"], !named.isEmpty {
+        let parts = named.split(separator: ":", maxSplits: 1)
+        user = String(parts[0])
+        if parts.count == 2 { password = String(parts[1]) }
+    }
+    guard let user else { return nil }
+    if let file = address.passwordFile { return EtcdCredentials(user: user, passwordFile: file) }
+    guard let password else {
+        throw NoPassword(user: user)
+    }
+    return EtcdCredentials(user: user, password: password)
+}
+
+/// A user named without a password.
+struct NoPassword: Error, CustomStringConvertible {
+    let user: String
+    var description: String {
+        "user \(user) has no password: give password-file= in the address, or set ETCDCTL_PASSWORD"
+    }
 }
 
 let etcd = DefaultsCommand.Scheme("etcd", example: "etcd://127.0.0.1:2379/config/billing/ (members, then a key prefix)")

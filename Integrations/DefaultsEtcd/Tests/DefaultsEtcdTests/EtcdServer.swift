@@ -565,6 +565,9 @@ struct TestCertificates: Sendable {
     var clientCertificate: URL { directory.appendingPathComponent("client.pem") }
     var clientKey: URL { directory.appendingPathComponent("client-key.pem") }
     var otherAuthority: URL { directory.appendingPathComponent("other-ca.pem") }
+    /// A client certificate with a Common Name (`billing`), and its key.
+    var namedClientCertificate: URL { directory.appendingPathComponent("named-client.pem") }
+    var namedClientKey: URL { directory.appendingPathComponent("named-client-key.pem") }
 
     init(in directory: URL) throws {
         self.directory = directory
@@ -588,6 +591,7 @@ struct TestCertificates: Sendable {
         )
         // NB: no Common Name: etcd's gateway refuses a certificate with one when authentication is on.
         try Self.issue("client", subject: "/O=Defaults tests", extensions: "extendedKeyUsage=clientAuth", in: path)
+        try Self.issue("named-client", subject: "/CN=billing", extensions: "extendedKeyUsage=clientAuth", in: path)
     }
 
     /// A key `<name>-key.pem` and a certificate `<name>.pem` for `subject`, signed by the CA.
