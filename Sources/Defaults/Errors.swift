@@ -68,6 +68,11 @@ extension Defaults {
         /// a read-only file, the write is given up, not tried again: the keys read what the backend
         /// holds, and the next ``Defaults/Suite/synchronize()`` throws this.
         case writeRefused(backend: String, reason: String)
+        /// A change made elsewhere (another process, a hand edit, another machine) gave `key` a
+        /// value (`value`, as JSON) that is not a value of `expectedType`, the type it is read as.
+        /// The suite goes on reading the last value that was good, and takes the next good one; the
+        /// bad value stays where it was stored until it is mended. Reported once per key and value.
+        case changeDoesNotDecode(key: String, expectedType: String, value: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -114,6 +119,9 @@ extension Defaults {
             case .unreadableValue(let backend, let key, let reason):
                 return
                     "Defaults: \(backend) holds a value of \"\(key)\" that cannot be read (\(reason)); it reads its default until mended"
+            case .changeDoesNotDecode(let key, let expectedType, let value):
+                return
+                    "Defaults: \"\(key)\" was changed elsewhere to \(value), which is not a value of type \(expectedType); it keeps its last value until one of that type comes"
             case .writeRefused(let backend, let reason):
                 return
                     "Defaults: \(backend) refused a write (\(reason)); it is given up, and the keys read what is stored"

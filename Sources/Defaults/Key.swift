@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Defaults {
     /// The base class of every key; extend it to declare your keys as static members.
     ///
@@ -62,7 +64,9 @@ extension Defaults {
     ///
     /// Any non-empty string is a valid name, including dots, spaces, `@` and non-ASCII text.
     /// Reading a key with nothing stored returns its default; a stored value that does not decode
-    /// as `Value` also reads as the default, and is left untouched in the suite and its file.
+    /// as `Value` also reads as the default, and is left untouched in the suite and its file. A
+    /// value of another type that arrives while the program runs (a hand edit, another process,
+    /// another machine) is reported and kept out: the key goes on reading its last good value.
     public final class Key<Value: Serializable>: _AnyKey, @unchecked Sendable {  // immutable `let`s only
         // NB: a closure for both kinds of default, not a generic enum: reading a generic enum from
         // unspecialized code fetches its runtime metadata on every read of the default.
@@ -81,6 +85,9 @@ extension Defaults {
         let boxType = Suite.Box<Value>.self
         /// How a write keeps a lossless value with no references in it as the decoded one, in place.
         let inPlaceWriter = Value.self is any LosslessStorable.Type ? Suite.InPlaceWriter.make(for: Value.self) : nil
+        /// Whether a write through the key told its suite the key's type: a value from elsewhere
+        /// that is not of it is then kept out (see `Store+ReadTypes.swift`).
+        let hasToldType = Atomic<Bool>(false)
 
         override package func schema() -> [String: JSONValue] { ValueSchema.entry(for: self) }
 

@@ -44,8 +44,9 @@ extension Defaults.Suite {
     ///
     /// - Throws: ``Defaults/StorageError`` when the file cannot be written; and when a write since
     ///   the last call was refused (``Defaults/StorageError/readOnlyFile(url:reason:)``, naming the
-    ///   keys, or ``Defaults/StorageError/lockedKey(key:lockedBy:)``), the first such refusal,
-    ///   once: it was reported when it happened, and its value was never stored.
+    ///   keys, ``Defaults/StorageError/lockedKey(key:lockedBy:)``, or a backend's
+    ///   ``Defaults/StorageError/writeRefused(backend:reason:)``), the first such refusal, once: it
+    ///   was reported when it happened, and its value was never stored.
     public func synchronize() throws(Defaults.StorageError) {
         if let storage = store.userDefaults {
             storage.userDefaults.synchronize()
@@ -57,13 +58,14 @@ extension Defaults.Suite {
         let now = takeRefusal()
         if case .failure(let error) = flushed {
             report(error)  // On the caller's thread.
-            throw earlier ?? error
+            // NB: a refusal the timer's commit met meanwhile is not lost behind another failure.
+            throw earlier ?? now ?? error
         }
         if let refused = earlier ?? now { throw refused }
     }
 
     /// The first write refused since the last ``synchronize()``, forgotten as it is taken.
-    private func takeRefusal() -> Defaults.StorageError? {
+    func takeRefusal() -> Defaults.StorageError? {
         store.state.withLock { state in
             defer { state.refusedSinceSynchronize = nil }
             return state.refusedSinceSynchronize
@@ -123,6 +125,7 @@ extension Defaults.Suite {
             // NB: released here, after the lock: it may hold an instance of a class of the user's.
             _ = replaced
             if decoded == nil, let mismatch = store.mismatch(named: name.text, holding: json.value) { report(mismatch) }
+            if decoded != nil { store.learnReadType(name.text, as: Value.self) }
             return decoded
         }
     }

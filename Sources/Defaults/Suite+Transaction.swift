@@ -203,6 +203,8 @@ extension Defaults.Suite {
             // NB: what is pending first, so the values the body reads are the backend's.
             if case .failure(let error) = store.flushNow() {
                 report(error)
+                // NB: a refusal thrown here is not kept for the next `synchronize()` as well.
+                if error.isRefusal { _ = takeRefusal() }
                 throw error
             }
             var failure: Defaults.StorageError?

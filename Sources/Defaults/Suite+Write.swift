@@ -9,6 +9,10 @@ extension Defaults.Suite {
     /// For types whose stored form reads back as exactly the same value (`key.isLosslessType`),
     /// the written value is kept as the decoded one: the next read and observers skip decoding.
     func setValue<Value: Defaults.Serializable>(_ value: Value, for key: Defaults.Key<Value>) {
+        if !key.hasToldType.load(ordering: .relaxed) {
+            key.hasToldType.store(true, ordering: .relaxed)
+            store.learnReadType(key.name, as: Value.self)
+        }
         if let writer = key.inPlaceWriter,
             withUnsafePointer(to: value, { writeInPlace(UnsafeRawPointer($0), of: key, writer: writer) })
         {

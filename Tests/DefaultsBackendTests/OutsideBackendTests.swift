@@ -257,8 +257,14 @@ struct TwoMachines {
             #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
         }
         try suite.synchronize()
+        // Refused by the commit an exclusive transaction makes first: thrown there, and not again.
+        suite.holdingTimedCommits {
+            suite[key] = 7
+            #expect(throws: Defaults.StorageError.self) { try suite.exclusiveTransaction { suite[key] += 1 } }
+        }
+        try suite.synchronize()
         #expect(suite[key] == 200)
-        #expect(problems.count == 2, "\(problems.all)")
+        #expect(problems.count == 3, "\(problems.all)")
         #expect(machines.table.counts.commits == 1, "a refused write is not tried again")
     }
 

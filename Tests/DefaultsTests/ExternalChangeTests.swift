@@ -92,6 +92,55 @@ import Glibc
         }
     }
 
+    @Test func aValueOfTheWrongTypeFromElsewhereIsReportedAndTheLastGoodValueKeptUntilAGoodOneComes() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, seed: #"{"rateLimit" : 10000, "port" : 1}"#)
+            defer { fixture.recorder.stop() }
+            let rateLimit = fixture.key("rateLimit", default: 100)
+            let level = Defaults.Key<String>("level", default: "info", suite: fixture.suite)
+            #expect(fixture.suite[rateLimit] == 10000)
+            // A key only written here, never read from the file, is known by its type too.
+            fixture.suite[level] = "debug"
+            try fixture.suite.synchronize()
+
+            // A hand edit breaks both values: the event carries only the port, which changed.
+            // (The events are this process's write of the level, then the edit's.)
+            try fixture.saveLikeAnEditor(#"{"rateLimit" : "lots", "level" : 5, "port" : 2}"#)
+            await fixture.waitForEvents(2)
+            #expect(fixture.recorder.events.last?.origin == .external)
+            #expect(
+                fixture.recorder.events.last?.valueChanges == ["port": StoreValueChange(.number("1"), .number("2"))]
+            )
+            #expect(fixture.suite[rateLimit] == 10000)
+            #expect(fixture.suite[level] == "debug")
+            #expect(await fixture.errors.wait(forCount: 2))
+            let reports = fixture.errors.errors.map(\.description)
+            #expect(reports.count == 2, "\(reports)")
+            #expect(
+                reports.contains {
+                    $0.contains(#""rateLimit" was changed elsewhere to "lots", which is not a value of type Swift.Int"#)
+                },
+                "\(reports)"
+            )
+            // The bad values stay in the file until they are mended; nothing here writes over them.
+            fixture.suite[fixture.key("other")] = 1
+            try fixture.suite.synchronize()
+            let text = try String(contentsOf: fixture.file, encoding: .utf8)
+            #expect(text.contains(#""lots""#) && text.contains(#""level" : 5"#), "\(text)")
+
+            // The next good value is taken.
+            try fixture.saveLikeAnEditor(#"{"rateLimit" : 20000, "level" : 5, "port" : 2, "other" : 1}"#)
+            await fixture.waitForEvents(4)
+            #expect(
+                fixture.recorder.events.last?.valueChanges == [
+                    "rateLimit": StoreValueChange(.number("10000"), .number("20000"))
+                ]
+            )
+            #expect(fixture.suite[rateLimit] == 20000)
+            #expect(fixture.errors.errors.count == 2)
+        }
+    }
+
     @Test func anEditorStyleSaveAndAnInPlaceRewriteAreEachOneEvent() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, seed: #"{"a" : 1, "b" : 2, "c" : 3}"#)

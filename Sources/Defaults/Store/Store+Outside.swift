@@ -19,7 +19,10 @@ extension Store {
         // NB: everything taken out of memory leaves the lock in `dropped`, and is released after it:
         // an old decoded value may be an instance of a class of the user's, whose `deinit` is user
         // code, and a change nobody is told of is not in the event that would carry it out.
-        var dropped: [Defaults.Suite.CacheEntry?] = []
+        // NB: checked before the lock: decoding runs the types' bridges, user code. What was
+        // decoded becomes the key's decoded value, or leaves with what is dropped.
+        let (refused, decoded) = refusedChanges(in: values)
+        var dropped: [Defaults.Suite.CacheEntry?] = Array(decoded.values)
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             if let revision {
@@ -37,6 +40,8 @@ extension Store {
             func consider(_ name: String, _ new: JSONValue?) {
                 let old = state.tree[name]
                 guard old != new else { return }
+                // NB: not of the type the key is read as: memory keeps the last good value.
+                if !refused.isEmpty, let new, refused[name] == new { return }
                 let entry = state.keys[Defaults.Suite.HashedName(name)]
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
                 // NB: what reads see of the key: a locked key does not change, and a system
@@ -51,6 +56,8 @@ extension Store {
                     old: seenOld,
                     new: seenNew,
                     oldDecoded: entry?.decoded,
+                    // NB: decoded from the stored value, which reads see when no layer is there.
+                    newDecoded: state.hasLayers || decoded.isEmpty ? nil : decoded[name],
                     observers: entry?.observers
                 )
                 listed.append((name, new, change))
@@ -92,8 +99,13 @@ extension Store {
             state.tree[name] = stored
             // NB: a change reads do not see keeps the key's decoded value and tells nobody.
             guard let change else { continue }
-            // NB: only a key that had a decoded value kept has one to forget.
-            if change.oldDecoded != nil { dropped.append(state.forgetDecoded(name)) }
+            // NB: only a key that had a decoded value kept has one to forget; one decoded from the
+            // new value is kept in its place.
+            if let newDecoded = change.newDecoded {
+                dropped.append(state.keepDecoded(newDecoded, for: Defaults.Suite.HashedName(name)))
+            } else if change.oldDecoded != nil {
+                dropped.append(state.forgetDecoded(name))
+            }
             if isAllReported || change.observers != nil {
                 changes[name] = change
             } else if change.oldDecoded != nil {

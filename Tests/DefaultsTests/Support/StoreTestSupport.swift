@@ -40,6 +40,11 @@ final class StoreErrorCollector: Sendable {
         { [self] error in self.collected.append(error) }
     }
 
+    /// Waits until `count` reports came; `false` if they did not come for implausibly long.
+    func wait(forCount count: Int) async -> Bool {
+        await collected.wait(forCount: count)
+    }
+
     /// The first report, waiting for it if none came yet; `nil` if none came for implausibly long.
     func waitForReport() async -> Defaults.StorageError? {
         guard await collected.wait(forCount: 1) else { return nil }
