@@ -368,7 +368,13 @@ extension EtcdBackend {
             let check = Etcd.TxnRequest(compare: compares, success: [], failure: [])
             let response = try client.call("v3/kv/txn", check, as: Etcd.TxnResponse.self, backend: name)
             guard response.succeeded == true else { return .conflict(current: try currentValues(of: expected.keys)) }
-            try commitRemovingEverything(changes)
+            do {
+                try commitRemovingEverything(changes)
+            } catch .writeRefused(let backend, let reason) {
+                // NB: it goes in several transactions: those before the refusal were applied.
+                revert(changes)
+                throw .writeRefused(backend: backend, reason: reason)
+            }
             return .committed
         }
         let names = Array(expected.keys)

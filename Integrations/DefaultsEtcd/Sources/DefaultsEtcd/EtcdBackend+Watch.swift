@@ -44,7 +44,9 @@ extension EtcdBackend {
         var from = next
         if from == -1 {
             guard let revision = reload() else {
-                watchEnded(failed: nil)
+                // NB: a refused password nobody reported yet (the load did not meet it) is the
+                // watch's to report.
+                watchEnded(failed: client.unreportedRefusal())
                 return
             }
             from = revision + 1
@@ -106,8 +108,15 @@ extension EtcdBackend {
                 // paused before the next try like any other, never a loop of reconnections.
                 let reason = result.cancel_reason ?? "no reason given"
                 if reason.contains("permission denied") {
+                    // NB: etcd 3.4 says so too of a token it no longer takes; the next connection
+                    // logs in anew, so a refusal that lasts is the role's.
                     let who = client.credentials.map { "user \"\($0.user)\"" } ?? "a client without a user"
-                    return (false, .fail("etcd refused the watch: \(who) may not read \(prefix) (\(reason))"))
+                    return (
+                        false,
+                        .fail(
+                            "etcd refused the watch: \(who) may not read \(prefix), or its token was refused (\(reason))"
+                        )
+                    )
                 }
                 return (false, .fail("etcd canceled the watch: \(reason)"))
             }
@@ -165,7 +174,7 @@ extension EtcdBackend {
                 if let refusal = error as? EtcdClient.Failure, refusal.refusesCredentials {
                     // NB: a refused password is reported once, by whoever met it first (the load,
                     // a commit, or here), and at once: no other member will take it.
-                    tell = refusal.isNews
+                    tell = refusal.isNews && client.claimRefusalReport()
                 } else {
                     tell =
                         error != nil && !state.watch.reported
@@ -196,7 +205,7 @@ extension EtcdBackend {
         defer { commitGate.unlock() }
         do throws(Defaults.StorageError) {
             let before = state.withLock { ($0.revision, $0.clusterID) }
-            let (values, revision) = try readAll()
+            let (values, revision) = try readAll(reportsRefusal: false)
             let updates = state.withLock { state -> Defaults.BackendUpdates? in
                 if revision < before.0 || (before.1 != nil && state.clusterID != before.1) {
                     // NB: history began again (a restore, another cluster): the revisions seen

@@ -195,12 +195,20 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     /// One range read of the prefix: the values, and the cluster's revision at the read.
     ///
     /// Keys whose value is not JSON are left out and reported.
-    func readAll() throws(Defaults.StorageError) -> ([String: Defaults.JSONValue], Int64) {
+    ///
+    /// - Parameter reportsRefusal: Whether the caller reports what it throws.
+    func readAll(reportsRefusal: Bool = true) throws(Defaults.StorageError) -> ([String: Defaults.JSONValue], Int64) {
         let request = Etcd.RangeRequest(
             key: Etcd.encode(prefix),
             range_end: Etcd.encode(Etcd.rangeEnd(of: prefix))
         )
-        let response = try client.call("v3/kv/range", request, as: Etcd.RangeResponse.self, backend: name)
+        let response = try client.call(
+            "v3/kv/range",
+            request,
+            as: Etcd.RangeResponse.self,
+            backend: name,
+            reportsRefusal: reportsRefusal
+        )
         var values: [String: Defaults.JSONValue] = [:]
         var known: [String: (value: Defaults.JSONValue?, modRevision: Int64)] = [:]
         var problems: [Defaults.StorageError] = []

@@ -51,13 +51,24 @@ final class EtcdClient: Sendable {
     ///
     /// - Throws: ``Defaults/StorageError/backendFailed(backend:reason:)`` naming what went wrong:
     ///   every endpoint out of reach, or etcd's own error message.
+    ///
+    /// - Parameter reportsRefusal: Whether the caller reports what it throws: a refused password
+    ///   is then counted as reported (see ``claimRefusalReport()``).
     func call<Response: Decodable>(
         _ path: String,
         _ body: some Encodable,
         as type: Response.Type,
-        backend: String
+        backend: String,
+        reportsRefusal: Bool = true
     ) throws(Defaults.StorageError) -> Response {
-        switch try exchange(path, body, as: type, backend: backend, isIdempotent: true) {
+        switch try exchange(
+            path,
+            body,
+            as: type,
+            backend: backend,
+            isIdempotent: true,
+            reportsRefusal: reportsRefusal
+        ) {
         case .answered(let response): return response
         case .unknown(let reason): throw .backendFailed(backend: backend, reason: reason)
         }
@@ -92,7 +103,8 @@ final class EtcdClient: Sendable {
         _ body: some Encodable,
         as type: Response.Type,
         backend: String,
-        isIdempotent: Bool
+        isIdempotent: Bool,
+        reportsRefusal: Bool = true
     ) throws(Defaults.StorageError) -> Outcome<Response> {
         let payload: Data
         do {
@@ -104,6 +116,7 @@ final class EtcdClient: Sendable {
         do {
             token = try self.token(fresh: false)
         } catch {
+            if reportsRefusal, error.refusesCredentials { markRefusalReported() }
             throw error.storageError(backend: backend, isWrite: !isIdempotent)
         }
         var loggedInAgain = false
@@ -125,8 +138,10 @@ final class EtcdClient: Sendable {
                     loggedInAgain = true
                     forget(token)
                     do {
-                        token = try self.token(fresh: true)
+                        // NB: not `fresh`: another call may have logged in again already.
+                        token = try self.token(fresh: false)
                     } catch {
+                        if reportsRefusal, error.refusesCredentials { markRefusalReported() }
                         throw error.storageError(backend: backend, isWrite: !isIdempotent)
                     }
                     continue
@@ -231,13 +246,10 @@ final class EtcdClient: Sendable {
         // an operator may have set the user's password to it meanwhile). Each try is a bcrypt
         // check and a proposal in etcd's log.
         try session.withLock { session throws(Failure) in
-            guard var refused = session.refused, refused.password == password,
+            guard let refused = session.refused, refused.password == password,
                 refused.at.duration(to: .now) < Self.refusalLasts
             else { return }
-            let failure = Failure(reason: refused.reason, refusesCredentials: true, isNews: !refused.isReported)
-            refused.isReported = true
-            session.refused = refused
-            throw failure
+            throw Failure(reason: refused.reason, refusesCredentials: true, isNews: !refused.isReported)
         }
         let request = Etcd.AuthenticateRequest(name: credentials.user, password: password)
         let payload: Data
@@ -276,11 +288,14 @@ final class EtcdClient: Sendable {
             return ""
         case .refused(_, let message) where message.contains("authentication failed"):
             let reason = "etcd refused the password of \(credentials) (\(message))"
-            session.withLock { session in
+            let isNews = session.withLock { session in
+                // NB: the same password refused again, a minute later: reported then, not again.
+                let wasReported = session.refused.map { $0.password == password && $0.isReported } ?? false
                 session.token = nil
-                session.refused = Refused(password: password, reason: reason, at: .now, isReported: true)
+                session.refused = Refused(password: password, reason: reason, at: .now, isReported: wasReported)
+                return !wasReported
             }
-            throw Failure(reason: reason, refusesCredentials: true, isNews: true)
+            throw Failure(reason: reason, refusesCredentials: true, isNews: isNews)
         case .refused(let status, let message):
             if message.contains("CommonName of client") {
                 throw Failure(reason: refusal(of: "", status: status, message, backend: "", isWrite: false).shortReason)
@@ -288,6 +303,29 @@ final class EtcdClient: Sendable {
             throw Failure(reason: "logging in to etcd as \(credentials) failed: \(message) (\(status))")
         case .unknown(let reason):
             throw Failure(reason: reason)
+        }
+    }
+
+    /// Counts the refusal of the password as reported.
+    private func markRefusalReported() {
+        session.withLock { $0.refused?.isReported = true }
+    }
+
+    /// Whether the caller is the one to report the refusal of the password: `true` once per
+    /// refused password, to whoever asks first (a call the store reports counts).
+    func claimRefusalReport() -> Bool {
+        session.withLock { session in
+            guard let refused = session.refused, !refused.isReported else { return false }
+            session.refused?.isReported = true
+            return true
+        }
+    }
+
+    /// The refusal of the password, if etcd refused it and nobody reported it yet.
+    func unreportedRefusal() -> Failure? {
+        session.withLock { session in
+            guard let refused = session.refused, !refused.isReported else { return nil }
+            return Failure(reason: refused.reason, refusesCredentials: true, isNews: true)
         }
     }
 
@@ -340,8 +378,7 @@ final class EtcdClient: Sendable {
         let reason: String
         /// Whether etcd refused the user's password.
         var refusesCredentials = false
-        /// Whether this refusal of the password is thrown for the first time: reported, when the
-        /// watch meets it, only then.
+        /// Whether nobody reported this refusal of the password yet, when it was thrown.
         var isNews = true
         var description: String { reason }
 
@@ -357,7 +394,7 @@ final class EtcdClient: Sendable {
         let password: String
         let reason: String
         let at: ContinuousClock.Instant
-        /// Whether it was thrown to someone yet.
+        /// Whether someone reported it.
         var isReported: Bool
     }
 

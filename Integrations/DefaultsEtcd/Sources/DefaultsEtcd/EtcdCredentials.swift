@@ -18,8 +18,9 @@ import Foundation
 ///
 /// The backend logs in when it first calls etcd, again before each watch connects, and again when
 /// etcd says its token is no longer valid (it expired, or the member restarted). A password etcd
-/// refuses is reported once; the backend does not offer it again until the file changes, or a
-/// minute has passed, so a wrong password never becomes a stream of attempts.
+/// refuses is reported once (and each write refused for it, as a refused write); the backend does
+/// not offer it again until the file changes, or a minute has passed, so a wrong password never
+/// becomes a stream of attempts.
 public struct EtcdCredentials: Sendable, Hashable, CustomStringConvertible {
     /// The etcd user (`etcdctl user add`).
     public var user: String
@@ -27,11 +28,29 @@ public struct EtcdCredentials: Sendable, Hashable, CustomStringConvertible {
     public var password: Password
 
     /// Where a password comes from.
-    public enum Password: Sendable, Hashable {
+    ///
+    /// Its descriptions never show a password.
+    public enum Password: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         /// The contents of this file, without one line end at its end.
         case file(URL)
         /// This text.
         case text(String)
+
+        /// The file's path, or "a password given as text".
+        public var description: String {
+            switch self {
+            case .file(let url): return "the password in \(url.path)"
+            case .text: return "a password given as text"
+            }
+        }
+
+        /// As ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror with no children, so `dump` shows no password.
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
     }
 
     /// Logs in as `user` with the password in `passwordFile`.

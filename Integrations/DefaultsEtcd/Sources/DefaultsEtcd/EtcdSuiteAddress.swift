@@ -91,7 +91,8 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, let value = String(parts[1]).removingPercentEncoding, !value.isEmpty else {
-                throw Invalid(description: "\"\(pair)\" is not name=value, as cacert=/etc/etcd/ca.pem")
+                // NB: the name only: the value may be a password given where none belongs.
+                throw Invalid(description: "\"\(parts[0])=…\" is not name=value, as cacert=/etc/etcd/ca.pem")
             }
             let file = URL(fileURLWithPath: value)
             if ["cacert", "cert", "key"].contains(parts[0]), !secure {
@@ -129,7 +130,13 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
             ("cacert", tls?.certificateAuthority?.path), ("cert", tls?.clientCertificate?.path),
             ("key", tls?.clientKey?.path), ("user", user), ("password-file", passwordFile?.path),
         ]
-        let query = options.compactMap { name, value in value.map { "\(name)=\($0)" } }.joined(separator: "&")
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+%")
+        let query =
+            options.compactMap { name, value in
+                value.map { "\(name)=\($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0)" }
+            }
+            .joined(separator: "&")
         return "\(tls == nil ? "etcd" : "etcds")://\(members)\(prefix)\(query.isEmpty ? "" : "?" + query)"
     }
 }

@@ -45,9 +45,13 @@ func credentials(_ address: EtcdSuiteAddress) throws -> EtcdCredentials? {
     var user = address.user
     var password = environment["ETCDCTL_PASSWORD"]
     if user == nil, let named = environment["ETCDCTL_USER"], !named.isEmpty {
-        let parts = named.split(separator: ":", maxSplits: 1)
-        user = String(parts[0])
-        if parts.count == 2 { password = String(parts[1]) }
+        // NB: as etcdctl reads it: `user:password` only when no password is given apart.
+        if password == nil, let colon = named.firstIndex(of: ":") {
+            user = String(named[..<colon])
+            password = String(named[named.index(after: colon)...])
+        } else {
+            user = named
+        }
     }
     guard let user else { return nil }
     if let file = address.passwordFile { return EtcdCredentials(user: user, passwordFile: file) }

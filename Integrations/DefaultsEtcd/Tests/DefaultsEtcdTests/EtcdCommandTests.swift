@@ -198,6 +198,32 @@ func runDefaults(_ arguments: [String], environment: [String: String] = [:]) asy
         #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcds://h:1/p/?password=x") }
     }
 
+    @Test func anAddressNamesAUserAndItsPasswordFileNeverAPassword() throws {
+        let address = try EtcdSuiteAddress("etcd://h:1/config/?user=billing&password-file=/run/credentials/a%26b")
+        #expect(address.user == "billing")
+        #expect(
+            address.credentials
+                == EtcdCredentials(user: "billing", passwordFile: URL(fileURLWithPath: "/run/credentials/a&b"))
+        )
+        #expect(address.tls == nil)
+        // The description reads back as the same address.
+        #expect(try EtcdSuiteAddress(address.description) == address)
+        #expect(try EtcdSuiteAddress("etcd://h:1/config/?user=billing").credentials == nil)
+        // A password file without a user; a password itself, which the message does not repeat.
+        #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcd://h:1/p/?password-file=/f") }
+        let refusal = #expect(throws: EtcdSuiteAddress.Invalid.self) {
+            try EtcdSuiteAddress("etcd://h:1/p/?user=u&password=s3cret%")
+        }
+        #expect(refusal?.description.contains("s3cret") == false, "\(String(describing: refusal))")
+        // Nothing a credential prints shows its password.
+        let credentials = EtcdCredentials(user: "u", password: "s3cret")
+        var dumped = ""
+        dump(credentials, to: &dumped)
+        for text in [credentials.description, "\(credentials.password)", String(reflecting: credentials), dumped] {
+            #expect(!text.contains("s3cret"), "\(text)")
+        }
+    }
+
     @Test func theCommandReachesATLSClusterWithTheFilesInTheAddressOrInEtcdctlsEnvironment() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("DefaultsEtcdTLS-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }
