@@ -94,7 +94,10 @@ extension EtcdBackend {
         guard let result = message.result else { return .more }
         // NB: the answer to a heartbeat: a sign of life, and no point the watch has passed
         // (etcd < 3.4.25 gives the store's revision, events before it maybe still to come).
-        if result.watch_id == "-1" { return .more }
+        // NB: a watch etcd refuses is created and canceled under that id too ("permission
+        // denied", a token it no longer takes): that is no heartbeat, and staying would leave the
+        // watch open and silent for good (measured on 3.4.23).
+        if result.watch_id == "-1", result.created != true, result.canceled != true { return .more }
         let (taken, verdict) = state.withLock { state -> (Bool, EtcdClient.WatchVerdict) in
             // NB: the hold's cancel ends the connection later, on the event loop: a message that
             // comes meanwhile is left for the next connection, which starts from `next`.

@@ -20,15 +20,25 @@ extension Defaults.Suite {
     ///   - endpoints: The client URLs of the cluster's members.
     ///   - prefix: The prefix of the suite's keys in etcd.
     ///   - cache: Where to keep the last values seen, for a suite opened while etcd is out of reach.
+    ///   - tls: For `https` endpoints: the CA to trust and the client certificate to present.
+    ///   - credentials: For a cluster with authentication on: the user, and its password file.
     ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
     public convenience init(
         etcd endpoints: [URL],
         prefix: String,
         cache: EtcdBackend.CacheLocation = .automatic,
+        tls: EtcdTLS? = nil,
+        credentials: EtcdCredentials? = nil,
         errorHandler: (@Sendable (Defaults.StorageError) -> Void)? = nil
     ) {
         self.init(
-            backend: EtcdBackend(endpoints: endpoints, prefix: prefix, cache: cache),
+            backend: EtcdBackend(
+                endpoints: endpoints,
+                prefix: prefix,
+                cache: cache,
+                tls: tls,
+                credentials: credentials
+            ),
             errorHandler: errorHandler
         )
     }

@@ -152,6 +152,46 @@ import Testing
         #expect(await suite.waitForValue(rateLimit, 400))
     }
 
+    @Test func aWatchEtcdRefusesFailsWithPausesAndIsReportedOnceNotALoopOfReconnections() async throws {
+        let server = try EtcdServer()
+        try server.enableAuthentication(prefix: Self.prefix)
+        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let backend = EtcdBackend(
+            endpoints: [server.clientURL],
+            prefix: Self.prefix,
+            cache: .none,
+            credentials: EtcdCredentials(user: "reader", password: "reader-pw")
+        )
+        let problems = Received<String>()
+        let suite = Defaults.Suite(backend: backend) { problems.append($0.description) }
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        #expect(suite[rateLimit] == 200)
+        #expect(await eventually { backend.watchConnectionsForTesting == 1 })
+        // The role loses its permission; the watch connects again, and etcd creates the watch and
+        // cancels it at once ("permission denied"), under an HTTP 200.
+        _ = try etcdctl(
+            server,
+            Self.root + ["role", "revoke-permission", "readonly", "--prefix=true", Self.prefix]
+        )
+        let released = ContinuousClock.now
+        backend.holdWatchForTesting()
+        backend.releaseWatchForTesting()
+        #expect(await eventually { backend.watchFailuresForTesting >= 5 })
+        // Paused longer after each failure (up to 3 s): five failures in a row take at least the
+        // pauses after the second, third and fourth (0.2 + 0.4 + 0.8 s).
+        #expect(released.duration(to: .now) >= .milliseconds(1_400))
+        #expect(problems.all.count == 1, "\(problems.all)")
+        #expect(problems.all.first?.contains("user \"reader\" may not read \(Self.prefix)") == true, "\(problems.all)")
+        // The permission granted again: the watch goes on, and the failures were one outage.
+        _ = try etcdctl(
+            server,
+            Self.root + ["role", "grant-permission", "readonly", "--prefix=true", "read", Self.prefix]
+        )
+        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "300"])
+        #expect(await suite.waitForValue(rateLimit, 300))
+        #expect(problems.all.count == 1, "\(problems.all)")
+    }
+
     @Test func overTLSWithAuthenticationAClientCertificateMustHaveNoCommonName() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -136,7 +136,8 @@ final class Received<Element: Sendable>: Sendable {
         }
     }
 
-    @Test func aValueThatIsNotJSONIsReportedReadsTheDefaultAtStartAndTheLastGoodValueLater() async throws {
+    @Test func aValueThatIsNotJSONOrNotOfItsTypeIsReportedReadsTheDefaultAtStartAndTheLastGoodValueLater() async throws
+    {
         let server = try EtcdServer()
         _ = try etcdctl(server, ["put", "/config/typo/logLevel", "debug"])
         let problems = Received<String>()
@@ -163,6 +164,21 @@ final class Received<Element: Sendable>: Sendable {
         _ = try etcdctl(server, ["put", "/config/typo/logLevel", "\"warning\""])
         #expect(await told.wait(forCount: 2))
         #expect(told.all == ["debug", "warning"])
+
+        // JSON of another type (a number for text): the same, by the store's own policy.
+        _ = try etcdctl(server, ["put", "/config/typo/logLevel", "5"])
+        #expect(await problems.wait(forCount: 3))
+        #expect(
+            problems.all.last?
+                .contains(#""logLevel" was changed elsewhere to 5, which is not a value of type Swift.String"#)
+                == true,
+            "\(problems.all)"
+        )
+        #expect(suite[logLevel] == "warning")
+        _ = try etcdctl(server, ["put", "/config/typo/logLevel", "\"error\""])
+        #expect(await told.wait(forCount: 3))
+        #expect(told.all == ["debug", "warning", "error"])
+        #expect(problems.all.count == 3, "\(problems.all)")
         _ = observation
     }
 }
