@@ -10,6 +10,10 @@
 //     swift run --package-path Integrations/DefaultsEtcd defaults-etcd write \
 //         etcd://127.0.0.1:2379/config/billing/ logLevel --string debug
 //
+// On a cluster with authentication on, `ETCD_USER=billing` names the user; its password is read
+// from `ETCD_PASSWORD_FILE`, or from `etcd-password` in `$CREDENTIALS_DIRECTORY` (where systemd's
+// `LoadCredential=etcd-password:/etc/billing/etcd-password` puts it).
+//
 // With `--set <int>` it writes the rate limit itself, for every other instance to see, and exits.
 // With `--reloads <n>` it exits after n reloads.
 import Defaults
@@ -24,9 +28,15 @@ func log(_ line: String) {
     fflush(nil)
 }
 
-let endpoints = (ProcessInfo.processInfo.environment["ETCD_ENDPOINTS"] ?? "http://127.0.0.1:2379")
+let environment = ProcessInfo.processInfo.environment
+let endpoints = (environment["ETCD_ENDPOINTS"] ?? "http://127.0.0.1:2379")
     .split(separator: ",").compactMap { URL(string: String($0)) }
-let settings = Defaults.Suite(etcd: endpoints, prefix: "/config/billing/") { problem in
+let credentials = environment["ETCD_USER"]
+    .map { user in
+        let file = environment["ETCD_PASSWORD_FILE"] ?? "\(environment["CREDENTIALS_DIRECTORY"] ?? ".")/etcd-password"
+        return EtcdCredentials(user: user, passwordFile: URL(fileURLWithPath: file))
+    }
+let settings = Defaults.Suite(etcd: endpoints, prefix: "/config/billing/", credentials: credentials) { problem in
     log("problem: \(problem)")
 }
 
