@@ -54,9 +54,10 @@ extension EtcdBackend {
     /// When the request went out and no answer came (a member stalled, a connection cut, "request
     /// timed out"), etcd may or may not have applied it: the keys say which. Applied, every key
     /// holds what was written at a revision newer than any the backend had seen when it sent it;
-    /// a key still at an older one shows it was not; a key changed since to another value was
-    /// written after it, and keeps that. Only the keys that were not applied are sent again, to
-    /// the next member.
+    /// a key still at an older one shows it was not; a key that holds another value, written
+    /// since, was written either after the commit (which was applied, and the other value stays)
+    /// or before it (another party's write made the commit's compare fail), and its history in
+    /// etcd says which. Only the keys that were not applied are sent again, to the next member.
     ///
     /// NB: one case reads as not applied when it was: a key this commit created and another
     /// party removed before the keys were read is written again.
@@ -108,20 +109,68 @@ extension EtcdBackend {
                             "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
                     )
                 }
-                pending = pending.filter { name, value in
+                var notApplied: [String: Defaults.JSONValue?] = [:]
+                for (name, value) in pending {
                     // NB: a key still at the revision the commit compared it with (or older than
                     // any seen when it was sent) was certainly not written by it.
                     let untouched = max(seen, guards[name] ?? 0)
-                    guard let now = found[name] else { return value != nil }
+                    guard let now = found[name] else {
+                        if value != nil { notApplied[name] = value }
+                        continue
+                    }
                     // NB: a removal not applied leaves the key there, whatever it holds (a value
                     // that does not parse reads as nil too).
-                    if value == nil { return now.modRevision <= untouched }
-                    return now.value != value && now.modRevision <= untouched
+                    if value == nil {
+                        if now.modRevision <= untouched { notApplied[name] = value }
+                        continue
+                    }
+                    if now.value == value { continue }
+                    if now.modRevision <= untouched {
+                        notApplied[name] = value
+                        continue
+                    }
+                    // NB: another value, written since the commit was sent: after it (the commit
+                    // was applied), or before it (another party's write made its compare fail).
+                    // The key's history says which.
+                    if try !held(name, value, between: untouched, and: now.modRevision) {
+                        notApplied[name] = value
+                    }
                 }
+                pending = notApplied
                 if pending.isEmpty { return }
                 for name in pending.keys { guards[name] = found[name]?.modRevision ?? 0 }
             }
         }
+    }
+
+    /// Whether the key `name` held `value` at a revision after `after` and before `before`: read
+    /// from its history, back from `before`.
+    ///
+    /// A history etcd has compacted away cannot tell: the write is then taken as applied (sending
+    /// it again could apply it twice).
+    private func held(
+        _ name: String,
+        _ value: Defaults.JSONValue?,
+        between after: Int64,
+        and before: Int64
+    ) throws(Defaults.StorageError) -> Bool {
+        var at = before - 1
+        while at > after {
+            let read = Etcd.RangeRequest(key: Etcd.encode(prefix + name), revision: String(at))
+            let response: Etcd.RangeResponse
+            do {
+                response = try client.call("v3/kv/range", read, as: Etcd.RangeResponse.self, backend: self.name)
+            } catch {
+                if error.shortReason.contains("compacted") { return true }
+                throw error
+            }
+            guard let pair = response.kvs?.first, let modified = pair.mod_revision.flatMap(Int64.init),
+                modified > after
+            else { return false }
+            if (try? parse(pair.value, of: name).get()) == value { return true }
+            at = modified - 1
+        }
+        return false
     }
 
     /// The mod revision each key of `names` is known at, 0 for a key known absent (or not known).

@@ -162,6 +162,35 @@ import Testing
         #expect(try etcdctl(server, ["get", "--prefix", "--keys-only", prefix]) == "\(prefix)limit\n\n")
     }
 
+    @Test func aCommitWhoseCompareFailedAndWhoseAnswerIsLostIsSentAgainNotTakenAsApplied() async throws {
+        let server = try EtcdServer()
+        let proxy = try AnswerDroppingProxy(to: server.clientURL)
+        defer { proxy.close() }
+        let prefix = "/config/lostconflict/"
+        _ = try etcdctl(server, ["put", "\(prefix)limit", "1"])
+        let backend = EtcdBackend(endpoints: [proxy.url], prefix: prefix, cache: .none)
+        let suite = Defaults.Suite(backend: backend)
+        let limit = Defaults.Key<Int>("limit", default: 0, suite: suite)
+        #expect(suite[limit] == 1)
+        // Another party writes the key, and this suite does not hear of it before it commits: its
+        // commit's compare fails, and the answer saying so is lost. The key then holds another
+        // value written since the commit was sent, as it would if the commit had been applied and
+        // written over; its history says it was not.
+        backend.holdWatchForTesting()
+        _ = try etcdctl(server, ["put", "\(prefix)limit", "2"])
+        proxy.dropAnswers(1)
+        suite[limit] = 3
+        try suite.synchronize()
+        #expect(proxy.droppedCount == 1)
+        #expect(try etcdctl(server, ["get", "\(prefix)limit", "--print-value-only"]) == "3\n")
+        let stored = try etcdctl(server, ["get", "\(prefix)limit", "-w", "json"])
+        #expect(stored.contains("\"version\":3"), "\(stored)")
+        backend.releaseWatchForTesting()
+        _ = try etcdctl(server, ["put", "\(prefix)marker", "1"])
+        #expect(await suite.waitForValue(Defaults.Key<Int>("marker", default: 0, suite: suite), 1))
+        #expect(suite[limit] == 3)
+    }
+
     /// etcd's database full (its NOSPACE alarm): a write is refused as what it is, and the value
     /// stays in memory for when an operator has freed space.
     @Test func aFullDatabaseIsSaidAsSuch() async throws {
