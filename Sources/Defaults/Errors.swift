@@ -71,7 +71,8 @@ extension Defaults {
         /// A change made elsewhere (another process, a hand edit, another machine) gave `key` a
         /// value (`value`, as JSON) that is not a value of `expectedType`, the type it is read as.
         /// The suite goes on reading the last value that was good, and takes the next good one; the
-        /// bad value stays where it was stored until it is mended. Reported once per key and value.
+        /// bad value stays where it was stored until it is mended (a write of the key stores over
+        /// it). Reported once per such change.
         case changeDoesNotDecode(key: String, expectedType: String, value: String)
 
         /// One line describing the problem.

@@ -149,6 +149,14 @@ extension Defaults.Suite {
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 let stored = scope.storedValue(named: name.text)
+                // NB: a key the transaction has not written reads as it does outside: its decoded
+                // value is that of what is stored (or the last good one, when a value of another
+                // type was kept out).
+                if stored == state.tree[name.text], let index = state.keys.index(forKey: name),
+                    let box = State.decodedBox(&state.keys.values[index], as: typeID)
+                {
+                    return .cached(box)
+                }
                 guard let json = state.layeredValue(named: name.text, stored: stored) else { return .absent }
                 return .uncached(Box(json))
             }

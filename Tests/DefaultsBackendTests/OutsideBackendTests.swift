@@ -268,6 +268,57 @@ struct TwoMachines {
         #expect(machines.table.counts.commits == 1, "a refused write is not tried again")
     }
 
+    @Test func aValueOfAnotherTypeFromAnotherMachineKeepsTheLastGoodValueAndNothingElseBreaks() async throws {
+        let machines = TwoMachines()
+        let problems = EventLog<String>()
+        let suite = Defaults.Suite(backend: machines.hereBackend) { problems.append($0.description) }
+        let key = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        let asDouble = Defaults.Key<Double>("ratio", default: 0, suite: suite)
+        machines.there[machines.thereKey] = 200
+        machines.there[Defaults.Key<Double>("ratio", default: 0, suite: machines.there)] = 1.5
+        try machines.there.synchronize()
+        machines.hereBackend.waitForReports()
+        #expect(suite[key] == 200)
+        #expect(suite[asDouble] == 1.5)
+        // "ratio" is read as an Int too: a value either type takes is no bad value.
+        #expect(suite[Defaults.Key<Int>("ratio", default: 0, suite: suite)] == 0)
+
+        let text = Defaults.Key<String>("rateLimit", default: "", suite: machines.there)
+        machines.there[text] = "lots"
+        machines.there[Defaults.Key<Double>("ratio", default: 0, suite: machines.there)] = 2.5
+        try machines.there.synchronize()
+        machines.hereBackend.waitForReports()
+        #expect(suite[key] == 200)
+        #expect(suite[asDouble] == 2.5)
+        #expect(await problems.wait(forCount: 1))
+        #expect(
+            problems.all.first?.contains("\"rateLimit\" was changed elsewhere to \"lots\"") == true,
+            "\(problems.all)"
+        )
+        // An exclusive transaction over the key compares with what is stored, and ends.
+        try suite.exclusiveTransaction { suite[key] += 1 }
+        #expect(machines.table.counts.conflicts == 0)
+        #expect(
+            Defaults.Suite(backend: SharedDictionaryBackend(machines.table)).storedValue(named: "rateLimit")
+                == .number("201")
+        )
+        // The bad value again (from a third machine, which has heard of 201), then the last good
+        // value written back: stored, not taken for no change.
+        let third = Defaults.Suite(backend: SharedDictionaryBackend(machines.table))
+        third[Defaults.Key<String>("rateLimit", default: "", suite: third)] = "lots"
+        try third.synchronize()
+        machines.hereBackend.waitForReports()
+        #expect(await problems.wait(forCount: 2))
+        #expect(suite[key] == 201)
+        suite[key] = 201
+        try suite.synchronize()
+        #expect(
+            Defaults.Suite(backend: SharedDictionaryBackend(machines.table)).storedValue(named: "rateLimit")
+                == .number("201")
+        )
+        #expect(problems.count == 2, "\(problems.all)")
+    }
+
     @Test func aProblemReportedAsReportingStartsReachesTheSuitesOwnHandler() async {
         let problems = EventLog<String>()
         let suite = Defaults.Suite(backend: WriteOnlyLogBackend(problemAtStart: "a stored value is unreadable")) {

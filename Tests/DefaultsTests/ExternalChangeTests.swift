@@ -133,7 +133,7 @@ import Glibc
             await fixture.waitForEvents(4)
             #expect(
                 fixture.recorder.events.last?.valueChanges == [
-                    "rateLimit": StoreValueChange(.number("10000"), .number("20000"))
+                    "rateLimit": StoreValueChange(.string("lots"), .number("20000"))
                 ]
             )
             #expect(fixture.suite[rateLimit] == 20000)

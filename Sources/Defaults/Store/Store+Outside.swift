@@ -20,9 +20,9 @@ extension Store {
         // an old decoded value may be an instance of a class of the user's, whose `deinit` is user
         // code, and a change nobody is told of is not in the event that would carry it out.
         // NB: checked before the lock: decoding runs the types' bridges, user code. What was
-        // decoded becomes the key's decoded value, or leaves with what is dropped.
-        let (refused, decoded) = refusedChanges(in: values)
-        var dropped: [Defaults.Suite.CacheEntry?] = Array(decoded.values)
+        // decoded becomes a key's decoded value, or leaves with what is dropped.
+        var found = refusedChanges(in: values)
+        var dropped: [Defaults.Suite.CacheEntry?] = Array(found.decoded.values) + Array(found.lastGood.values)
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             if let revision {
@@ -33,6 +33,7 @@ extension Store {
                 state.backendRevision = revision
             }
             var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
+            var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
             listed.reserveCapacity(values.count)
             let hasLocalChanges = state.isDirty
             // NB: what is kept beside a changed key, found with one search; only for keys that
@@ -40,10 +41,17 @@ extension Store {
             func consider(_ name: String, _ new: JSONValue?) {
                 let old = state.tree[name]
                 guard old != new else { return }
-                // NB: not of the type the key is read as: memory keeps the last good value.
-                if !refused.isEmpty, let new, refused[name] == new { return }
                 let entry = state.keys[Defaults.Suite.HashedName(name)]
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
+                if !found.refused.isEmpty, let new, found.refused[name] == new {
+                    // NB: of none of the types the key is read as: memory takes the value as
+                    // stored (a write, or an exclusive commit's compare, is made against it), and
+                    // reads keep the last good one, which was the old value, and nobody is told.
+                    let kept = entry?.decoded.map { $0.box != nil } ?? false
+                    if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
+                    listed.append((name, new, nil))
+                    return
+                }
                 // NB: what reads see of the key: a locked key does not change, and a system
                 // file's value stands in for the user's where the user's file has none.
                 let seenOld = state.hasLayers ? state.valueBeneath(name, stored: old) : old
@@ -57,7 +65,7 @@ extension Store {
                     new: seenNew,
                     oldDecoded: entry?.decoded,
                     // NB: decoded from the stored value, which reads see when no layer is there.
-                    newDecoded: state.hasLayers || decoded.isEmpty ? nil : decoded[name],
+                    newDecoded: state.hasLayers || found.decoded.isEmpty ? nil : found.decoded[name],
                     observers: entry?.observers
                 )
                 listed.append((name, new, change))
@@ -70,8 +78,13 @@ extension Store {
                 }
                 for name in gone { consider(name, nil) }
             }
+            for (name, good) in keptGood {
+                dropped.append(state.keepDecoded(good, for: Defaults.Suite.HashedName(name)))
+            }
             return Self.take(listed, into: &state, dropping: &dropped)
         }
+        // NB: what was decoded is released with `dropped`, on the delivery queue, not here.
+        found = RefusedChanges()
         // NB: released on the delivery queue, before the event: the caller holds the store's gate
         // (and may hold its commit lock), and a `deinit` of the user's may synchronize.
         // NB: moved, not copied: a copy left here would keep the values alive until this returns,

@@ -1,77 +1,104 @@
-/// The type each key was last read as, so that a value from elsewhere that is not of that type
-/// (an operator's `etcdctl put` of text for a number, a hand edit that breaks a value) is kept
-/// out: a running program goes on reading the last value that was good, and takes the next one.
+/// The types each key is read (or written) as, so that a value from elsewhere that is none of them
+/// (an operator's `etcdctl put` of text for a number, a hand edit that breaks a value) does not
+/// take a running program back to the key's default: reads go on seeing the last value that was
+/// good, and take the next one.
 ///
-/// A program that opens on such a value has no good one to keep: the key reads its default, as
-/// before.
-struct ReadType: Sendable {
-    let type: ObjectIdentifier
-    /// The type's name, for the report.
-    let typeName: String
-    /// A value decoded as the type; `nil` when it does not decode.
-    ///
-    /// Runs the type's bridge, user code: never under the state's lock; and the value it returns
-    /// is released only where an old value may be (a `deinit` of the user's may call the suite).
-    let decode: @Sendable (JSONValue) -> Defaults.Suite.CacheEntry?
-    /// The last value refused, so each is reported once.
-    var refused: JSONValue?
+/// Memory still takes the value as stored (so a write, or an exclusive transaction's compare, is
+/// made against what the backend holds); only the key's decoded value stays the last good one, and
+/// nobody is told of a change. A program that opens on such a value has no good one to keep: the
+/// key reads its default, as before.
+struct ReadTypes: Sendable {
+    /// One type a key is read as.
+    struct Reader: Sendable {
+        let type: ObjectIdentifier
+        /// The type's name, for the report.
+        let typeName: String
+        /// A value decoded as the type; `nil` when it does not decode.
+        ///
+        /// Runs the type's bridge, user code: never under the state's lock; and the value it
+        /// returns is released only where an old value may be (a `deinit` of the user's may call
+        /// the suite).
+        let decode: @Sendable (JSONValue) -> Defaults.Suite.CacheEntry?
+    }
+
+    /// The types the key is read as, the one read last first.
+    var readers: [Reader] = []
+
+    /// The decoded value of `json` as the first of the key's types it decodes as; `nil` if none.
+    func decode(_ json: JSONValue) -> Defaults.Suite.CacheEntry? {
+        for reader in readers {
+            if let entry = reader.decode(json) { return entry }
+        }
+        return nil
+    }
+}
+
+/// What ``Store/refusedChanges(in:)`` found.
+struct RefusedChanges {
+    /// The values kept out, by name.
+    var refused: [String: JSONValue] = [:]
+    /// Each value that decoded, by name: kept as the key's decoded value.
+    var decoded: [String: Defaults.Suite.CacheEntry] = [:]
+    /// For a value kept out: the value memory held before, decoded, for reads to go on seeing.
+    var lastGood: [String: Defaults.Suite.CacheEntry] = [:]
 }
 
 extension Store {
-    /// Notes that `name` was read as `Value`, a stored value decoding as it.
+    /// Notes that `name` is read (or written) as `Value`.
     func learnReadType<Value: Defaults.Serializable>(_ name: String, as type: Value.Type) {
         let id = ObjectIdentifier(Value.self)
         readTypes.withLock { table in
-            guard table[name]?.type != id else { return }
-            table[name] = ReadType(
+            var known = table[name] ?? ReadTypes()
+            if known.readers.first?.type == id { return }
+            known.readers.removeAll { $0.type == id }
+            let reader = ReadTypes.Reader(
                 type: id,
                 typeName: String(reflecting: Value.self),
                 decode: { json in ValueCoding.decode(json, as: Value.self).map { .holding($0) } }
             )
+            known.readers.insert(reader, at: 0)
+            table[name] = known
         }
     }
 
-    /// The values of `values` (changes from elsewhere) that do not decode as the type their key
-    /// was last read as, which memory does not take; reports each once.
+    /// The values of `values` (changes from elsewhere) that decode as none of the types their key
+    /// is read as; reports each.
     ///
-    /// - Returns: The values refused, and those decoded to find out, by name: kept as the keys'
-    ///   decoded values, or released by the caller where an old value is released.
-    func refusedChanges(
-        in values: [String: JSONValue?]
-    ) -> (refused: [String: JSONValue], decoded: [String: Defaults.Suite.CacheEntry]) {
-        let checks = readTypes.withLock { table -> [(String, JSONValue, ReadType)] in
+    /// The decoded values it made are the caller's to keep as the keys' decoded values, or to
+    /// release where an old value is released.
+    func refusedChanges(in values: [String: JSONValue?]) -> RefusedChanges {
+        let checks = readTypes.withLock { table -> [(String, JSONValue, ReadTypes)] in
             guard !table.isEmpty else { return [] }
             return values.compactMap { name, value in
                 guard let value, let known = table[name] else { return nil }
                 return (name, value, known)
             }
         }
-        guard !checks.isEmpty else { return ([:], [:]) }
-        // NB: only values that change memory: a whole report repeats every unchanged one.
-        let changed = state.withLock { state in checks.filter { state.tree[$0.0] != $0.1 } }
-        var refused: [String: JSONValue] = [:]
-        var decoded: [String: Defaults.Suite.CacheEntry] = [:]
-        for (name, value, known) in changed {
-            if let entry = known.decode(value) {
-                decoded[name] = entry
-            } else {
-                refused[name] = value
+        guard !checks.isEmpty else { return RefusedChanges() }
+        // NB: only values that change memory (a whole report repeats every unchanged one), with
+        // what memory holds now.
+        let changed = state.withLock { state in
+            checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
+                let old = state.tree[name]
+                return old == value ? nil : (name, value, old, known)
             }
         }
-        guard !refused.isEmpty else { return ([:], decoded) }
-        let reports = readTypes.withLock { table -> [Defaults.StorageError] in
-            var reports: [Defaults.StorageError] = []
-            for (name, value) in refused.sorted(by: { $0.key < $1.key }) {
-                guard var known = table[name], known.refused != value else { continue }
-                known.refused = value
-                table[name] = known
-                var text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
-                if text.count > 80 { text = String(text.prefix(77)) + "..." }
-                reports.append(.changeDoesNotDecode(key: name, expectedType: known.typeName, value: text))
+        var found = RefusedChanges()
+        var reports: [Defaults.StorageError] = []
+        for (name, value, old, known) in changed {
+            if let entry = known.decode(value) {
+                found.decoded[name] = entry
+                continue
             }
-            return reports
+            found.refused[name] = value
+            if let old, let good = known.decode(old) { found.lastGood[name] = good }
+            // NB: once per change: memory takes the value, so the same value again is no change.
+            var text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
+            if text.count > 80 { text = String(text.prefix(77)) + "..." }
+            let typeName = known.readers.map(\.typeName).joined(separator: " or ")
+            reports.append(.changeDoesNotDecode(key: name, expectedType: typeName, value: text))
         }
         for report in reports { reportInBackground(report) }
-        return (refused, decoded)
+        return found
     }
 }

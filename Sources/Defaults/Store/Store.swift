@@ -50,8 +50,8 @@ final class Store: Sendable {
     private let suites = Lock<[WeakSuite]>([])
     /// The keys a published schema describes, by name; see `Store+Schema.swift`.
     let describedKeys = Lock<[String: DescribedKey]>([:])
-    /// The type each key was last read as; see `Store+ReadTypes.swift`.
-    let readTypes = Lock<[String: ReadType]>([:])
+    /// The types each key is read as; see `Store+ReadTypes.swift`.
+    let readTypes = Lock<[String: ReadTypes]>([:])
     /// Set on every store's delivery queue, so a thread can tell it is delivering.
     private static let deliveringKey = DispatchSpecificKey<Bool>()
 
