@@ -132,9 +132,17 @@ extension EtcdBackend {
                     // NB: another value, written since the commit was sent: after it (the commit
                     // was applied), or before it (another party's write made its compare fail).
                     // The key's history says which.
-                    if try !held(name, value, between: untouched, and: now.modRevision) {
-                        notApplied[name] = value
+                    let applied: Bool
+                    do throws(Defaults.StorageError) {
+                        applied = try held(name, value, between: untouched, and: now.modRevision)
+                    } catch {
+                        throw .backendFailed(
+                            backend: self.name,
+                            reason:
+                                "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
+                        )
                     }
+                    if !applied { notApplied[name] = value }
                 }
                 pending = notApplied
                 if pending.isEmpty { return }
@@ -146,8 +154,8 @@ extension EtcdBackend {
     /// Whether the key `name` held `value` at a revision after `after` and before `before`: read
     /// from its history, back from `before`.
     ///
-    /// A history etcd has compacted away cannot tell: the write is then taken as applied (sending
-    /// it again could apply it twice).
+    /// A history that cannot tell (compacted away, or the key deleted between the two revisions)
+    /// takes the write as applied: sending it again could apply it twice, over a later write.
     private func held(
         _ name: String,
         _ value: Defaults.JSONValue?,
@@ -164,9 +172,9 @@ extension EtcdBackend {
                 if error.shortReason.contains("compacted") { return true }
                 throw error
             }
-            guard let pair = response.kvs?.first, let modified = pair.mod_revision.flatMap(Int64.init),
-                modified > after
-            else { return false }
+            // NB: no key at `at`: it was deleted at a revision not known, maybe after the commit.
+            guard let pair = response.kvs?.first else { return true }
+            guard let modified = pair.mod_revision.flatMap(Int64.init), modified > after else { return false }
             if (try? parse(pair.value, of: name).get()) == value { return true }
             at = modified - 1
         }
