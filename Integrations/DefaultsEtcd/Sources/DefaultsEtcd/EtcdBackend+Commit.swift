@@ -18,7 +18,7 @@ extension EtcdBackend {
 
     /// Tells the suite what etcd holds for the keys of `changes`, which it refused: as the backend
     /// last knew them (the user may not even be able to read them now).
-    private func revert(_ changes: Defaults.BackendChanges) {
+    func revert(_ changes: Defaults.BackendChanges) {
         let (values, updates) = state.withLock { state in
             var values: [String: Defaults.JSONValue?] = [:]
             let names = changes.removesEverything ? Array(state.known.keys) : []
@@ -156,7 +156,7 @@ extension EtcdBackend {
     ///
     /// A history that cannot tell (compacted away, or the key deleted between the two revisions)
     /// takes the write as applied: sending it again could apply it twice, over a later write.
-    private func held(
+    func held(
         _ name: String,
         _ value: Defaults.JSONValue?,
         between after: Int64,
@@ -182,7 +182,7 @@ extension EtcdBackend {
     }
 
     /// The mod revision each key of `names` is known at, 0 for a key known absent (or not known).
-    private func guardRevisions(of names: some Sequence<String>, in state: State) -> [String: Int64] {
+    func guardRevisions(of names: some Sequence<String>, in state: State) -> [String: Int64] {
         var guards: [String: Int64] = [:]
         for name in names {
             if let known = state.known[name], known.value != nil { guards[name] = known.modRevision }
@@ -191,7 +191,7 @@ extension EtcdBackend {
     }
 
     /// The compare that holds while the key `name` is at `modRevision` (0: absent).
-    private func guardCompare(_ name: String, at modRevision: Int64) -> Etcd.Compare {
+    func guardCompare(_ name: String, at modRevision: Int64) -> Etcd.Compare {
         let key = Etcd.encode(prefix + name)
         guard modRevision > 0 else { return Etcd.Compare(key: key, target: "VERSION", result: "EQUAL", version: "0") }
         return Etcd.Compare(key: key, target: "MOD", result: "EQUAL", mod_revision: String(modRevision))
@@ -289,7 +289,7 @@ extension EtcdBackend {
 
     /// The revision at which the backend's own key was given `marker`, looked for back to the
     /// revision `seen` (excluded); `nil` if it was not.
-    private func revision(of marker: String, after seen: Int64) throws(Defaults.StorageError) -> Int64? {
+    func revision(of marker: String, after seen: Int64) throws(Defaults.StorageError) -> Int64? {
         var at: Int64?
         while true {
             let read = Etcd.RangeRequest(key: Etcd.encode(prefix), revision: at.map { String($0) })
@@ -304,7 +304,7 @@ extension EtcdBackend {
     }
 
     /// The most keys one transaction writes: etcd's limit, less the put of the backend's own key.
-    private var keysPerTransaction: Int { max(1, maxOperationsPerTransaction - 1) }
+    var keysPerTransaction: Int { max(1, maxOperationsPerTransaction - 1) }
 
     /// `values` in pieces of at most ``keysPerTransaction`` keys, in key order.
     private func chunks(of values: [String: Defaults.JSONValue?]) -> [[String: Defaults.JSONValue?]] {
@@ -320,7 +320,7 @@ extension EtcdBackend {
 
     /// Removes every key under the prefix but those `changes` writes, and writes them, in one
     /// transaction that holds only if no key under the prefix changed since the keys were listed.
-    private func commitRemovingEverything(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commitRemovingEverything(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
         while true {
             let listing = Etcd.RangeRequest(
                 key: Etcd.encode(prefix),
@@ -362,125 +362,6 @@ extension EtcdBackend {
         }
     }
 
-    /// `true`: conditional commits compare mod revisions in an etcd transaction.
-    public var supportsConditionalCommit: Bool { true }
-
-    /// Stores `changes` in one etcd transaction if every key of `expected` is at the mod revision
-    /// this backend saw it holding the value given (or still absent).
-    public func commit(
-        _ changes: Defaults.BackendChanges,
-        ifUnchanged expected: [String: Defaults.JSONValue?]
-    ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
-        commitGate.lock()
-        defer { commitGate.unlock() }
-        guard changes.values.count <= keysPerTransaction, expected.count <= maxOperationsPerTransaction else {
-            throw .backendFailed(
-                backend: name,
-                reason:
-                    "an exclusive transaction of \(changes.values.count) writes and \(expected.count) reads is more than one etcd transaction takes (\(maxOperationsPerTransaction) operations, one of them the backend's own key)"
-            )
-        }
-        var compares: [Etcd.Compare] = []
-        var stale: [String] = []
-        state.withLock { state in
-            for (name, value) in expected {
-                let key = Etcd.encode(prefix + name)
-                if value == nil {
-                    compares.append(Etcd.Compare(key: key, target: "VERSION", result: "EQUAL", version: "0"))
-                } else if let known = state.known[name], known.value == value {
-                    compares.append(
-                        Etcd.Compare(key: key, target: "MOD", result: "EQUAL", mod_revision: String(known.modRevision))
-                    )
-                } else {
-                    stale.append(name)
-                }
-            }
-        }
-        if !stale.isEmpty {
-            // NB: the suite read a value this backend does not know at a revision (its watch is
-            // behind, or it does not watch): ask etcd what the keys hold, and compare with that.
-            let fetched = try fetch(stale)
-            for name in stale {
-                let current = fetched[name]
-                guard let current, current.value == expected[name] ?? nil else {
-                    var values: [String: Defaults.JSONValue?] = [:]
-                    for other in expected.keys { values[other] = .some(knownValue(of: other)) }
-                    for (other, found) in fetched { values[other] = .some(found.value) }
-                    for other in stale where fetched[other] == nil { values[other] = .some(nil) }
-                    return .conflict(current: values)
-                }
-                compares.append(
-                    Etcd.Compare(
-                        key: Etcd.encode(prefix + name),
-                        target: "MOD",
-                        result: "EQUAL",
-                        mod_revision: String(current.modRevision)
-                    )
-                )
-            }
-        }
-        if changes.removesEverything {
-            // NB: rare enough (a removeAll in an exclusive transaction) to take the plain way after
-            // comparing: no key it read changed, then everything goes.
-            let check = Etcd.TxnRequest(compare: compares, success: [], failure: [])
-            let response = try client.call("v3/kv/txn", check, as: Etcd.TxnResponse.self, backend: name)
-            guard response.succeeded == true else { return .conflict(current: try currentValues(of: expected.keys)) }
-            do {
-                try commitRemovingEverything(changes)
-            } catch .writeRefused(let backend, let reason) {
-                // NB: it goes in several transactions: those before the refusal were applied.
-                revert(changes)
-                throw .writeRefused(backend: backend, reason: reason)
-            }
-            return .committed
-        }
-        let names = Array(expected.keys)
-        // NB: a key written and not read is compared too, at the revision the backend knows it
-        // at: so a request a stalled member held finds it changed by the time it is applied, if it
-        // was given up and sent again meanwhile. Such a key changed by another party is no
-        // conflict (the transaction did not read it): it is read, and the transaction sent again.
-        var unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
-        // NB: etcd counts the compares against its limit too: past it, the written keys go
-        // unguarded (a request held by a stalled member could then still be applied late).
-        if expected.count + unread.count > maxOperationsPerTransaction { unread = [] }
-        var guards = state.withLock { state in guardRevisions(of: unread, in: state) }
-        let reads = (names + unread)
-            .map { name in
-                Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
-            }
-        for _ in 0..<100 {
-            let outcome = try transact(
-                compare: compares + unread.map { guardCompare($0, at: guards[$0] ?? 0) },
-                success: operations(for: changes.values),
-                failure: reads
-            )
-            if outcome.succeeded {
-                recordOwnCommit(changes.values, at: outcome.revision)
-                return .committed
-            }
-            guard case .answered(let response) = outcome else { return .committed }
-            // The failure branch read each compared key: what it holds now.
-            let responses = response.responses ?? []
-            let compared = Dictionary(uniqueKeysWithValues: compares.map { ($0.key, $0) })
-            let found = remember(names + unread, responses)
-            let conflicted = names.contains { name in
-                let compare = compared[Etcd.encode(prefix + name)]
-                let now = found[name]?.modRevision ?? 0
-                return compare?.target == "VERSION" ? now != 0 : String(now) != compare?.mod_revision
-            }
-            if conflicted {
-                var current: [String: Defaults.JSONValue?] = [:]
-                for name in names { current[name] = .some(found[name]?.value ?? nil) }
-                return .conflict(current: current)
-            }
-            for name in unread { guards[name] = found[name]?.modRevision ?? 0 }
-        }
-        throw .backendFailed(
-            backend: name,
-            reason: "an exclusive transaction lost 100 races in a row for keys it only writes"
-        )
-    }
-
     /// What the keys `names` hold in etcd now, read in one transaction, and remembered.
     func fetch(_ names: [String]) throws(Defaults.StorageError) -> [String: (
         value: Defaults.JSONValue?, modRevision: Int64
@@ -495,7 +376,7 @@ extension EtcdBackend {
 
     /// The values and mod revisions of `names` in `responses` (one range read each, in order),
     /// noted as known; absent keys are left out, and forgotten.
-    private func remember(
+    func remember(
         _ names: [String],
         _ responses: [Etcd.ResponseOp]
     ) -> [String: (value: Defaults.JSONValue?, modRevision: Int64)] {
@@ -517,11 +398,11 @@ extension EtcdBackend {
         return found
     }
 
-    private func knownValue(of name: String) -> Defaults.JSONValue? {
+    func knownValue(of name: String) -> Defaults.JSONValue? {
         state.withLock { $0.known[name]?.value ?? nil }
     }
 
-    private func currentValues(of names: some Sequence<String>) throws(Defaults.StorageError) -> [String: Defaults
+    func currentValues(of names: some Sequence<String>) throws(Defaults.StorageError) -> [String: Defaults
         .JSONValue?]
     {
         let (values, _) = try readAll()
@@ -531,7 +412,7 @@ extension EtcdBackend {
     }
 
     /// The puts and deletes of `values`.
-    private func operations(for values: [String: Defaults.JSONValue?]) -> [Etcd.RequestOp] {
+    func operations(for values: [String: Defaults.JSONValue?]) -> [Etcd.RequestOp] {
         values.sorted { $0.key < $1.key }
             .map { name, value in
                 let key = Etcd.encode(prefix + name)
@@ -544,7 +425,7 @@ extension EtcdBackend {
 
     /// Notes a commit of this backend's at `revision`: its keys' values and mod revisions, and that
     /// the watch must not report it.
-    private func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
+    func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
         state.withLock { state in
             for (name, value) in values {
                 // NB: removals too, as tombstones: the watch drops older events of the key.
