@@ -12,10 +12,17 @@ import Testing
     /// etcdctl's flag for the root user, once authentication is on.
     static let root = ["--user", "root:root-pw"]
 
+    /// A member with authentication on (``EtcdServer/enableAuthentication(prefix:)``), and the
+    /// rate limit 200 stored under the prefix.
+    static func serverWithUsers(tls: TestCertificates? = nil, arguments: [String] = []) throws -> EtcdServer {
+        let server = try EtcdServer(tls: tls, arguments: arguments)
+        try server.enableAuthentication(prefix: prefix)
+        _ = try etcdctl(server, root + ["put", "\(prefix)rateLimit", "200"])
+        return server
+    }
+
     @Test func aUserWithAPasswordFileReadsWritesWatchesAndLogsInAgainWhenEtcdForgetsItsToken() async throws {
-        let server = try EtcdServer(arguments: ["--auth-token-ttl", "2"])
-        try server.enableAuthentication(prefix: Self.prefix)
-        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let server = try Self.serverWithUsers(arguments: ["--auth-token-ttl", "2"])
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // NB: with a line end, as `echo` and systemd credentials leave one.
@@ -65,9 +72,7 @@ import Testing
     }
 
     @Test func aWrongPasswordIsReportedOnceAndNotOfferedAgainUntilItsFileChanges() async throws {
-        let server = try EtcdServer()
-        try server.enableAuthentication(prefix: Self.prefix)
-        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let server = try Self.serverWithUsers()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let passwordFile = try write("not-the-password\n", to: "password", in: folder)
@@ -114,9 +119,7 @@ import Testing
     }
 
     @Test func aRoleThatMayOnlyReadReadsAndWatchesAndItsWritesAreRefusedOnce() async throws {
-        let server = try EtcdServer()
-        try server.enableAuthentication(prefix: Self.prefix)
-        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let server = try Self.serverWithUsers()
         let backend = EtcdBackend(
             endpoints: [server.clientURL],
             prefix: Self.prefix,
@@ -153,9 +156,7 @@ import Testing
     }
 
     @Test func aWatchEtcdRefusesFailsWithPausesAndIsReportedOnceNotALoopOfReconnections() async throws {
-        let server = try EtcdServer()
-        try server.enableAuthentication(prefix: Self.prefix)
-        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let server = try Self.serverWithUsers()
         let backend = EtcdBackend(
             endpoints: [server.clientURL],
             prefix: Self.prefix,
@@ -196,9 +197,7 @@ import Testing
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let files = try TestCertificates(in: folder.appendingPathComponent("tls"))
-        let server = try EtcdServer(tls: files)
-        try server.enableAuthentication(prefix: Self.prefix)
-        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let server = try Self.serverWithUsers(tls: files)
         let credentials = EtcdCredentials(user: "writer", password: "writer-pw")
         let named = EtcdBackend(
             endpoints: [server.clientURL],
@@ -231,9 +230,7 @@ import Testing
     }
 
     @Test func theCommandLogsInWithTheAddressesPasswordFileOrEtcdctlsVariables() async throws {
-        let server = try EtcdServer()
-        try server.enableAuthentication(prefix: Self.prefix)
-        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "200"])
+        let server = try Self.serverWithUsers()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let passwordFile = try write("writer-pw\n", to: "password", in: folder)
