@@ -82,7 +82,7 @@ extension Defaults.Suite {
             )
         }
         guard let outcome else { return false }
-        if outcome.schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
+        if outcome.schedulesFlush { store.armTimer() }
         return true
     }
 
@@ -130,8 +130,7 @@ extension Defaults.Suite {
             state.generation &+= 1
             var schedulesFlush = false
             if isFile {
-                schedulesFlush = !state.flushScheduled
-                state.flushScheduled = true
+                schedulesFlush = state.flush.changed()
             } else if let storage = store.userDefaults {
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
@@ -154,7 +153,7 @@ extension Defaults.Suite {
             }
             commit(decoded: decoded) { _ in [name: new] }
         case .changed(let isReported, let schedulesFlush):
-            if schedulesFlush { store.scheduleFlush(after: Store.coalescingDelay) }
+            if schedulesFlush { store.armTimer() }
             guard isReported else { return }
             let toSinks = Defaults.hasEveryChangeSinks
             guard toSinks || observers != nil || suiteObservers != nil else { return }
@@ -299,14 +298,13 @@ extension Defaults.Suite {
             // NB: reads of an overridden key return the override, which did not change.
             let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
             all.merge(changes) { kept, _ in kept }
-            let schedule = isFile && !state.flushScheduled
-            if isFile { state.flushScheduled = true }
+            let schedule = isFile && state.flush.changed()
             return (reported, schedule, state.suiteObservers)
         }
         reportRefusals(refused)
         all.removeAll()
         guard let outcome else { return nil }
-        if outcome.flush { store.scheduleFlush(after: Store.coalescingDelay) }
+        if outcome.flush { store.armTimer() }
         var propagated = outcome.changes
         var silenced: [String: Defaults.StoredChange] = [:]
         if suppressed {

@@ -218,7 +218,7 @@ extension Defaults {
         }
 
         /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
-        package static var coalescingDelay: Duration { Store.coalescingDelay }
+        package static var coalescingDelay: Duration { FlushMachine.coalescingDelay }
 
         /// Runs `body` with the timer's commits held back: only `synchronize()` (and transactions)
         /// commit meanwhile; for tests that look at the file or the error handler between their own

@@ -170,26 +170,18 @@ extension Store {
     }
 
     /// Commits the changes made here since the last commit to `custom`; the caller reports a failure.
-    func commitPending(to custom: CustomBackend, fromTimer: Bool) -> Result<Void, Defaults.StorageError> {
-        let needed = state.withLock { state in
-            // NB: only the timer's own flush disarms it. A `synchronize()` leaves an armed timer
-            // armed, so writes right after it do not arm a second one: at most one background
-            // commit per coalescing delay, however often `synchronize()` is called.
-            if fromTimer { state.flushScheduled = false }
-            // NB: a commit running on another thread has taken the pending keys already; wait for it.
-            return state.isDirty || state.flushInFlight
-        }
-        guard needed else { return .success(()) }
+    func commitPending(to custom: CustomBackend) -> Result<Void, Defaults.StorageError> {
+        guard state.withLock({ state in state.flush.commitNeeded(isDirty: state.isDirty) }) else { return .success(()) }
         custom.commitLock.lock()
         defer { custom.commitLock.unlock() }
         return commitPendingLocked(to: custom).map { _ in () }
     }
 
-    /// ``commitPending(to:fromTimer:)`` for a caller that holds the commit lock; succeeds with
+    /// ``commitPending(to:)`` for a caller that holds the commit lock; succeeds with
     /// whether there was anything to commit.
     func commitPendingLocked(to custom: CustomBackend) -> Result<Bool, Defaults.StorageError> {
         typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
-        var refused = false
+        var retry = FlushMachine.Action.none
         // NB: the changes are taken inside `committing`, once reports are held back: a report taken
         // in between (its keys no longer marked changed, not yet committed) would put another's
         // older value in memory under the value this commit stores, and nothing would mend it.
@@ -200,7 +192,7 @@ extension Store {
                     let changed = state.takeChanged()
                     let clears = state.clearsFile
                     state.clearsFile = false
-                    state.flushInFlight = true
+                    state.flush.commitStarted()
                     var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
                     for name in changed { changes[name] = .some(state.tree[name]) }
                     return (changes, changed, clears)
@@ -222,23 +214,19 @@ extension Store {
                 // overwritten by a report of another's value.
                 switch result {
                 case .success:
-                    state.withLock {
-                        $0.retryDelay = 0
-                        $0.flushInFlight = false
-                    }
+                    state.withLock { $0.flush.committed() }
                 case .failure(let error) where error.isRefusal:
                     // Refused, not failed: the changes are given up, and memory goes back to what
                     // the backend holds (it reports that). The next `synchronize()` throws it.
-                    refused = true
                     state.withLock { state in
-                        state.flushInFlight = false
+                        state.flush.refused()
                         if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = error }
                     }
                 case .failure:
-                    state.withLock { state in
-                        state.flushInFlight = false
+                    retry = state.withLock { state in
                         state.markChanged(pending.changed)
                         if pending.clears { state.clearsFile = true }
+                        return state.flush.failed()
                     }
                 }
                 // NB: what a report held meanwhile must not overwrite: the keys this commit stored.
@@ -252,7 +240,7 @@ extension Store {
         switch result {
         case .success: return .success(true)
         case .failure(let error):
-            if !refused { scheduleRetry() }
+            perform(retry)
             return .failure(error)
         }
     }

@@ -420,7 +420,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
             // NB: after the write, so a handler that looks finds the new file.
             reportInBackground(report.brokeWhileOpen)
             // NB: the suite's own changes, if any wait, go in at its next flush.
-            store?.scheduleFlushIfDirty()
+            store?.armTimerIfDirty()
         case .failure(let report):
             reportInBackground(report)
         }

@@ -55,9 +55,6 @@ final class Store: Sendable {
     /// Set on every store's delivery queue, so a thread can tell it is delivering.
     private static let deliveringKey = DispatchSpecificKey<Bool>()
 
-    /// How long a store waits after a change before committing it, so bursts coalesce.
-    static let coalescingDelay = Duration.milliseconds(50)
-
     private struct WeakSuite: @unchecked Sendable {  // only the weak reference, read under the lock
         let identifier: ObjectIdentifier
         weak var suite: Defaults.Suite?
@@ -155,22 +152,32 @@ final class Store: Sendable {
 
     // MARK: - Flushing
 
-    /// Arms the coalescing timer.
-    func scheduleFlush(after delay: Duration) {
-        flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            // NB: held, the timer only disarms: the next write arms it again, and the end of the
-            // hold arms it for what is still pending.
-            let held = self.state.withLock { state in
-                if state.timedCommitsHeld { state.flushScheduled = false }
-                return state.timedCommitsHeld
-            }
-            if held { return }
-            if case .failure(let error) = self.flushNow(fromTimer: true) {
+    /// Carries out what the flush machine decided (``FlushMachine``); the caller has left the lock.
+    func perform(_ action: FlushMachine.Action) {
+        switch action {
+        case .none: return
+        case .arm(let delay): armTimer(after: delay)
+        case .commit:
+            if case .failure(let error) = flushNow() {
                 // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()` would
                 // then wait behind itself.
-                self.reportInBackground(error)
+                reportInBackground(error)
             }
+        }
+    }
+
+    /// Arms the timer for a commit after the coalescing delay; for a write that
+    /// ``FlushMachine/changed()`` told to.
+    func armTimer() {
+        armTimer(after: FlushMachine.coalescingDelay)
+    }
+
+    private func armTimer(after delay: Duration) {
+        flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+            guard let self else { return }
+            let action = state.withLock { state in state.flush.timerFired(isDirty: state.isDirty) }
+            // NB: on the flush queue, so `holdTimedCommits(true)` can wait for a timed commit under way.
+            perform(action)
         }
     }
 
@@ -178,9 +185,9 @@ final class Store: Sendable {
     ///
     /// Never calls user code but the backend's. Returns at once when nothing is pending and no
     /// commit is running.
-    func flushNow(fromTimer: Bool = false) -> Result<Void, Defaults.StorageError> {
+    func flushNow() -> Result<Void, Defaults.StorageError> {
         guard case .backend(let custom) = backend else { return .success(()) }
-        return commitPending(to: custom, fromTimer: fromTimer)
+        return commitPending(to: custom)
     }
 
     /// Holds the timer's commits (the coalescing delay's and retries') back, or lets them go again.
@@ -188,48 +195,14 @@ final class Store: Sendable {
     /// For tests that look at the file between their own `synchronize()` calls: however long those
     /// take, no commit of the timer's runs in between. Holding waits for a timed commit under way.
     func holdTimedCommits(_ held: Bool) {
-        state.withLock { $0.timedCommitsHeld = held }
-        if held {
-            flushQueue.sync {}
-        } else {
-            scheduleFlushIfDirty()
-        }
+        let action = state.withLock { state in state.flush.hold(held, isDirty: state.isDirty) }
+        if held { flushQueue.sync {} }
+        perform(action)
     }
 
-    /// Arms the timer for a flush when changes are waiting.
-    func scheduleFlushIfDirty() {
-        let arms = state.withLock { state -> Bool in
-            guard state.isDirty, !state.flushScheduled else { return false }
-            state.flushScheduled = true
-            return true
-        }
-        if arms { scheduleFlush(after: Self.coalescingDelay) }
-    }
-
-    /// Puts back the keys (and the `removeAll()`) a failed flush took, and arms a retry; returns
-    /// the failure.
-    func failed(
-        _ changed: Set<String>,
-        _ error: Defaults.StorageError,
-        clears: Bool = false
-    ) -> Result<Void, Defaults.StorageError> {
-        state.withLock { state in
-            state.markChanged(changed)
-            if clears { state.clearsFile = true }
-        }
-        scheduleRetry()
-        return .failure(error)
-    }
-
-    /// Arms the timer for a retry, with a growing delay, so a full disk is retried without a busy loop.
-    func scheduleRetry() {
-        let delay = state.withLock { state -> Double? in
-            guard !state.flushScheduled else { return nil }
-            state.flushScheduled = true
-            state.retryDelay = min(max(state.retryDelay * 2, 0.5), 30)
-            return state.retryDelay
-        }
-        if let delay { scheduleFlush(after: .milliseconds(Int(delay * 1000))) }
+    /// Arms the timer for a commit when changes are waiting and nothing has armed it.
+    func armTimerIfDirty() {
+        perform(state.withLock { state in state.flush.pending(isDirty: state.isDirty) })
     }
 
     /// Records why the file may not be written now (`nil`: it may); writes are refused meanwhile.

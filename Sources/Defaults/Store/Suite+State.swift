@@ -55,17 +55,13 @@ extension Defaults.Suite {
         var suiteObservers: (any Defaults.ObserverSlot)?
         /// Bumped on every committed change, local or external.
         var generation: UInt64 = 0
-        /// Set while a flush has taken the changed keys and not finished.
-        var flushInFlight = false
         /// The backend's revision that memory holds (``Defaults/BackendContents/revision``).
         var backendRevision: UInt64?
-        var flushScheduled = false
+        /// When what was written here is committed to the backend.
+        var flush = FlushMachine()
         /// The first write refused since the last ``Defaults/Suite/synchronize()`` (a read-only
         /// file, a locked key), which the next one throws: a refused write is never silent.
         var refusedSinceSynchronize: Defaults.StorageError?
-        var retryDelay = 0.0
-        /// Set while a test holds the timer's commits back (``Store/holdTimedCommits(_:)``).
-        var timedCommitsHeld = false
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
         /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
@@ -260,8 +256,7 @@ extension Defaults.Suite {
                 generation &+= 1
                 guard isFile else { return (true, false) }
                 if !keys.values[index].markChanged() { changedCount += 1 }
-                defer { flushScheduled = true }
-                return (true, !flushScheduled)
+                return (true, flush.changed())
             }
         }
 
