@@ -288,52 +288,6 @@ final class EtcdClient: Sendable {
         return headers
     }()
 
-    /// Whether `error` came before the request could reach a member: the connection was refused
-    /// or could not be made.
-    static func wasNeverSent(_ error: any Error) -> Bool {
-        if let error = error as? HTTPClientError {
-            return error == .connectTimeout
-        }
-        if let error = error as? IOError {
-            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
-        }
-        if error is NIOConnectionError { return true }
-        // NB: the handshake comes before any byte of the request.
-        if error is NIOSSLError || error is BoringSSLError { return true }
-        if case ChannelError.connectTimeout = error { return true }
-        return false
-    }
-
-    /// Why etcd refused a request, said as what it is.
-    static func refusal(of path: String, status: HTTPResponseStatus, _ message: String) -> String {
-        // NB: the NOSPACE alarm: every write fails until an operator acts; nothing the suite can
-        // do by trying again sooner.
-        if message.contains("database space exceeded") {
-            return
-                "etcd's database is full (its NOSPACE alarm is raised: \(message)); no write is stored until an operator frees space (etcdctl compact, etcdctl defrag, etcdctl alarm disarm)"
-        }
-        return "etcd refused \(path): \(message)"
-    }
-
-    /// What a TLS failure means, said plainly; `nil` for another error.
-    static func tlsRefusal(_ error: any Error) -> String? {
-        let said = "\(error)"
-        if said.contains("CERTIFICATE_VERIFY_FAILED") || said.contains("certificate verify failed") {
-            return "its certificate is not signed by the CA trusted (\(said))"
-        }
-        if said.contains("BAD_CERTIFICATE") || said.contains("CERTIFICATE_REQUIRED") {
-            return "it refused the handshake: it asks for a client certificate its CA signed (\(said))"
-        }
-        guard error is NIOSSLError || error is BoringSSLError else { return nil }
-        return "the TLS handshake failed (\(said))"
-    }
-
-    /// Whether etcd's error says the member has no leader: said before a request is proposed, so
-    /// nothing was applied.
-    static func saysNoLeader(_ message: String?) -> Bool {
-        message?.contains("no leader") == true
-    }
-
     /// Opens a watch with `body` at the endpoint `index`, and hands each message of its stream to
     /// `receive`, in order, on the event loop, until the stream ends, fails, or `receive` says so.
     ///

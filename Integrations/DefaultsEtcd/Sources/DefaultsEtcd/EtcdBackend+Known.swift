@@ -1,0 +1,93 @@
+import Defaults
+import Foundation
+
+/// What the backend knows etcd holds: read, remembered after each commit, and cached.
+extension EtcdBackend {
+    /// What the keys `names` hold in etcd now, read in one transaction, and remembered.
+    func fetch(_ names: [String]) throws(Defaults.StorageError) -> [String: (
+        value: Defaults.JSONValue?, modRevision: Int64
+    )] {
+        let reads = names.map { name in
+            Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+        }
+        let request = Etcd.TxnRequest(compare: [], success: reads, failure: [])
+        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+        return remember(names, response.responses ?? [])
+    }
+
+    /// The values and mod revisions of `names` in `responses` (one range read each, in order),
+    /// noted as known; absent keys are left out, and forgotten.
+    func remember(
+        _ names: [String],
+        _ responses: [Etcd.ResponseOp]
+    ) -> [String: (value: Defaults.JSONValue?, modRevision: Int64)] {
+        var found: [String: (value: Defaults.JSONValue?, modRevision: Int64)] = [:]
+        for (index, name) in names.enumerated() {
+            guard let pair = responses[safe: index]?.response_range?.kvs?.first else { continue }
+            found[name] = ((try? parse(pair.value, of: name).get()), pair.mod_revision.flatMap(Int64.init) ?? 0)
+        }
+        state.withLock { state in
+            for name in names {
+                if let entry = found[name] {
+                    // NB: never back to an older revision than one the watch has seen.
+                    if (state.known[name]?.modRevision ?? 0) <= entry.modRevision { state.known[name] = entry }
+                } else {
+                    state.known.removeValue(forKey: name)
+                }
+            }
+        }
+        return found
+    }
+
+    func knownValue(of name: String) -> Defaults.JSONValue? {
+        state.withLock { $0.known[name]?.value ?? nil }
+    }
+
+    func currentValues(of names: some Sequence<String>) throws(Defaults.StorageError) -> [String: Defaults
+        .JSONValue?]
+    {
+        let (values, _) = try readAll()
+        var current: [String: Defaults.JSONValue?] = [:]
+        for name in names { current[name] = .some(values[name]) }
+        return current
+    }
+
+    /// The puts and deletes of `values`.
+    func operations(for values: [String: Defaults.JSONValue?]) -> [Etcd.RequestOp] {
+        values.sorted { $0.key < $1.key }
+            .map { name, value in
+                let key = Etcd.encode(prefix + name)
+                if let value {
+                    return Etcd.RequestOp(request_put: Etcd.PutRequest(key: key, value: Etcd.encode(value.description)))
+                }
+                return Etcd.RequestOp(request_delete_range: Etcd.DeleteRangeRequest(key: key))
+            }
+    }
+
+    /// Notes a commit of this backend's at `revision`: its keys' values and mod revisions, and that
+    /// the watch must not report it.
+    func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
+        state.withLock { state in
+            for (name, value) in values {
+                // NB: removals too, as tombstones: the watch drops older events of the key.
+                state.known[name] = (value, revision)
+            }
+            // NB: only while watching: otherwise no watch would pass it, and the set would only grow.
+            if state.updates != nil { state.ownRevisions.insert(revision) }
+            state.revision = max(state.revision, revision)
+        }
+        saveCache()
+    }
+
+    /// Writes what the backend knows now to the cache file, later.
+    func saveCache() {
+        guard let cache else { return }
+        let (values, revision) = state.withLock { state in
+            (state.known.compactMapValues { $0.value }, state.revision)
+        }
+        let name = name
+        cache.write(values, revision: revision) { [weak self] reason in
+            self?.report(.backendFailed(backend: name, reason: reason))
+        }
+    }
+}
