@@ -117,6 +117,6 @@ extension Defaults.Suite {
     ///
     /// - Returns: The paths of the files still open at the deadline; empty when none is.
     package static func waitUntilNoFileIsOpen(under directory: URL, until deadline: Date) -> [String] {
-        FileStores.waitUntilNoStore(under: ResolvedPath.normalize(directory.path), until: deadline)
+        StoreRegistry.waitUntilNoFileStore(under: ResolvedPath.normalize(directory.path), until: deadline)
     }
 }

@@ -47,7 +47,7 @@ extension Defaults {
             errorHandler: (@Sendable (StorageError) -> Void)?,
             reportsLoadProblemsLater: Bool = false
         ) {
-            let (store, problems) = FileStores.store(for: fileURL, systemFiles: systemFiles)
+            let (store, problems) = StoreRegistry.store(for: fileURL, systemFiles: systemFiles)
             // NB: the path as the store knows it, without `.` and `..`, when this suite gave the same one.
             let location =
                 if let file = store.fileBackend, file.storage.givenPath == ResolvedPath.normalize(fileURL.path) {
@@ -169,7 +169,7 @@ extension Defaults {
         ///   - backend: Where the values live.
         ///   - errorHandler: Where to report problems; `nil` uses ``Defaults/errorHandler``.
         public convenience init(backend: some Backend, errorHandler: (@Sendable (StorageError) -> Void)? = nil) {
-            let (store, problem, isNew) = BackendStores.store(for: backend)
+            let (store, problem, isNew) = StoreRegistry.store(for: backend)
             self.init(store: store, location: nil, errorHandler: errorHandler)
             if let problem { report(problem) }
             // NB: after the suite is attached, so what the backend reports as it starts reaches

@@ -77,61 +77,6 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`,
     }
 }
 
-/// The stores over users' backends in this process: one per backend object, so every suite over
-/// it shares one state.
-enum BackendStores {
-    private final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the lock
-        weak var store: Store?
-        init(_ store: Store) { self.store = store }
-    }
-
-    private static let stores = Lock<[ObjectIdentifier: WeakStore]>([:])
-
-    private static let installExitHandler: Void = {
-        atexit { BackendStores.flushAll() }
-    }()
-
-    /// The store over `backend`, loading it if no suite has it open.
-    ///
-    /// - Returns: The store; the problem loading found, for the opener to report; and whether the
-    ///   store is new, so the opener starts its reports (``Store/startReporting()``) once its suite
-    ///   is attached, and a problem the backend reports as it starts reaches that suite's handler.
-    static func store(for backend: any Defaults.Backend) -> (
-        store: Store, problem: Defaults.StorageError?, isNew: Bool
-    ) {
-        _ = installExitHandler
-        let key = ObjectIdentifier(backend)
-        if let open = stores.withLock({ $0[key]?.store }) { return (open, nil, false) }
-        // NB: loaded holding no lock: a backend's load is user code, and may open another suite.
-        var contents: Defaults.BackendContents?
-        var problem: Defaults.StorageError?
-        do {
-            contents = try backend.load()
-        } catch {
-            problem = error
-        }
-        let fresh = Store(backend: .backend(CustomBackend(backend)), contents: contents)
-        let winner = stores.withLock { stores -> Store? in
-            if let open = stores[key]?.store { return open }
-            stores = stores.filter { $0.value.store != nil }
-            stores[key] = WeakStore(fresh)
-            return nil
-        }
-        // NB: another thread opened a suite over the backend meanwhile: that store reports.
-        if let winner { return (winner, nil, false) }
-        return (fresh, problem, true)
-    }
-
-    /// Commits what every open store over a backend has pending; run at a normal exit.
-    static func flushAll() {
-        let open = stores.withLock { $0.values.compactMap(\.store) }
-        for store in open {
-            guard case .failure(let error) = store.flushNow() else { continue }
-            for handler in store.errorHandlers { handler(error) }
-        }
-    }
-}
-
 extension Store {
     /// Asks the backend to start reporting changes made elsewhere; once, by the opener of a new store.
     func startReporting() {

@@ -157,7 +157,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
     }
 
     func stopReporting() {
-        FileWatcher.shared.unwatch(store: ObjectIdentifier(self))
+        FileWatcher.shared.unwatch(backend: ObjectIdentifier(self))
         files.withLock { $0.updates = nil }
     }
 

@@ -13,8 +13,8 @@ import Synchronization
 /// transactions and overrides, and the change events; outside changes a backend reports arrive
 /// through ``receive(_:)`` and leave as `.external` events, one at a time, on the delivery queue.
 ///
-/// One per backend: every ``Defaults/Suite`` opened on the same file (``FileStores``) or over the
-/// same backend object (``BackendStores``) shares it, so a write through one is read at once
+/// One per backend: every ``Defaults/Suite`` opened on the same file or over the same backend object
+/// (``StoreRegistry``) shares it, so a write through one is read at once
 /// through the other. An in-memory suite has one of its own, and so does the adapter suite of each
 /// `UserDefaults` (``UserDefaultsAdapters``).
 final class Store: Sendable {
@@ -55,9 +55,9 @@ final class Store: Sendable {
     /// Set on every store's delivery queue, so a thread can tell it is delivering.
     private static let deliveringKey = DispatchSpecificKey<Bool>()
 
-    private struct WeakSuite: @unchecked Sendable {  // only the weak reference, read under the lock
+    private struct WeakSuite: Sendable {
         let identifier: ObjectIdentifier
-        weak var suite: Defaults.Suite?
+        weak let suite: Defaults.Suite?
         /// The suite's own handler, kept here so reporting needs no strong reference to the suite.
         let errorHandler: (@Sendable (Defaults.StorageError) -> Void)?
     }
@@ -102,7 +102,7 @@ final class Store: Sendable {
     deinit {
         guard case .backend(let custom) = backend else { return }
         custom.backend.stopReporting()
-        if fileBackend != nil { FileStores.storeWentAway() }
+        StoreRegistry.storeWentAway()
     }
 
     // MARK: - Suites

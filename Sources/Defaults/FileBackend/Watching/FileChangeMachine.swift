@@ -1,6 +1,6 @@
-/// Decides what a file-backed store does when its file may have changed under it.
+/// Decides what a file backend does when its file may have changed under it.
 ///
-/// Events in, actions out: the store feeds it what the watcher saw and what reading the file
+/// Events in, actions out: the backend feeds it what the watcher saw and what reading the file
 /// found, and runs the action it returns. Nothing here touches a file or a clock, so every path is
 /// testable with synthetic events.
 ///
@@ -9,7 +9,7 @@
 /// half-way. It is read again after short delays; only if it stays missing are its keys dropped,
 /// and only if it stays broken is it moved aside.
 struct FileChangeMachine: Sendable {
-    /// Something that happened to the file, or to the store's look at it.
+    /// Something that happened to the file, or to the backend's look at it.
     enum Event: Sendable, Equatable {
         /// The watcher saw the file replaced, rewritten, created or deleted, or its directory come
         /// or go, or a poll saw it change.
@@ -22,11 +22,11 @@ struct FileChangeMachine: Sendable {
 
     /// What reading the file found.
     enum Finding: Sendable, Equatable {
-        /// The same bytes as the store last read or wrote, or still no file.
+        /// The same bytes as the backend last read or wrote, or still no file.
         case unchanged
-        /// A JSON object that differs from what the store last saw.
+        /// A JSON object that differs from what the backend last saw.
         case parsed
-        /// No file, where the store last saw one.
+        /// No file, where the backend last saw one.
         case missing
         /// A file that is not a JSON object.
         case broken
@@ -34,7 +34,7 @@ struct FileChangeMachine: Sendable {
         case unreadable
     }
 
-    /// What the store should do next.
+    /// What the backend should do next.
     enum Action: Sendable, Equatable {
         /// Read the file now, and feed back what was found.
         case read
@@ -53,7 +53,7 @@ struct FileChangeMachine: Sendable {
     }
 
     /// How long to wait before each new look at a file that is missing or broken; after the last,
-    /// the store acts on what it finds.
+    /// the backend acts on what it finds.
     static let retryDelays: [Duration] = [.milliseconds(20), .milliseconds(40), .milliseconds(80), .milliseconds(160)]
 
     /// Whether a file found missing or broken is to be looked at again and again, never acted on:

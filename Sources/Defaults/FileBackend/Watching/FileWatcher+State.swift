@@ -6,7 +6,7 @@ import Glibc
 import Musl
 #endif
 
-/// What the watcher keeps: its clients (a store's files), what each watches, and what polling saw.
+/// What the watcher keeps: its clients (a backend's files), what each watches, and what polling saw.
 extension FileWatcher {
     /// What a watched entry's directory entry said when last polled.
     struct FileStamp: Equatable {
@@ -37,20 +37,15 @@ extension FileWatcher {
         }
     }
 
-    /// One of a store's files: the store, and which of its files (0 is the one it writes).
+    /// One of a backend's files: the backend, and which of its files (0 is the one it writes).
     struct Client: Hashable {
-        let store: ObjectIdentifier
+        let backend: ObjectIdentifier
         let source: Int
-    }
-
-    final class WeakStore: @unchecked Sendable {  // only the weak reference, read under the state lock
-        weak var store: FileBackend?
-        init(_ store: FileBackend) { self.store = store }
     }
 
     struct State: @unchecked Sendable {  // dispatch sources are thread-safe; everything else is plain data
         var table = WatchTable()
-        var stores: [ObjectIdentifier: WeakStore] = [:]
+        var backends: [ObjectIdentifier: WeakReference<FileBackend>] = [:]
         /// Each client's entries: the links on the way to its file, then the file.
         var entries: [Client: [String]] = [:]
         /// The clients of each watched entry.
@@ -62,9 +57,9 @@ extension FileWatcher {
         var pollTimer: (any DispatchSourceTimer)?
         var readSource: (any DispatchSourceRead)?
 
-        /// The live stores of `clients`, each with the file it is told about.
-        func stores(of clients: some Sequence<Client>) -> [(FileBackend, Int)] {
-            clients.compactMap { client in stores[client.store]?.store.map { ($0, client.source) } }
+        /// The live backends of `clients`, each with the file it is told about.
+        func backends(of clients: some Sequence<Client>) -> [(FileBackend, Int)] {
+            clients.compactMap { client in backends[client.backend]?.object.map { ($0, client.source) } }
         }
 
         /// The clients of the entries at `paths`.

@@ -10,11 +10,11 @@ import Musl
 
 /// The process's one watcher of settings files.
 ///
-/// inotify on the directories of the files the open file-backed stores read, one watch per
-/// directory, read on a serial dispatch queue of its own. A store's file is watched as
+/// inotify on the directories of the files the open file backends read, one watch per
+/// directory, read on a serial dispatch queue of its own. A backend's file is watched as
 /// *entries*: the file itself, and every symlink its path goes through (see ``ResolvedPath``), so a
 /// link re-pointed by rename (a ConfigMap update, a dotfile manager) is seen as well as a file
-/// replaced. The watcher only tells a store that one of its files may have changed; the store
+/// replaced. The watcher only tells a backend that one of its files may have changed; the backend
 /// resolves its path again, reads the file and decides (``FileChangeMachine``). What each event means:
 ///
 /// | inotify event, naming an entry | meaning |
@@ -30,7 +30,7 @@ import Musl
 /// | `IN_ATTRIB`, naming nothing | the directory's permissions changed: its files may be writable now, or not |
 /// | `IN_DELETE_SELF`, `IN_MOVE_SELF`, `IN_IGNORED` | the directory is gone: watch its nearest existing ancestor |
 /// | `IN_CREATE`/`IN_MOVED_TO` of a directory | a missing directory may be back: move the watch down |
-/// | `IN_Q_OVERFLOW` | events were lost: every store reads its files |
+/// | `IN_Q_OVERFLOW` | events were lost: every backend reads its files |
 ///
 /// Where inotify is unavailable (no instance left, or the watch limit is reached) the entries are
 /// polled instead: their size, times and inode (of the link itself, for a link), every
@@ -75,32 +75,32 @@ final class FileWatcher: Sendable {
         source.resume()
     }
 
-    // MARK: - Stores
+    // MARK: - Backends
 
-    /// Starts telling `store` when one of its files may have changed.
+    /// Starts telling `backend` when one of its files may have changed.
     ///
     /// Returns once the files are watched; each file is told once right away, so a change made
-    /// between the store's load and this call is not missed.
+    /// between the backend's load and this call is not missed.
     ///
-    /// - Parameter sources: For each of the store's files, in the store's order, the entries to
+    /// - Parameter sources: For each of the backend's files, in the backend's order, the entries to
     ///   watch: ``ResolvedPath/watchedEntries``.
-    /// - Returns: The `pollingForChanges` reports of the store's files that can only be polled, for
+    /// - Returns: The `pollingForChanges` reports of the backend's files that can only be polled, for
     ///   the caller to give the suite that opened them.
-    func watch(_ store: FileBackend, sources: [[String]]) -> [Defaults.StorageError] {
-        let identifier = ObjectIdentifier(store)
+    func watch(_ backend: FileBackend, sources: [[String]]) -> [Defaults.StorageError] {
+        let identifier = ObjectIdentifier(backend)
         return queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
             let notify = state.withLock { state -> [(FileBackend, Int)] in
-                state.stores[identifier] = WeakStore(store)
+                state.backends[identifier] = WeakReference(backend)
                 for (source, entries) in sources.enumerated() {
-                    add(Client(store: identifier, source: source), entries: entries, &state)
+                    add(Client(backend: identifier, source: source), entries: entries, &state)
                 }
-                let own = sources.indices.map { (store, $0) }
+                let own = sources.indices.map { (backend, $0) }
                 if descriptor < 0 {
                     startPolling(&state)
-                    // NB: one report for the store, naming the file it writes.
+                    // NB: one report for the backend, naming the file it writes.
                     if let file = sources.first?.last {
-                        polling[Client(store: identifier, source: 0)] = .pollingForChanges(
+                        polling[Client(backend: identifier, source: 0)] = .pollingForChanges(
                             url: URL(fileURLWithPath: file),
                             reason: pollingReason ?? "inotify is unavailable"
                         )
@@ -108,23 +108,23 @@ final class FileWatcher: Sendable {
                     return own
                 }
                 let moved = reconcile(&state, polling: &polling)
-                // NB: the new store always looks once, even when its directories were watched
-                // already: an event between its load and this registration found no store to tell.
-                return state.stores(of: moved.filter { $0.store != identifier }) + own
+                // NB: the new backend always looks once, even when its directories were watched
+                // already: an event between its load and this registration found no backend to tell.
+                return state.backends(of: moved.filter { $0.backend != identifier }) + own
             }
-            for (store, source) in notify { store.fileMayHaveChanged(source: source) }
+            for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
             report(polling, except: identifier)
-            return polling.filter { $0.key.store == identifier }.sorted { $0.key.source < $1.key.source }.map(\.value)
+            return polling.filter { $0.key.backend == identifier }.sorted { $0.key.source < $1.key.source }.map(\.value)
         }
     }
 
-    /// Watches `entries` for the file `source` of `store` instead of what it watched before: its
+    /// Watches `entries` for the file `source` of `backend` instead of what it watched before: its
     /// path was resolved again, and leads through other links, or elsewhere.
     ///
     /// Returns once the new entries are watched. The caller reads the file afterwards: a change
     /// made before this returns is seen by that read.
-    func rewatch(_ store: FileBackend, source: Int, entries: [String]) {
-        let client = Client(store: ObjectIdentifier(store), source: source)
+    func rewatch(_ backend: FileBackend, source: Int, entries: [String]) {
+        let client = Client(backend: ObjectIdentifier(backend), source: source)
         queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
             let notify = state.withLock { state -> [(FileBackend, Int)] in
@@ -132,26 +132,26 @@ final class FileWatcher: Sendable {
                 remove(client, &state)
                 add(client, entries: entries, &state)
                 guard descriptor >= 0 else { return [] }
-                return state.stores(of: reconcile(&state, polling: &polling).subtracting([client]))
+                return state.backends(of: reconcile(&state, polling: &polling).subtracting([client]))
             }
-            for (store, source) in notify { store.fileMayHaveChanged(source: source) }
+            for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
             report(polling)
         }
     }
 
-    /// Stops watching every file of the store `identifier`.
-    func unwatch(store identifier: ObjectIdentifier) {
-        // NB: async: a store can be released on this very queue, by the last strong reference a
+    /// Stops watching every file of the backend `identifier`.
+    func unwatch(backend identifier: ObjectIdentifier) {
+        // NB: async: a backend can be released on this very queue, by the last strong reference a
         // notification held.
         queue.async { [self] in
             var polling: [Client: Defaults.StorageError] = [:]
             let moved = state.withLock { state -> [(FileBackend, Int)] in
-                guard state.stores.removeValue(forKey: identifier) != nil else { return [] }
-                for client in state.entries.keys where client.store == identifier { remove(client, &state) }
+                guard state.backends.removeValue(forKey: identifier) != nil else { return [] }
+                for client in state.entries.keys where client.backend == identifier { remove(client, &state) }
                 // NB: this pass may move other files' watches too (a directory of theirs came back
-                // since the last event was read): their stores must look, as after any move, or a
+                // since the last event was read): their backends must look, as after any move, or a
                 // file saved into that directory before its watch existed is never read.
-                let moved = descriptor >= 0 ? state.stores(of: reconcile(&state, polling: &polling)) : []
+                let moved = descriptor >= 0 ? state.backends(of: reconcile(&state, polling: &polling)) : []
                 if state.polled.isEmpty {
                     state.pollTimer?.cancel()
                     state.pollTimer = nil
@@ -159,7 +159,7 @@ final class FileWatcher: Sendable {
                 return moved
             }
             // NB: after the lock: looking and reporting take it again.
-            for (store, source) in moved { store.fileMayHaveChanged(source: source) }
+            for (backend, source) in moved { backend.fileMayHaveChanged(source: source) }
             report(polling)
         }
     }
@@ -230,9 +230,9 @@ final class FileWatcher: Sendable {
             }
             var clients = state.clients(of: paths)
             if reconcileNeeded { clients.formUnion(reconcile(&state, polling: &polling)) }
-            return state.stores(of: clients)
+            return state.backends(of: clients)
         }
-        for (store, source) in notify { store.fileMayHaveChanged(source: source) }
+        for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
         report(polling)
     }
 
@@ -349,16 +349,16 @@ final class FileWatcher: Sendable {
         startPolling(&state)
     }
 
-    /// Tells the suites of each polled file that it is polled, except those of the store
+    /// Tells the suites of each polled file that it is polled, except those of the backend
     /// `excluded` (being opened, and told by its opener).
     private func report(_ polling: [Client: Defaults.StorageError], except excluded: ObjectIdentifier? = nil) {
         guard !polling.isEmpty else { return }
-        let stores = state.withLock { state in
+        let backends = state.withLock { state in
             polling.compactMap { client, report in
-                client.store == excluded ? nil : state.stores[client.store]?.store.map { ($0, report) }
+                client.backend == excluded ? nil : state.backends[client.backend]?.object.map { ($0, report) }
             }
         }
-        for (store, report) in stores { store.reportInBackground(report) }
+        for (backend, report) in backends { backend.reportInBackground(report) }
     }
 
     private static func isDirectory(_ path: String) -> Bool {
@@ -386,8 +386,8 @@ final class FileWatcher: Sendable {
                 state.polled[path] = .some(now)
                 changed.append(path)
             }
-            return state.stores(of: state.clients(of: changed))
+            return state.backends(of: state.clients(of: changed))
         }
-        for (store, source) in notify { store.fileMayHaveChanged(source: source) }
+        for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
     }
 }
