@@ -275,8 +275,8 @@ extension Defaults.Suite {
                     marksChanged: isFile
                 )
                 // NB: what reads see: where the user's file has no value, a system file's stands in.
-                let seenOld = state.valueBeneath(name, stored: old)
-                let seenNew = state.valueBeneath(name, stored: new)
+                let seenOld = state.layeredValue(named: name, stored: old)
+                let seenNew = state.layeredValue(named: name, stored: new)
                 let change = Defaults.StoredChange(
                     old: seenOld,
                     new: seenNew,

@@ -54,8 +54,8 @@ extension Store {
                 }
                 // NB: what reads see of the key: a locked key does not change, and a system
                 // file's value stands in for the user's where the user's file has none.
-                let seenOld = state.hasLayers ? state.valueBeneath(name, stored: old) : old
-                let seenNew = state.hasLayers ? state.valueBeneath(name, stored: new) : new
+                let seenOld = state.layeredValue(named: name, stored: old)
+                let seenNew = state.layeredValue(named: name, stored: new)
                 guard !state.hasLayers || (!state.isLocked(name) && seenOld != seenNew) else {
                     listed.append((name, new, nil))
                     return
@@ -190,8 +190,8 @@ extension Store {
         under layers: SystemLayers,
         in state: inout Defaults.Suite.State
     ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
-        if let locked = layers.lockedValue(named: name) { return (locked, nil, true, locked) }
-        let beneath = state.tree[name] ?? layers.values[name]
+        let beneath = layers.seen(name, stored: state.tree[name])
+        if layers.locks[name] != nil { return (beneath, nil, true, beneath) }
         if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
             return (candidate.forms.first, state.overrides!.cache[name], true, beneath)
         }

@@ -81,62 +81,6 @@ extension Defaults.Suite {
         /// Whether a write of one key takes the general path, which knows layers and refusals.
         var writesTakeGeneralPath = false
 
-        /// Sets the flags that follow from ``readOnlyReason`` and ``layers``; call it after
-        /// changing either.
-        mutating func updateLayerFlags() {
-            hasLayers = layers.map { !$0.values.isEmpty || !$0.locks.isEmpty } ?? false
-            guardsWrites = readOnlyReason != nil || layers?.locks.isEmpty == false
-            writesTakeGeneralPath = hasLayers || guardsWrites
-        }
-
-        /// Why a write of `name` is refused; `nil` when it is not.
-        func refusal(ofWriteTo name: String) -> WriteRefusal? {
-            if let readOnlyReason { return .readOnly(readOnlyReason) }
-            if hasLayers, let index = layers!.locks[name] { return .locked(by: layers!.layers[index].url) }
-            return nil
-        }
-
-        /// The value a read of `name` decodes before this run's overrides: a locked key's system
-        /// value, or else the user's, or else a system file's.
-        mutating func layeredValue(named name: String) -> JSONValue? {
-            // NB: read first, on a line of its own: as an argument, the tree's mutating accessor
-            // overlapped the call's borrow of `self`, and the whole state was copied for it.
-            let stored = tree[name]
-            // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from
-            // here passes it a copy of the whole state (a memcpy of the state on every call).
-            guard hasLayers else { return stored }
-            if let locked = layers!.lockedValue(named: name) { return locked }
-            return stored ?? layers!.values[name]
-        }
-
-        /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view).
-        func layeredValue(named name: String, stored: JSONValue?) -> JSONValue? {
-            guard hasLayers else { return stored }
-            if let locked = layers!.lockedValue(named: name) { return locked }
-            return stored ?? layers!.values[name]
-        }
-
-        /// Every key's value as reads see it before this run's overrides: ``layeredValue(named:)``
-        /// of every key set somewhere, where the user's layer holds `stored`.
-        func layeredValues(stored: [String: JSONValue]) -> [String: JSONValue] {
-            guard hasLayers else { return stored }
-            var values = layers!.values
-            for (name, value) in stored where layers!.locks[name] == nil { values[name] = value }
-            return values
-        }
-
-        /// What reads of an unlocked key see when the user's file holds `stored` for it: that, or
-        /// else the first system file's value.
-        func valueBeneath(_ name: String, stored: JSONValue?) -> JSONValue? {
-            guard hasLayers, stored == nil else { return stored }
-            return layers!.values[name]
-        }
-
-        /// Whether a system file locks `name`.
-        func isLocked(_ name: String) -> Bool {
-            hasLayers && layers!.locks[name] != nil
-        }
-
         /// File stores: set by `removeAll()` until the next successful write, which then keeps
         /// none of the keys the file holds (but those a system file locks), seen here or not.
         var clearsFile = false
@@ -313,6 +257,4 @@ extension Defaults.Suite {
             return (old, observers)
         }
     }
-
-    /// Why a write is refused.
 }

@@ -98,6 +98,22 @@ struct SystemLayers: Sendable {
         return .some(values[name])
     }
 
+    /// What a read of `name` sees before this run's overrides, where the user's file holds `stored`.
+    ///
+    /// A locked key's system value (`nil` for its default), or else the user's, or else the first
+    /// system file's that sets it: the one rule of the layers, which every other view is made from.
+    func seen(_ name: String, stored: JSONValue?) -> JSONValue? {
+        if let locked = lockedValue(named: name) { return locked }
+        return stored ?? values[name]
+    }
+
+    /// ``seen(_:stored:)`` of every key set somewhere, where the user's file holds `stored`.
+    func seen(stored: [String: JSONValue]) -> [String: JSONValue] {
+        var seen = values
+        for (name, value) in stored where locks[name] == nil { seen[name] = value }
+        return seen
+    }
+
     /// The index of the first file that sets `name`.
     func origin(of name: String) -> Int? {
         layers.firstIndex { $0.values[name] != nil }
