@@ -25,7 +25,7 @@ extension Defaults.Suite {
     /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``).
     public func removeAll() {
         // NB: as in removeValues(named:), every key the UserDefaults holds joins the tree first.
-        if let storage = store.userDefaults {
+        if let storage = store.writeThrough {
             for name in storage.storedNames { refresh(name, from: storage) }
         }
         if let scope = TransactionScope.find(for: self),
@@ -48,8 +48,8 @@ extension Defaults.Suite {
     ///   ``Defaults/StorageError/writeRefused(backend:reason:)``), the first such refusal, once: it
     ///   was reported when it happened, and its value was never stored.
     public func synchronize() throws(Defaults.StorageError) {
-        if let storage = store.userDefaults {
-            storage.userDefaults.synchronize()
+        if let storage = store.writeThrough {
+            storage.synchronize()
             return
         }
         let earlier = takeRefusal()
@@ -93,10 +93,8 @@ extension Defaults.Suite {
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
     func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
-        if let storage = store.userDefaults {
-            let shape = ValueCoding.propertyListShape(of: Value.self)
-            storage.learn(typeShape: shape, forKey: name.text)
-            refresh(name.text, from: storage, shape: shape)
+        if let storage = store.writeThrough {
+            refresh(name.text, from: storage, current: storage.value(forKey: name.text, readAs: Value.self))
         }
         let typeID = ObjectIdentifier(Value.self)
         let lookup = lookup(named: name, typeID: typeID)
@@ -138,7 +136,7 @@ extension Defaults.Suite {
 
     /// `lookup(named:typeID:)` when nothing may need refreshing from `UserDefaults` first.
     private func cachedLookup(named name: HashedName, typeID: ObjectIdentifier) -> Lookup {
-        if store.userDefaults != nil { return .absent }
+        if store.writeThrough != nil { return .absent }
         return lookup(named: name, typeID: typeID)
     }
 
@@ -234,7 +232,7 @@ extension Defaults.Suite {
     /// - Parameter name: The stored key's name.
     /// - Returns: The stored JSON, or `nil`.
     public func storedValue(named name: String) -> Defaults.JSONValue? {
-        if let storage = store.userDefaults { refresh(name, from: storage) }
+        if let storage = store.writeThrough { refresh(name, from: storage) }
         return store.state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return state.layeredValue(named: name, stored: scope.storedValue(named: name))

@@ -136,15 +136,15 @@ extension Defaults.Suite {
             return try transaction(body)
         }
         // NB: over UserDefaults, other code writes directly: nothing could make the commit exclusive.
-        guard case .backend(let custom) = store.backend, store.userDefaults == nil else { return try transaction(body) }
-        if let file = store.fileBackend { return try exclusiveTransaction(on: file, custom, body) }
+        guard case .backend(let custom) = store.backend, store.writeThrough == nil else { return try transaction(body) }
+        if let locking = store.locking { return try exclusiveTransaction(on: locking, custom, body) }
         return try exclusiveTransaction(on: custom, body)
     }
 
-    /// ``exclusiveTransaction(_:)`` on the file: the body runs holding the file's exclusive lock,
-    /// after memory has caught up with the file.
+    /// ``exclusiveTransaction(_:)`` over a backend with a lock of its own (the file): the body runs
+    /// holding that lock (the file's exclusive lock), after memory has caught up with the backend.
     private func exclusiveTransaction<Result>(
-        on file: FileBackend,
+        on file: any LockingBackend,
         _ custom: CustomBackend,
         _ body: () throws -> Result
     ) throws -> Result {
@@ -164,7 +164,10 @@ extension Defaults.Suite {
                 outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys, _, _ in
                     // NB: into the file first, then into memory: a write that fails leaves nothing.
                     do throws(Defaults.StorageError) {
-                        try file.writeLocked(writes, removesEverything: false)
+                        // NB: the file was read under this lock as the body began, so it brings
+                        // nothing new unless a broken file was put back meanwhile.
+                        let found = try file.writeLocked(writes, removesEverything: false)
+                        if !found.isEmpty { store.absorbOutside(found, isWhole: false, revision: nil) }
                     } catch {
                         failure = error
                         return nil

@@ -39,13 +39,7 @@ extension Defaults.Suite {
         if case .null? = json, value is Defaults.AnySerializable { json = nil }
         // NB: before the write: the UserDefaults stores the value as its type (and any
         // AnySerializable inside) says, also when a transaction commits it later.
-        if let storage = store.userDefaults, let json {
-            let typeShape = ValueCoding.propertyListShape(of: Value.self)
-            storage.learn(typeShape: typeShape, forKey: name)
-            // NB: only a value that knows more than its type (an AnySerializable inside) is kept.
-            let valueShape = ValueCoding.propertyListShape(of: value)
-            if valueShape != typeShape { storage.learn(valueShape, ofWritten: json, forKey: name) }
-        }
+        if let storage = store.writeThrough, let json { storage.willWrite(value, as: json, forKey: name) }
         // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
         // look its metadata up in the runtime on every write.
         let decoded =
@@ -65,8 +59,8 @@ extension Defaults.Suite {
         // NB: a sink that gets every change gets the change's JSON too.
         if Defaults.hasEveryChangeSinks { return false }
         let store = store
-        if store.userDefaults != nil { return false }
-        let isFile = store.isFlushed
+        if store.writeThrough != nil { return false }
+        let isFile = store.commitsLater
         let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
             // NB: system files and refusals are in `writesTakeGeneralPath`.
             guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
@@ -108,7 +102,7 @@ extension Defaults.Suite {
     private func commitValue(_ new: JSONValue?, named hashedName: HashedName, decoded: CacheEntry?) {
         let name = hashedName.text
         let store = store
-        let isFile = store.isFlushed
+        let isFile = store.commitsLater
         // NB: the old values come out as separate values and the event is made after the lock, and
         // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
         // through runtime value witnesses, which costs more than everything else here.
@@ -123,7 +117,7 @@ extension Defaults.Suite {
             guard old != new else {
                 // NB: the same JSON may be stored as another type (a base64 string other code set,
                 // now written as Data): stored again, as this key's type says; no change to report.
-                store.userDefaults?.set(new, forKey: name)
+                store.writeThrough?.set(new, forKey: name)
                 return (.unchanged, nil, nil, nil, nil)
             }
             let (oldDecoded, observers) = state.recordChange(of: hashedName, decoded: decoded, marksChanged: isFile)
@@ -131,7 +125,7 @@ extension Defaults.Suite {
             var schedulesFlush = false
             if isFile {
                 schedulesFlush = state.flush.changed()
-            } else if let storage = store.userDefaults {
+            } else if let storage = store.writeThrough {
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 storage.set(new, forKey: name)
@@ -192,7 +186,7 @@ extension Defaults.Suite {
         let names = Array(names)
         // NB: values other code set in a UserDefaults are not in the tree until read; without
         // this, removing them would look like no change and leave them there.
-        if let storage = store.userDefaults {
+        if let storage = store.writeThrough {
             for name in names { refresh(name, from: storage) }
         }
         write(Dictionary(names.map { ($0, nil) }, uniquingKeysWith: { $1 }))
@@ -239,7 +233,7 @@ extension Defaults.Suite {
     ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
-        let isFile = store.isFlushed && !isWritten
+        let isFile = store.commitsLater && !isWritten
         // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
         // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
         var all: [String: Defaults.StoredChange] = [:]
@@ -254,7 +248,7 @@ extension Defaults.Suite {
                 let old = state.tree[name]
                 guard old != new else {
                     // NB: as in a write of one key: stored again as the writer's type says.
-                    store.userDefaults?.set(new, forKey: name)
+                    store.writeThrough?.set(new, forKey: name)
                     continue
                 }
                 if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
@@ -262,7 +256,7 @@ extension Defaults.Suite {
                     continue
                 }
                 state.tree[name] = new
-                if let storage = store.userDefaults {
+                if let storage = store.writeThrough {
                     // NB: UserDefaults never calls back into us, so writing under our lock keeps
                     // its order the same as ours.
                     storage.set(new, forKey: name)
@@ -383,8 +377,10 @@ extension Defaults.Suite {
 
     // MARK: - UserDefaults
 
-    func refresh(_ name: String, from storage: UserDefaultsBackend, shape: PropertyListShape? = nil) {
-        let current = storage.value(forKey: name, shape: shape)
+    /// Takes in what a write-through backend holds for `name` now (`current`, when the caller has
+    /// read it already).
+    func refresh(_ name: String, from storage: any WriteThroughBackend, current: JSONValue?? = nil) {
+        let current = current ?? storage.value(forKey: name)
         let forgotten = store.state.withLock { state -> CacheEntry? in
             guard state.tree[name] != current else { return nil }
             state.tree[name] = current

@@ -50,8 +50,8 @@ extension Defaults {
             let (store, problems) = StoreRegistry.store(for: fileURL, systemFiles: systemFiles)
             // NB: the path as the store knows it, without `.` and `..`, when this suite gave the same one.
             let location =
-                if let file = store.fileBackend, file.storage.givenPath == ResolvedPath.normalize(fileURL.path) {
-                    file.storage.url
+                if let file = store.file, file.givenPath == ResolvedPath.normalize(fileURL.path) {
+                    file.fileURL
                 } else {
                     fileURL
                 }
@@ -71,7 +71,7 @@ extension Defaults {
         }
 
         deinit {
-            guard store.detach(ObjectIdentifier(self)), store.isFlushed else { return }
+            guard store.detach(ObjectIdentifier(self)), store.commitsLater else { return }
             // The last suite on the file or backend: write what is pending now, and report to this suite.
             if case .failure(let error) = store.flushNow() { report(error) }
         }
@@ -191,14 +191,14 @@ extension Defaults {
         public var fileURL: URL? { location }
 
         /// The system files beneath ``fileURL``, first listed first; empty when there are none.
-        public var systemFileURLs: [URL] { store.fileBackend?.layerFiles.map(\.url) ?? [] }
+        public var systemFileURLs: [URL] { store.file?.systemFileURLs ?? [] }
 
         /// A short description naming the suite's storage.
         public var description: String {
             switch store.backend {
             case .memory: return "Defaults.Suite(inMemory)"
-            case .backend where store.userDefaults != nil: return "Defaults.Suite(userDefaults)"
-            case .backend where store.fileBackend != nil: return "Defaults.Suite(file: \(location?.path ?? ""))"
+            case .backend where store.writeThrough != nil: return "Defaults.Suite(userDefaults)"
+            case .backend where store.file != nil: return "Defaults.Suite(file: \(location?.path ?? ""))"
             case .backend(let custom): return "Defaults.Suite(backend: \(custom.backend.name))"
             }
         }
@@ -236,15 +236,13 @@ extension Defaults {
         /// place or remake a link to it in two steps, between which a busy machine may pause longer
         /// than every retry. After it returns, the usual retries follow. Other files are untouched.
         package func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
-            let storage = store.fileBackend?.storage
-            storage?.retriesHeld.add(1, ordering: .releasing)
-            defer { storage?.retriesHeld.subtract(1, ordering: .releasing) }
-            return try body()
+            guard let file = store.file else { return try body() }
+            return try file.holdingBrokenFileRetries(body)
         }
 
         /// The number of times this suite has replaced its file; for tests of coalescing.
         package var fileReplacementCount: Int {
-            store.fileBackend?.storage.replacementCount ?? 0
+            store.file?.replacementCount ?? 0
         }
     }
 }

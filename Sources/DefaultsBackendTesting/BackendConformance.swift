@@ -134,10 +134,16 @@ public struct BackendConformance: Sendable {
         _ = try first.load()
         _ = try second.load()
         try first.commit(Defaults.BackendChanges(values: ["a": .number("1")]))
-        try second.commit(Defaults.BackendChanges(values: ["b": .number("2")]))
+        let found = try second.commit(Defaults.BackendChanges(values: ["b": .number("2")])).foundChanges
+        var failures: [String] = []
+        // What a commit finds is what others changed, never its own keys: a = 1, or nothing.
+        if !found.isEmpty && found != ["a": .number("1")] {
+            failures.append("a commit of b, after another committed a = 1, found \(found)")
+        }
         let loaded = try makeBackend(space).load().values
         let expected: [String: Defaults.JSONValue] = ["a": .number("1"), "b": .number("2")]
-        return loaded == expected ? [] : ["two backends committed a and b; loaded \(loaded)"]
+        if loaded != expected { failures.append("two backends committed a and b; loaded \(loaded)") }
+        return failures
     }
 
     private func removes() throws -> [String] {

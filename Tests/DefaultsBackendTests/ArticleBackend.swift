@@ -29,11 +29,12 @@ final class DictionaryBackend: Defaults.Backend {
         state.withLock { $0.updates = nil }
     }
 
-    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
         state.withLock { state in
             state.values = changes.applied(to: state.values)
             state.revision += 1
         }
+        return .stored
     }
 
     var supportsConditionalCommit: Bool { true }

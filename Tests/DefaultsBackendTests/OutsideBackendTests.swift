@@ -366,7 +366,8 @@ final class WriteOnlyLogBackend: Defaults.Backend, @unchecked Sendable {  // `lo
         Defaults.BackendContents(values: [:])
     }
 
-    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
         lock.withLock { log.append(changes) }
+        return .stored
     }
 }

@@ -137,7 +137,7 @@ final class SharedDictionaryBackend: Defaults.Backend, @unchecked Sendable {  //
         lock.withLock { updates = nil }
     }
 
-    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
         let (readOnly, updates) = lock.withLock { (isReadOnly, self.updates) }
         if readOnly {
             // As the protocol asks: what the table holds for the keys refused, for memory to go
@@ -149,6 +149,7 @@ final class SharedDictionaryBackend: Defaults.Backend, @unchecked Sendable {  //
             throw .writeRefused(backend: name, reason: "this machine may only read")
         }
         _ = try table.commit(changes, to: space, ifUnchanged: [:], from: self)
+        return .stored
     }
 
     var supportsConditionalCommit: Bool { true }

@@ -38,10 +38,12 @@ public final class DictionaryBackend: Defaults.Backend {
     }
 
     /// Stores `changes`, merged per key.
-    public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult
+    {
         contents.withLock { contents in
             contents.values = changes.applied(to: contents.values)
             contents.commits += 1
         }
+        return .stored
     }
 }

@@ -38,7 +38,8 @@ extension Defaults {
     ///   or is making: the suite applies what it is told. (Reports that reach the suite while it
     ///   commits wait until the commit returns; those that arrived before it called the backend
     ///   leave the commit's keys alone, but one made before the commit and arriving after the call
-    ///   would be taken in over it.)
+    ///   would be taken in over it.) What a commit itself finds changed by others, it returns
+    ///   (``BackendCommitResult/foundChanges``) instead of reporting.
     /// - **Problems are values, never crashes.** Throw a ``StorageError`` from a load or a commit
     ///   that failed; report a problem found in the background (a lost connection) through
     ///   ``BackendUpdates/report(_:)``. The suite keeps values in memory, tells its error handler,
@@ -84,9 +85,15 @@ extension Defaults {
 
         /// Stores `changes`, merged per key with whatever else is stored.
         ///
+        /// - Returns: What the commit found other parties had changed and that was not reported
+        ///   yet (``BackendCommitResult/stored`` when nothing): a backend that reads what it holds
+        ///   before it writes (the file reads the file under its lock) hands that back here rather
+        ///   than through ``BackendUpdates``, so the suite takes it in knowing it is older than
+        ///   the commit.
         /// - Throws: A ``StorageError`` if nothing was stored; the suite keeps the changes and
         ///   retries.
-        func commit(_ changes: BackendChanges) throws(StorageError)
+        @discardableResult
+        func commit(_ changes: BackendChanges) throws(StorageError) -> BackendCommitResult
 
         /// Whether ``commit(_:ifUnchanged:)`` is offered. The default is `false`.
         var supportsConditionalCommit: Bool { get }
@@ -148,6 +155,24 @@ extension Defaults {
         }
     }
 
+    /// What a commit (``Backend/commit(_:)``) found besides storing its changes.
+    public struct BackendCommitResult: Sendable, Equatable {
+        /// Changes other parties made before the commit, which it found and which were not
+        /// reported: the new value of each key (`nil`: removed).
+        ///
+        /// The suite takes them in as one `.external` change event, as it takes a report, but for
+        /// the keys the commit wrote: those hold the commit's values now.
+        public var foundChanges: [String: JSONValue?]
+
+        /// Creates a result.
+        public init(foundChanges: [String: JSONValue?] = [:]) {
+            self.foundChanges = foundChanges
+        }
+
+        /// The changes are stored, and nothing else was found: what most backends return.
+        public static var stored: BackendCommitResult { BackendCommitResult() }
+    }
+
     /// The outcome of a conditional commit (``Backend/commit(_:ifUnchanged:)``).
     public enum ConditionalCommitResult: Sendable, Equatable {
         /// The keys were unchanged, and the changes are stored.
@@ -168,16 +193,46 @@ extension Defaults {
         private let onChanged: @Sendable ([String: JSONValue?], UInt64?) -> Void
         private let onReplaced: @Sendable (BackendContents) -> Void
         private let onReport: @Sendable (StorageError) -> Void
+        /// What only the JSON file reports, beside its values; `nil` in updates made with the
+        /// public initializer.
+        let fileReports: FileReports?
 
         /// Creates a receiver of reports from closures.
-        public init(
+        public convenience init(
             changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
             replaced: @escaping @Sendable (BackendContents) -> Void,
             report: @escaping @Sendable (StorageError) -> Void
         ) {
+            self.init(changed: changed, replaced: replaced, report: report, fileReports: nil)
+        }
+
+        /// Creates a receiver of reports, with the file's too.
+        init(
+            changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
+            replaced: @escaping @Sendable (BackendContents) -> Void,
+            report: @escaping @Sendable (StorageError) -> Void,
+            fileReports: FileReports?
+        ) {
             onChanged = changed
             onReplaced = replaced
             onReport = report
+            self.fileReports = fileReports
+        }
+
+        /// What the JSON file reports beside its values.
+        ///
+        /// What its system files bring, and whether it may be written. The store reads both beneath and around the values, so they reach it
+        /// by the same door as the values, not through a pointer to it.
+        struct FileReports: Sendable {
+            /// The system file at this index brings this now.
+            let layerChanged: @Sendable (Int, SystemLayers.Layer) -> Void
+            /// Why the file may not be written now; `nil`: it may.
+            let writability: @Sendable (String?) -> Void
+            /// The file was put back after it broke: what waits in memory must be committed again.
+            let pendingAgain: @Sendable () -> Void
+            /// The receiver, held by the file while it reads and acts, so its suites' folder is not
+            /// let go meanwhile; `nil` once it is gone.
+            let receiver: @Sendable () -> AnyObject?
         }
 
         /// Reports one change made elsewhere: the new value of each key it touched (`nil`: removed).

@@ -32,7 +32,7 @@ final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`,
 
     init(_ backend: any Defaults.Backend) {
         self.backend = backend
-        heldReportsPrecedeCommits = backend is FileBackend
+        heldReportsPrecedeCommits = backend is any LockingBackend
     }
 
     /// Applies `report` with `apply` now, or once the commit under way has returned.
@@ -90,7 +90,13 @@ extension Store {
         Defaults.BackendUpdates(
             changed: { [weak self] values, revision in self?.receive(.changed(values, revision: revision)) },
             replaced: { [weak self] contents in self?.receive(.replaced(contents)) },
-            report: { [weak self] error in self?.reportInBackground(error) }
+            report: { [weak self] error in self?.reportInBackground(error) },
+            fileReports: Defaults.BackendUpdates.FileReports(
+                layerChanged: { [weak self] index, layer in self?.applyLayer(index, layer) },
+                writability: { [weak self] reason in self?.setReadOnlyReason(reason) },
+                pendingAgain: { [weak self] in self?.armTimerIfDirty() },
+                receiver: { [weak self] in self }
+            )
         )
     }
 
@@ -131,7 +137,7 @@ extension Store {
         // in between (its keys no longer marked changed, not yet committed) would put another's
         // older value in memory under the value this commit stores, and nothing would mend it.
         let outcome = custom.committing(
-            { () -> (Pending, Result<Void, Defaults.StorageError>)? in
+            { () -> (Pending, Result<Defaults.BackendCommitResult, Defaults.StorageError>)? in
                 let taken = state.withLock { state -> Pending? in
                     guard state.isDirty else { return nil }
                     let changed = state.takeChanged()
@@ -145,10 +151,10 @@ extension Store {
                 guard let pending = taken else { return nil }
                 custom.callingBackend()
                 do throws(Defaults.StorageError) {
-                    try custom.backend.commit(
+                    let result = try custom.backend.commit(
                         Defaults.BackendChanges(values: pending.changes, removesEverything: pending.clears)
                     )
-                    return (pending, .success(()))
+                    return (pending, .success(result))
                 } catch {
                     return (pending, .failure(error))
                 }
@@ -158,8 +164,13 @@ extension Store {
                 // NB: before the reports held meanwhile are taken in: a key put back is not
                 // overwritten by a report of another's value.
                 switch result {
-                case .success:
+                case .success(let committed):
                     state.withLock { $0.flush.committed() }
+                    // NB: what the commit found others had changed is older than the commit: taken
+                    // in but for the keys it wrote, before the reports held meanwhile.
+                    if !committed.foundChanges.isEmpty {
+                        apply(.changed(committed.foundChanges, revision: nil), leaving: pending.changed)
+                    }
                 case .failure(let error) where error.isRefusal:
                     // Refused, not failed: the changes are given up, and memory goes back to what
                     // the backend holds (it reports that). The next `synchronize()` throws it.

@@ -67,8 +67,10 @@ extension Defaults {
         }
 
         /// Applies `changes` to the space.
-        public func commit(_ changes: BackendChanges) throws(StorageError) {
+        @discardableResult
+        public func commit(_ changes: BackendChanges) throws(StorageError) -> BackendCommitResult {
             _ = InMemorySpaces.commit(changes, to: spaceKey, ifUnchanged: [:], from: ObjectIdentifier(self))
+            return .stored
         }
 
         /// `true`: the space is compared and changed under one lock.

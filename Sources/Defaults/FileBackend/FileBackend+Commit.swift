@@ -5,7 +5,7 @@ import Synchronization
 extension FileBackend {
     // MARK: - Committing
 
-    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
         // NB: a file that is read-only now (a link re-pointed into a read-only place) cannot even
         // be locked: the changes are refused, and the suite's memory goes back to the file.
         storage.resolveAgain()
@@ -19,7 +19,8 @@ extension FileBackend {
             }
             throw .readOnlyFile(url: storage.url, reason: reason)
         }
-        try storage.withExclusiveLock { () throws(Defaults.StorageError) in try commitLocked(changes) }
+        let found = try storage.withExclusiveLock { () throws(Defaults.StorageError) in try commitLocked(changes) }
+        return Defaults.BackendCommitResult(foundChanges: found)
     }
 
     /// Takes in `file` after refusing `changes`: their keys go back to what the file holds too.
@@ -37,7 +38,10 @@ extension FileBackend {
     }
 
     /// ``commit(_:)`` for a caller that holds the exclusive lock.
-    func commitLocked(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    ///
+    /// - Returns: What the file brought from elsewhere since it was last seen, but for the keys
+    ///   just written, for the caller to take in.
+    func commitLocked(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> [String: JSONValue?] {
         // NB: a file that could not be read when opened is never written over. Look again: its
         // permissions may have been fixed, or it may be gone.
         if files.withLock({ $0.writesBlocked }) {
@@ -88,8 +92,8 @@ extension FileBackend {
         if changes.removesEverything {
             // `removeAll()`: every key the file holds goes, whoever wrote it and whether the suite
             // saw it or not; a key a system file locks keeps the user's value.
-            let locked = store?.state.withLock { $0.hasLayers ? Set($0.layers!.locks.keys) : [] } ?? []
-            document = document.filter { locked.contains($0.key) }
+            let locked = files.withLock { $0.layers.locks }
+            document = document.filter { locked[$0.key] != nil }
         }
         for (name, value) in changes.values { document[name] = value }
         let written = try storage.replace(with: document)
@@ -109,9 +113,9 @@ extension FileBackend {
             $0.writesBlocked = false
             $0.restore = nil
         }
-        report(brought)
         // NB: reported once the outcome is known, so a handler that looks finds the new file.
         if let movedAside { reportInBackground(movedAside.brokeWhileOpen) }
+        return brought
     }
 
     var supportsConditionalCommit: Bool { true }
@@ -135,7 +139,8 @@ extension FileBackend {
                 for name in expected.keys { current[name] = .some(members[name]) }
                 return .conflict(current: current)
             }
-            try commitLocked(changes)
+            // NB: a conditional commit has no room for what it found: reported, and held until it returns.
+            report(try commitLocked(changes))
             return .committed
         }
     }
@@ -182,7 +187,12 @@ extension FileBackend {
 
     /// Writes `writes` into the file as it was last seen (the caller holds the exclusive lock, and
     /// has just caught up with it).
-    func writeLocked(_ writes: [String: JSONValue?], removesEverything: Bool) throws(Defaults.StorageError) {
+    ///
+    /// - Returns: What the file brought from elsewhere, as ``commitLocked(_:)`` returns it.
+    func writeLocked(
+        _ writes: [String: JSONValue?],
+        removesEverything: Bool
+    ) throws(Defaults.StorageError) -> [String: JSONValue?] {
         try commitLocked(Defaults.BackendChanges(values: writes, removesEverything: removesEverything))
     }
 
@@ -209,7 +219,7 @@ extension FileBackend {
             // NB: after the write, so a handler that looks finds the new file.
             reportInBackground(report.brokeWhileOpen)
             // NB: the suite's own changes, if any wait, go in at its next flush.
-            store?.armTimerIfDirty()
+            fileReports?.pendingAgain()
         case .failure(let report):
             reportInBackground(report)
         }

@@ -7,7 +7,7 @@ extension FileBackend {
     /// Takes in where the file is now (``FileStorage/resolveAgain()`` found it moved): whether it
     /// may be written; the watch follows on the watch queue.
     func settle(_ location: FileStorage.Location) {
-        store?.setReadOnlyReason(location.readOnlyReason)
+        fileReports?.writability(location.readOnlyReason)
         fileMayHaveChanged(source: 0)
     }
 
@@ -42,18 +42,19 @@ extension FileBackend {
 
     /// Feeds `event` to the state machine of the file `source` and runs what it decides.
     private func run(_ event: FileChangeMachine.Event, source: Int) {
-        // NB: the store is held for the whole run, as it was before the backend was a type of its
-        // own: a store that is gone lets the suite's folder go, and nothing must write there after.
-        let (store, isAttached) = files.withLock { ($0.store, $0.isAttached) }
-        if isAttached && store == nil { return }
-        defer { withExtendedLifetime(store) {} }
+        // NB: the receiver (the store) is held for the whole run: a store that is gone lets the
+        // suite's folder go, and nothing must write there after.
+        let (reports, isAttached) = files.withLock { ($0.updates?.fileReports, $0.isAttached) }
+        let receiver = reports?.receiver()
+        if isAttached && receiver == nil { return }
+        defer { withExtendedLifetime(receiver) {} }
         var action = reloads.withLock { $0[source].handle(event) }
         if action == .read {
             followLinks(source)
             // NB: under the process lock for a system file too, so its events leave in order with
             // those of the store's own file.
             action = storage.lock.withProcessLock {
-                source == 0 ? readAndApply() : store.map { readAndApplyLayer(source, store: $0) } ?? .none
+                source == 0 ? readAndApply() : readAndApplyLayer(source, reportingTo: reports)
             }
         }
         switch action {
@@ -75,7 +76,7 @@ extension FileBackend {
                 if source == 0 {
                     take(nil)
                 } else {
-                    store?.applyLayer(source - 1, SystemLayers.Layer(url: file.url))
+                    take(SystemLayers.Layer(url: file.url), at: source - 1, reportingTo: reports)
                 }
             }
             reportInBackground(.corruptFileLeftInPlace(url: file.url, reason: reason))
@@ -138,10 +139,13 @@ extension FileBackend {
     /// Reads the system file `source` and acts on what was found; the caller holds the process lock.
     ///
     /// Returns what is left to do after the lock is released.
-    private func readAndApplyLayer(_ source: Int, store: Store) -> FileChangeMachine.Action {
+    private func readAndApplyLayer(
+        _ source: Int,
+        reportingTo reports: Defaults.BackendUpdates.FileReports?
+    ) -> FileChangeMachine.Action {
         let index = source - 1
         let file = layerFiles[index]
-        let known = store.state.withLock { $0.layers?.layers[index].snapshot }
+        let known = files.withLock { $0.layers.layers[index].snapshot }
         let result = file.read(knowing: known)
         let finding: FileChangeMachine.Finding
         switch result {
@@ -155,11 +159,15 @@ extension FileBackend {
         switch (action, result) {
         case (.apply, .parsed(let snapshot)):
             var problem: Defaults.StorageError?
-            store.applyLayer(index, SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem))
+            take(
+                SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem),
+                at: index,
+                reportingTo: reports
+            )
             if let problem { reportInBackground(problem) }
             return .none
         case (.applyDeletion, _):
-            store.applyLayer(index, SystemLayers.Layer(url: file.url))
+            take(SystemLayers.Layer(url: file.url), at: index, reportingTo: reports)
             return .none
         case (.reportUnreadable, .unreadable(let error)):
             reportInBackground(error)
@@ -167,5 +175,16 @@ extension FileBackend {
         default:
             return action
         }
+    }
+
+    /// Makes `layer` the system file `index` as last seen, and reports it; the caller holds the
+    /// process lock.
+    private func take(
+        _ layer: SystemLayers.Layer,
+        at index: Int,
+        reportingTo reports: Defaults.BackendUpdates.FileReports?
+    ) {
+        files.withLock { $0.layers.replace(index, with: layer) }
+        reports?.layerChanged(index, layer)
     }
 }

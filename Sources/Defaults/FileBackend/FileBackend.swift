@@ -17,11 +17,9 @@ import Synchronization
 ///
 /// It reads the file through the path it was given, so it follows the links on the way as they
 /// are at each read, and writes where they lead (the links stay links). Beneath it may lie system
-/// files (``SystemLayers``), read and watched the same way and never written; what they bring goes
-/// to the suite's state directly, which reads them beneath the file.
-///
-/// Besides the protocol, it tells its store (``attach(_:)``) what the protocol has no words for:
-/// the system files, and whether the file may be written.
+/// files (``SystemLayers``), read and watched the same way and never written; what they bring, and
+/// whether the file may be written, it reports beside its values, through the file's part of the
+/// updates it is handed (``Defaults/BackendUpdates/FileReports``).
 final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what changes is behind locks
     let storage: FileStorage
     /// The system files beneath the file, first listed first.
@@ -41,10 +39,11 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         /// alone meanwhile, as they leave a suite's pending changes alone.
         var restore: [String: JSONValue]?
         var updates: Defaults.BackendUpdates?
-        /// The store told of the system files and of whether the file may be written.
-        weak var store: Store?
-        /// Whether a store was attached: once it is gone, the backend does nothing more.
+        /// Whether a store was attached (``attach()``): once it is gone, the backend does nothing more.
         var isAttached = false
+        /// The system files as last read: the snapshots to compare a read with, and the keys they
+        /// lock, which a `removeAll()` leaves.
+        var layers = SystemLayers([])
     }
 
     let files = Lock(Files())
@@ -64,17 +63,14 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
 
     var name: String { "file \(storage.url.path)" }
 
-    /// The store the backend tells about the system files and the file's permissions.
-    var store: Store? { files.withLock { $0.store } }
-
-    /// Ties the backend to the store over it, and starts following moves of the file.
-    func attach(_ store: Store) {
-        files.withLock {
-            $0.store = store
-            $0.isAttached = true
-        }
+    /// Notes that a store is over the backend, and starts following moves of the file.
+    func attach() {
+        files.withLock { $0.isAttached = true }
         storage.whenMoved { [weak self] in self?.settle($0) }
     }
+
+    /// The file's part of the updates reporting goes to, if reporting.
+    var fileReports: Defaults.BackendUpdates.FileReports? { files.withLock { $0.updates?.fileReports } }
 
     // MARK: - Loading
 
@@ -114,11 +110,9 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
             $0.known = snapshot
             $0.writesBlocked = writesBlocked
         }
-        let layers = layerFiles.map { Self.loadLayer($0, problems: &problems) }
-        return Loaded(
-            contents: Defaults.BackendContents(values: snapshot?.members ?? [:]),
-            layers: SystemLayers(layers)
-        )
+        let layers = SystemLayers(layerFiles.map { Self.loadLayer($0, problems: &problems) })
+        files.withLock { $0.layers = layers }
+        return Loaded(contents: Defaults.BackendContents(values: snapshot?.members ?? [:]), layers: layers)
     }
 
     /// Reads a system file for a suite being opened: never moved or written, whatever it holds.
@@ -212,5 +206,18 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         for name in after.keys { compare(name) }
         for name in before.keys where after[name] == nil { compare(name) }
         return changes
+    }
+}
+
+extension FileBackend: LockingBackend, FileLocatedBackend {
+    var fileURL: URL { storage.url }
+    var givenPath: String { storage.givenPath }
+    var systemFileURLs: [URL] { layerFiles.map(\.url) }
+    var replacementCount: Int { storage.replacementCount }
+
+    func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
+        storage.retriesHeld.add(1, ordering: .releasing)
+        defer { storage.retriesHeld.subtract(1, ordering: .releasing) }
+        return try body()
     }
 }

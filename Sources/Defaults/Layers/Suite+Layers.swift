@@ -48,8 +48,8 @@ extension Defaults.Suite {
                 stored = state.tree[name]
             }
             if stored != nil {
-                guard let file = store.fileBackend else { return .suiteStorage }
-                return .userFile(fileURL ?? file.storage.url)
+                guard let file = store.file else { return .suiteStorage }
+                return .userFile(fileURL ?? file.fileURL)
             }
             if let layers = state.layers, let index = layers.origin(of: name) {
                 return .systemFile(layers.layers[index].url)

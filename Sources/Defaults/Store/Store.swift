@@ -33,14 +33,16 @@ final class Store: Sendable {
     /// follow it and reports a store that lives to the end of the process (an adapter kept in the
     /// table of `UserDefaults` adapters) as a leak of its storage.
     private let backendObject: (any AnyObject & Sendable)?
-    /// The file, when the backend is the JSON file.
-    let fileBackend: FileBackend?
-    /// The `UserDefaults`, when the backend is one: reads ask it and writes go to it at once, since
-    /// other code reads and writes it directly and Foundation announces none of it.
-    let userDefaults: UserDefaultsBackend?
+    /// The backend, when other code reads and writes it directly without telling (a
+    /// `UserDefaults`): reads ask it first and writes go to it at once.
+    let writeThrough: (any WriteThroughBackend)?
+    /// The backend, when its own lock makes transactions exclusive (the file).
+    let locking: (any LockingBackend)?
+    /// The backend, when it keeps values in a file at a path.
+    let file: (any FileLocatedBackend)?
     /// Whether writes wait in memory for a commit to a backend; kept apart so the write path tests
     /// it without touching the enum.
-    let isFlushed: Bool
+    let commitsLater: Bool
     let state: Lock<Defaults.Suite.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
@@ -77,15 +79,17 @@ final class Store: Sendable {
         switch backend {
         case .memory:
             backendObject = nil
-            fileBackend = nil
-            userDefaults = nil
-            isFlushed = false
+            writeThrough = nil
+            locking = nil
+            file = nil
+            commitsLater = false
             deliveryQueue = nil
         case .backend(let custom):
             backendObject = custom
-            fileBackend = custom.backend as? FileBackend
-            userDefaults = custom.backend as? UserDefaultsBackend
-            isFlushed = userDefaults == nil
+            writeThrough = custom.backend as? any WriteThroughBackend
+            locking = custom.backend as? any LockingBackend
+            file = custom.backend as? any FileLocatedBackend
+            commitsLater = writeThrough == nil
             let queue = DispatchQueue(label: "Defaults.Store.delivery")
             queue.setSpecific(key: Self.deliveringKey, value: true)
             deliveryQueue = queue

@@ -52,11 +52,12 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
 
     /// Stores `changes` key by key; with `removesEverything`, every value the `UserDefaults` reads
     /// goes first.
-    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
         if changes.removesEverything {
             for name in storedNames where changes.values[name] == nil { set(nil, forKey: name) }
         }
         for (name, value) in changes.values { set(value, forKey: name) }
+        return .stored
     }
 
     /// What keys taught the backend about each name: how to lay out what comes without a type (a
@@ -99,7 +100,7 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
 
     /// The value the `UserDefaults` holds under `name`, as JSON; `shape` says how it was laid out,
     /// when the type reading it is known.
-    func value(forKey name: String, shape: PropertyListShape? = nil) -> JSONValue? {
+    func value(forKey name: String, shape: PropertyListShape?) -> JSONValue? {
         guard let object = userDefaults.object(forKey: name) else { return nil }
         let shape = shape ?? known.withLock { $0[name]?.typeShape } ?? .any
         if shape != .data, let data = Self.unwrapped(object) as? Data {
@@ -309,5 +310,29 @@ extension Defaults.Suite {
             location: nil,
             errorHandler: nil
         )
+    }
+}
+
+extension UserDefaultsBackend: WriteThroughBackend {
+    func value<Value: Defaults.Serializable>(forKey name: String, readAs type: Value.Type) -> JSONValue? {
+        let shape = ValueCoding.propertyListShape(of: Value.self)
+        learn(typeShape: shape, forKey: name)
+        return value(forKey: name, shape: shape)
+    }
+
+    func value(forKey name: String) -> JSONValue? {
+        value(forKey: name, shape: nil)
+    }
+
+    func willWrite<Value: Defaults.Serializable>(_ value: Value, as json: JSONValue, forKey name: String) {
+        let typeShape = ValueCoding.propertyListShape(of: Value.self)
+        learn(typeShape: typeShape, forKey: name)
+        // NB: only a value that knows more than its type (an AnySerializable inside) is kept.
+        let valueShape = ValueCoding.propertyListShape(of: value)
+        if valueShape != typeShape { learn(valueShape, ofWritten: json, forKey: name) }
+    }
+
+    func synchronize() {
+        userDefaults.synchronize()
     }
 }

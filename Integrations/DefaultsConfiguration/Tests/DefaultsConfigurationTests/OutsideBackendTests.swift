@@ -38,11 +38,12 @@ final class SettingsTable: Defaults.Backend {
         table.withLock { $0.reportsTo = nil }
     }
 
-    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
         table.withLock { table in
             table.rows = changes.applied(to: table.rows)
             table.revision += 1
         }
+        return .stored
     }
 
     /// Another party sets each key of `changes` (`nil` removes it), all at once.

@@ -5,11 +5,16 @@ import Foundation
 /// conditional ones compared by mod revisions.
 extension EtcdBackend {
     /// Stores `changes` in one etcd transaction.
-    public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+    ///
+    /// - Returns: ``Defaults/BackendCommitResult/stored``: what others changed comes through the
+    ///   watch.
+    public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult
+    {
         commitGate.lock()
         defer { commitGate.unlock() }
         do {
             try commitLocked(changes)
+            return .stored
         } catch .writeRefused(let backend, let reason) {
             revert(changes)
             throw .writeRefused(backend: backend, reason: reason)

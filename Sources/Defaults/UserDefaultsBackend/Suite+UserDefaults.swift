@@ -16,7 +16,9 @@ extension Defaults.Suite {
 extension Defaults.Suite {
     /// Whether this is an adapter over a `UserDefaults` that nothing else holds.
     fileprivate var holdsTheOnlyReferenceToItsUserDefaults: Bool {
-        guard let storage = store.userDefaults else { return false }
+        guard case .backend(let custom) = store.backend, let storage = custom.backend as? UserDefaultsBackend else {
+            return false
+        }
         return storage.holdsTheOnlyReference
     }
 }
