@@ -152,32 +152,17 @@ extension Defaults.Suite {
             let toSinks = Defaults.hasEveryChangeSinks
             guard toSinks || observers != nil || suiteObservers != nil else { return }
             let suppressed = Defaults.Propagation.isSuppressed
-            if toSinks {
-                let event = Defaults.SuiteChange(
-                    suite: self,
-                    name: name,
-                    old: old,
-                    new: new,
-                    oldDecoded: oldDecoded,
-                    newDecoded: decoded,
-                    isPropagationSuppressed: suppressed
-                )
-                for sink in Defaults.currentChangeSinks where !sink.usesObserverSlots { sink.deliver(event) }
-            }
-            func tell(_ slot: (any Defaults.ObserverSlot)?) {
-                slot?
-                    .deliverChange(
-                        in: self,
-                        named: name,
-                        old: old,
-                        new: new,
-                        oldDecoded: oldDecoded,
-                        newDecoded: decoded,
-                        isPropagationSuppressed: suppressed
-                    )
-            }
-            tell(observers)
-            tell(suiteObservers)
+            let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: decoded)
+            observers?.deliverChange(in: self, named: name, change, isPropagationSuppressed: suppressed)
+            suiteObservers?.deliverChange(in: self, named: name, change, isPropagationSuppressed: suppressed)
+            guard toSinks else { return }
+            let event = Defaults.SuiteChange(
+                suite: self,
+                name: name,
+                change: change,
+                isPropagationSuppressed: suppressed
+            )
+            for sink in Defaults.currentChangeSinks { sink.deliver(event) }
         }
     }
 
@@ -339,8 +324,8 @@ extension Defaults.Suite {
 
         /// Hands the events to the change sinks, on the calling thread.
         func deliver() {
-            if let propagated { Defaults.deliverToSinks(propagated) }
-            if let silenced { Defaults.deliverToSinks(silenced) }
+            if let propagated { Defaults.deliver(propagated) }
+            if let silenced { Defaults.deliver(silenced) }
         }
     }
 

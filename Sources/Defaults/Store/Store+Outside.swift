@@ -220,7 +220,7 @@ extension Store {
                 isPropagationSuppressed: false,
                 suiteObservers: suiteObservers
             )
-            Defaults.deliverToSinks(event)
+            Defaults.deliver(event)
         }
     }
 }

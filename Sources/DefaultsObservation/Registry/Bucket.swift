@@ -91,26 +91,24 @@ final class Bucket: Defaults.ObserverSlot {
     func deliverChange(
         in suite: Defaults.Suite,
         named name: String,
-        old: JSONValue?,
-        new: JSONValue?,
-        oldDecoded: Defaults.Suite.CacheEntry?,
-        newDecoded: Defaults.Suite.CacheEntry?,
+        _ change: borrowing Defaults.StoredChange,
         isPropagationSuppressed: Bool
     ) {
         let list = members.withLock { $0.array() }
-        // NB: made once, for the subscribers that need the event; most take the change's parts.
+        // NB: made once, for the subscribers that need the event; most take the change itself.
         var event: Defaults.SuiteChange?
         for subscriber in list {
             subscriber.deliverChange(
                 in: suite,
                 named: name,
-                old: old,
-                new: new,
-                oldDecoded: oldDecoded,
-                newDecoded: newDecoded,
+                change,
                 isPropagationSuppressed: isPropagationSuppressed,
                 event: &event
             )
         }
+    }
+
+    static func deliver(_ change: Defaults.SuiteChange) {
+        ObserverRegistry.shared.deliver(change)
     }
 }

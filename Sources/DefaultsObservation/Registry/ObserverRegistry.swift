@@ -20,12 +20,8 @@ import Defaults
 /// Locks: a suite state's, then a bucket's (while what hangs on a key changes); a delivery takes
 /// a bucket's alone.
 final class ObserverRegistry: Sendable {
-    /// The one registry; creating it adds it to the core store's change sinks.
-    static let shared: ObserverRegistry = {
-        let registry = ObserverRegistry()
-        Defaults.addChangeSink(Defaults.ChangeSink(usesObserverSlots: true) { change in registry.deliver(change) })
-        return registry
-    }()
+    /// The one registry.
+    static let shared = ObserverRegistry()
 
     /// The tied subscribers held before a sweep at least, so a program with few ties never sweeps.
     static let sweepFloor = 1024
@@ -149,7 +145,8 @@ final class ObserverRegistry: Sendable {
 
     /// Calls every subscriber hanging on the changed keys (and on the whole suite) once: the
     /// changes that do not reach them through a key (transactions, resets, removals, outside
-    /// changes), which carry their slots.
+    /// changes), which carry their slots, and which the core hands to the slots' type
+    /// (``Defaults/ObserverSlot/deliver(_:)``).
     func deliver(_ change: Defaults.SuiteChange) {
         var subscribers: [Subscriber] = []
         var slots = 0

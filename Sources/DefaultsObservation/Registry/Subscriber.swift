@@ -48,15 +48,11 @@ final class Subscriber: Sendable {
         let observation: Defaults.Observation
     }
 
-    /// What a subscriber of one key is called with: the old and new stored values of the key, and
-    /// the old and new decoded ones where the suite had them.
+    /// What a subscriber of one key is called with: the change of the key, lent.
     @usableFromInline
-    typealias KeyHandler =
-        @Sendable (
-            JSONValue?, JSONValue?, Defaults.Suite.CacheEntry?, Defaults.Suite.CacheEntry?
-        ) -> Void
+    typealias KeyHandler = @Sendable (borrowing Defaults.StoredChange) -> Void
 
-    /// A subscriber of `key` alone, called with the parts of each change of it.
+    /// A subscriber of `key` alone, called with each change of it.
     @usableFromInline
     init(key: Defaults._AnyKey, keyHandler: @escaping KeyHandler) {
         self.firstTarget = Target(address: KeyAddress(key), suite: key.suite)
@@ -116,17 +112,14 @@ final class Subscriber: Sendable {
         for target in otherTargets { body(target) }
     }
 
-    /// Calls the subscriber with a local change of its key `name`, from the change's parts: its
-    /// key handler with them, or its handler with `event`, made from them when still `nil`.
+    /// Calls the subscriber with a local change of its key `name`: its key handler with it, or its
+    /// handler with `event`, made from it when still `nil`.
     ///
     /// A subscriber tied to an owner that is gone is stopped instead.
     func deliverChange(
         in suite: Defaults.Suite,
         named name: String,
-        old: JSONValue?,
-        new: JSONValue?,
-        oldDecoded: Defaults.Suite.CacheEntry?,
-        newDecoded: Defaults.Suite.CacheEntry?,
+        _ change: borrowing Defaults.StoredChange,
         isPropagationSuppressed: Bool,
         event: inout Defaults.SuiteChange?
     ) {
@@ -137,7 +130,7 @@ final class Subscriber: Sendable {
         }
         guard !isPropagationSuppressed, isActive else { return }
         if let keyHandler {
-            keyHandler(old, new, oldDecoded, newDecoded)
+            keyHandler(change)
             return
         }
         guard let handler else { return }
@@ -145,10 +138,7 @@ final class Subscriber: Sendable {
             event = Defaults.SuiteChange(
                 suite: suite,
                 name: name,
-                old: old,
-                new: new,
-                oldDecoded: oldDecoded,
-                newDecoded: newDecoded,
+                change: copy change,
                 isPropagationSuppressed: isPropagationSuppressed
             )
         }
@@ -206,22 +196,14 @@ extension Subscriber: Defaults.ObserverSlot {
     func deliverChange(
         in suite: Defaults.Suite,
         named name: String,
-        old: JSONValue?,
-        new: JSONValue?,
-        oldDecoded: Defaults.Suite.CacheEntry?,
-        newDecoded: Defaults.Suite.CacheEntry?,
+        _ change: borrowing Defaults.StoredChange,
         isPropagationSuppressed: Bool
     ) {
         var event: Defaults.SuiteChange?
-        deliverChange(
-            in: suite,
-            named: name,
-            old: old,
-            new: new,
-            oldDecoded: oldDecoded,
-            newDecoded: newDecoded,
-            isPropagationSuppressed: isPropagationSuppressed,
-            event: &event
-        )
+        deliverChange(in: suite, named: name, change, isPropagationSuppressed: isPropagationSuppressed, event: &event)
+    }
+
+    static func deliver(_ change: Defaults.SuiteChange) {
+        ObserverRegistry.shared.deliver(change)
     }
 }

@@ -441,17 +441,19 @@ case "release-outside-lock":
         nonisolated(unsafe) static var onRelease: (@Sendable () -> Void)?  // set before any release
         deinit { Payload.onRelease?() }
     }
-    /// Hangs on "q" so the outside change carries an observer slot; told of no one-key write here.
+    /// Hangs on "q" so the outside change carries an observer slot, and is handed the change as
+    /// the observation module's slots are; told of no one-key write here.
     final class Slot: Defaults.ObserverSlot {
+        nonisolated(unsafe) static var onDeliver: (@Sendable (Defaults.SuiteChange) -> Void)?  // set before any change
+
         func deliverChange(
             in suite: Defaults.Suite,
             named name: String,
-            old: JSONValue?,
-            new: JSONValue?,
-            oldDecoded: Defaults.Suite.CacheEntry?,
-            newDecoded: Defaults.Suite.CacheEntry?,
+            _ change: borrowing Defaults.StoredChange,
             isPropagationSuppressed: Bool
         ) {}
+
+        static func deliver(_ change: Defaults.SuiteChange) { onDeliver?(change) }
     }
     let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
     let p = Defaults.Key<Payload?>("p", suite: suite)
@@ -462,14 +464,12 @@ case "release-outside-lock":
         say("released")
     }
     guard suite[p]?.n == 1 else { fail("expected p.n == 1") }
+    Slot.onDeliver = { change in
+        guard change.origin == .external else { return }
+        say("changed n=\(suite[p]?.n ?? -1)")
+        exit(0)
+    }
     suite.updateObservers(named: .init("q")) { $0 = Slot() }
-    Defaults.addChangeSink(
-        Defaults.ChangeSink(usesObserverSlots: true) { change in
-            guard change.origin == .external else { return }
-            say("changed n=\(suite[p]?.n ?? -1)")
-            exit(0)
-        }
-    )
     say("ready")
     withExtendedLifetime(suite) { dispatchMain() }
 

@@ -9,16 +9,19 @@ extension Defaults {
         case external
     }
 
-    /// A key's stored value before and after a change; `nil` means nothing stored.
+    /// One key's change, the one value its parts travel as: the stored value before and after
+    /// (`nil` means nothing stored).
     ///
     /// Where the suite already held a decoded value (the old one from its cache, the new one when a
     /// lossless built-in type was written), it travels along so observers need not decode JSON;
     /// where the key has observers, their slot travels along, so they are found with no search.
+    /// Observers are lent it (`borrowing`), so telling one copies nothing.
+    @usableFromInline
     package struct StoredChange: Sendable, Equatable {
-        package var old: JSONValue?
-        package var new: JSONValue?
-        package var oldDecoded: Suite.CacheEntry?
-        package var newDecoded: Suite.CacheEntry?
+        @usableFromInline package var old: JSONValue?
+        @usableFromInline package var new: JSONValue?
+        @usableFromInline package var oldDecoded: Suite.CacheEntry?
+        @usableFromInline package var newDecoded: Suite.CacheEntry?
         /// The key's observers when the change was committed (see ``ObserverSlot``).
         package var observers: (any ObserverSlot)?
 
@@ -37,7 +40,7 @@ extension Defaults {
         }
 
         /// Changes are equal when their stored values are; the decoded copies are a cache.
-        package static func == (lhs: StoredChange, rhs: StoredChange) -> Bool {
+        @usableFromInline package static func == (lhs: StoredChange, rhs: StoredChange) -> Bool {
             lhs.old == rhs.old && lhs.new == rhs.new
         }
     }
@@ -57,15 +60,7 @@ extension Defaults {
         // NB: a write of one key holds its change inline: a dictionary would be an allocation,
         // and hashing, on every write.
         private enum Storage: Sendable {
-            // NB: the parts of the change, not a `StoredChange`: building one and moving it in
-            // here was a copy and a destroy of all four on every write.
-            case one(
-                name: String,
-                old: JSONValue?,
-                new: JSONValue?,
-                oldDecoded: Suite.CacheEntry?,
-                newDecoded: Suite.CacheEntry?
-            )
+            case one(name: String, change: StoredChange)
             case many([String: StoredChange])
         }
 
@@ -85,28 +80,19 @@ extension Defaults {
             self.storage = .many(changes)
         }
 
-        /// A local change of the one key `name`, its change given as its parts.
-        package init(
-            suite: Suite,
-            name: String,
-            old: JSONValue?,
-            new: JSONValue?,
-            oldDecoded: Suite.CacheEntry?,
-            newDecoded: Suite.CacheEntry?,
-            isPropagationSuppressed: Bool
-        ) {
+        /// A local change of the one key `name`.
+        package init(suite: Suite, name: String, change: StoredChange, isPropagationSuppressed: Bool) {
             self.suite = suite
             self.origin = .local
             self.isPropagationSuppressed = isPropagationSuppressed
             self.suiteObservers = nil
-            self.storage = .one(name: name, old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)
+            self.storage = .one(name: name, change: change)
         }
 
         /// Every changed key with its change; built on each call for a change of one key.
         package var changes: [String: StoredChange] {
             switch storage {
-            case .one(let name, let old, let new, let oldDecoded, let newDecoded):
-                [name: StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)]
+            case .one(let name, let change): [name: change]
             case .many(let changes): changes
             }
         }
@@ -119,17 +105,13 @@ extension Defaults {
             }
         }
 
-        /// Calls `body` with the parts of the change of `name` (old and new stored values, old and
-        /// new decoded ones), when it changed; for a change of one key they are lent, not copied.
-        package func withChange(
-            named name: String,
-            _ body: (JSONValue?, JSONValue?, Suite.CacheEntry?, Suite.CacheEntry?) -> Void
-        ) {
+        /// Calls `body` with the change of `name`, lent, when it changed.
+        package func withChange(named name: String, _ body: (borrowing StoredChange) -> Void) {
             switch storage {
-            case .one(let changed, let old, let new, let oldDecoded, let newDecoded):
-                if changed == name { body(old, new, oldDecoded, newDecoded) }
+            case .one(let changed, let change):
+                if changed == name { body(change) }
             case .many(let changes):
-                if let change = changes[name] { body(change.old, change.new, change.oldDecoded, change.newDecoded) }
+                if let change = changes[name] { body(change) }
             }
         }
 
@@ -156,27 +138,20 @@ extension Defaults {
         /// Calls `body` with the name of every changed key.
         package func forEachName(_ body: (String) throws -> Void) rethrows {
             switch storage {
-            case .one(let name, _, _, _, _): try body(name)
+            case .one(let name, _): try body(name)
             case .many(let changes): for name in changes.keys { try body(name) }
             }
         }
     }
 
-    /// A receiver of committed changes: the narrow hook through which changes leave the core.
+    /// A receiver of every committed change, whoever observes it.
     ///
-    /// It is called on the writing thread, after the change is committed and outside every lock.
-    /// The observation module adds one that uses observer slots; every other sink gets every change.
+    /// For the `defaults watch` command and the tests' recorder: observers are told through their
+    /// slots (``ObserverSlot``), not here. It is called on the writing thread, after the change is committed and outside every lock.
     package final class ChangeSink: Sendable {
         package let deliver: @Sendable (SuiteChange) -> Void
-        /// Whether the sink keeps its observers in the states' observer slots (``ObserverSlot``).
-        ///
-        /// Such a sink is given only changes that observers travel with
-        /// (``SuiteChange/hasObserverSlots``), and no local write of one key: the write hands that
-        /// to the key's slot and the state's whole-suite slot itself.
-        package let usesObserverSlots: Bool
 
-        package init(usesObserverSlots: Bool = false, _ deliver: @escaping @Sendable (SuiteChange) -> Void) {
-            self.usesObserverSlots = usesObserverSlots
+        package init(_ deliver: @escaping @Sendable (SuiteChange) -> Void) {
             self.deliver = deliver
         }
     }
@@ -186,40 +161,47 @@ extension Defaults {
     package static var isDeliveringOutsideChanges: Bool { Store.isDeliveringOutsideChanges }
 
     /// The observers of one key of a suite's state, or of all its keys, as the observation module
-    /// keeps them.
+    /// keeps them: the one door from the core to the observation module.
     ///
     /// A state holds one beside each observed key (``Suite/updateObservers(named:_:)``), and
     /// one for the whole state (``Suite/updateSuiteObservers(_:)``). A local write of one key, which
     /// searches the state's table of keys anyway, so finds the key's observers with no search of
-    /// its own, and a write of a key nobody observes makes no change event at all. The state
-    /// holds it strongly: whoever hangs it takes it off when it is done.
+    /// its own, and a write of a key nobody observes makes no change event at all. Every other
+    /// change (a transaction, a reset, a change from elsewhere) carries the slots of the keys it
+    /// changes, and is handed to their type once. The state holds a slot strongly: whoever hangs
+    /// it takes it off when it is done.
     package protocol ObserverSlot: AnyObject, Sendable {
         /// Tells the observers about a local change of the one key `name`.
         ///
         /// Called on the writing thread, after the change is committed and outside every lock. The
-        /// parts are lent: a change event is made only for observers that need one.
+        /// change is lent: a change event is made only for observers that need one.
         func deliverChange(
             in suite: Suite,
             named name: String,
-            old: JSONValue?,
-            new: JSONValue?,
-            oldDecoded: Suite.CacheEntry?,
-            newDecoded: Suite.CacheEntry?,
+            _ change: borrowing StoredChange,
             isPropagationSuppressed: Bool
         )
+
+        /// Tells the observers hanging in every slot `change` carries (``SuiteChange/forEachObserverSlot(_:)``)
+        /// about it, each once.
+        ///
+        /// Called once per change, on the type of one of its slots, after the change is committed
+        /// and outside every lock: on the writing thread, or on the delivery queue for a change
+        /// from elsewhere.
+        static func deliver(_ change: SuiteChange)
     }
 
     // NB: the sinks are kept in a class box, never as a bare closure in the Mutex: reading a closure
     // back out of `withLock` re-wraps it in a thunk and stores that back, deeper on every read.
     private static let changeSinks = Lock<[ChangeSink]>([])
-    /// How many sinks get every change; a one-key write reads it before anything else.
-    private static let everyChangeSinkCount = Atomic<Int>(0)
+    /// How many sinks there are; a one-key write reads it before anything else.
+    private static let changeSinkCount = Atomic<Int>(0)
 
-    /// Starts delivering committed changes to `sink`.
+    /// Starts delivering every committed change to `sink`.
     package static func addChangeSink(_ sink: ChangeSink) {
         changeSinks.withLock { sinks in
             sinks.append(sink)
-            if !sink.usesObserverSlots { everyChangeSinkCount.add(1, ordering: .releasing) }
+            changeSinkCount.add(1, ordering: .releasing)
         }
     }
 
@@ -228,24 +210,24 @@ extension Defaults {
         changeSinks.withLock { sinks in
             let count = sinks.count
             sinks.removeAll { $0 === sink }
-            if sinks.count < count && !sink.usesObserverSlots { everyChangeSinkCount.subtract(1, ordering: .releasing) }
+            if sinks.count < count { changeSinkCount.subtract(1, ordering: .releasing) }
         }
     }
 
     /// The sinks to deliver a change to.
     static var currentChangeSinks: [ChangeSink] { changeSinks.withLock { $0 } }
 
-    /// Hands `event` to every sink that gets every change, and to those that use observer slots
-    /// when observers travel with it.
-    static func deliverToSinks(_ event: SuiteChange) {
-        let sinks = currentChangeSinks
-        guard !sinks.isEmpty else { return }
-        let isObserved = event.hasObserverSlots
-        for sink in sinks where isObserved || !sink.usesObserverSlots { sink.deliver(event) }
+    /// Hands `event` to its observers, through the type of its slots, and to every sink.
+    static func deliver(_ event: SuiteChange) {
+        var door: (any ObserverSlot)?
+        event.forEachObserverSlot { slot in if door == nil { door = slot } }
+        if let door { type(of: door).deliver(event) }
+        guard hasEveryChangeSinks else { return }
+        for sink in currentChangeSinks { sink.deliver(event) }
     }
 
     /// Whether any sink gets every change, including one-key writes nobody observes.
-    static var hasEveryChangeSinks: Bool { everyChangeSinkCount.load(ordering: .acquiring) > 0 }
+    static var hasEveryChangeSinks: Bool { changeSinkCount.load(ordering: .acquiring) > 0 }
 
     /// Whether writes made in the current task or thread are kept from observers.
     package enum Propagation {
