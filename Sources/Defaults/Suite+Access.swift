@@ -24,7 +24,7 @@ extension Defaults.Suite {
     /// Keys written after that write, by anyone, stay. Keys a system file locks keep the user's
     /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``).
     public func removeAll() {
-        // NB: as in removeValues(named:), every key the UserDefaults holds joins the tree first.
+        // NB: as in removeValues(named:), every key the UserDefaults holds joins the stored values first.
         if let storage = store.writeThrough {
             for name in storage.storedNames { refresh(name, from: storage) }
         }
@@ -33,7 +33,7 @@ extension Defaults.Suite {
         {
             return
         }
-        commit(clearsFile: true) { tree in Dictionary(uniqueKeysWithValues: tree.keys.map { ($0, nil) }) }
+        commit(removesEverything: true) { values in Dictionary(uniqueKeysWithValues: values.keys.map { ($0, nil) }) }
     }
 
     /// Writes every pending change to the file now.
@@ -150,8 +150,8 @@ extension Defaults.Suite {
                 // NB: a key the transaction has not written reads as it does outside: its decoded
                 // value is that of what is stored (or the last good one, when a value of another
                 // type was kept out).
-                if stored == state.tree[name.text], let index = state.keys.index(forKey: name),
-                    let box = State.decodedBox(&state.keys.values[index], as: typeID)
+                if stored == state.values[name.text], let index = state.keys.index(forKey: name),
+                    let box = Store.State.decodedBox(&state.keys.values[index], as: typeID)
                 {
                     return .cached(box)
                 }
@@ -161,10 +161,10 @@ extension Defaults.Suite {
             if let index = state.keys.index(forKey: name) {
                 // NB: the entry is lent in place (`inout`); read as a value, all of it would be
                 // copied, and its observers retained and released, on every read.
-                if let box = State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
+                if let box = Store.State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
             }
             // NB: the decoded value kept is that of what reads see, system files and locks included.
-            guard let json = state.hasLayers ? state.layeredValue(named: name.text) : state.tree[name.text] else {
+            guard let json = state.hasLayers ? state.layeredValue(named: name.text) : state.values[name.text] else {
                 return .absent
             }
             return .decode(Box(json), generation: state.generation)
@@ -175,7 +175,9 @@ extension Defaults.Suite {
     ///
     /// Out of line, so a read in a run without overrides pays only for the flag.
     @inline(never)
-    private static func overrideLookup(_ state: inout State, named name: String, typeID: ObjectIdentifier) -> Lookup? {
+    private static func overrideLookup(_ state: inout Store.State, named name: String, typeID: ObjectIdentifier)
+        -> Lookup?
+    {
         // NB: a lock wins over this run's overrides: the key reads its system value.
         if state.isLocked(name) { return nil }
         if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
@@ -254,10 +256,10 @@ extension Defaults.Suite {
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return state.layeredValues(stored: scope.storedValues())
             }
-            // NB: read first: as an argument, the tree's mutating accessor overlapped the call's
+            // NB: read first: as an argument, the values' mutating accessor overlapped the call's
             // borrow of `state`, which was copied for it.
-            let tree = state.tree
-            return state.layeredValues(stored: tree)
+            let values = state.values
+            return state.layeredValues(stored: values)
         }
     }
 
@@ -269,7 +271,7 @@ extension Defaults.Suite {
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return scope.storedValues()
             }
-            return state.tree
+            return state.values
         }
     }
 }

@@ -25,8 +25,12 @@ extension Defaults.Suite {
     /// - Throws: What `body` throws.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) rethrows -> Result {
-        let (result, delivery) = try runTransaction(isExclusive: false, body) { writes, suppressedKeys, clearsFile, _ in
-            committing(suppressedKeys: suppressedKeys, clearsFile: clearsFile) { _ in writes }
+        let (result, delivery) = try runTransaction(isExclusive: false, body) {
+            writes,
+            suppressedKeys,
+            removesEverything,
+            _ in
+            committing(suppressedKeys: suppressedKeys, removesEverything: removesEverything) { _ in writes }
         }
         delivery?.deliver()
         return result
@@ -59,7 +63,7 @@ extension Defaults.Suite {
             state.openTransactions += 1
             return TransactionScope(
                 suite: self,
-                snapshot: state.tree,
+                snapshot: state.values,
                 parent: TransactionScope.current,
                 isExclusive: isExclusive
             )
@@ -82,7 +86,7 @@ extension Defaults.Suite {
             for (name, new) in writes {
                 guard let refusal = state.refusal(ofWriteTo: name) else { continue }
                 writes[name] = nil
-                if state.tree[name] != new { refused.append((name, refusal)) }
+                if state.values[name] != new { refused.append((name, refusal)) }
             }
             return refused
         }
@@ -145,7 +149,7 @@ extension Defaults.Suite {
     /// holding that lock (the file's exclusive lock), after memory has caught up with the backend.
     private func exclusiveTransaction<Result>(
         on file: any LockingBackend,
-        _ custom: CustomBackend,
+        _ custom: BackendConnection,
         _ body: () throws -> Result
     ) throws -> Result {
         var failure: Defaults.StorageError?
@@ -196,7 +200,9 @@ extension Defaults.Suite {
     /// ``exclusiveTransaction(_:)`` over a custom backend: the body runs on memory, and its writes
     /// are committed only if every key it read still holds, in the backend, the value it read;
     /// otherwise the suite takes in the current values and runs the body again.
-    private func exclusiveTransaction<Result>(on custom: CustomBackend, _ body: () throws -> Result) throws -> Result {
+    private func exclusiveTransaction<Result>(on custom: BackendConnection, _ body: () throws -> Result) throws
+        -> Result
+    {
         guard custom.backend.supportsConditionalCommit else {
             let error = Defaults.StorageError.exclusiveCommitUnsupported(backend: custom.backend.name)
             report(error)

@@ -60,7 +60,7 @@ extension Defaults.Suite {
         if Defaults.hasEveryChangeSinks { return false }
         let store = store
         if store.writeThrough != nil { return false }
-        let isFile = store.commitsLater
+        let commitsLater = store.commitsLater
         let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
             // NB: system files and refusals are in `writesTakeGeneralPath`.
             guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
@@ -72,7 +72,7 @@ extension Defaults.Suite {
                 value,
                 writer: writer,
                 encoder: { key.nativeEncoder! },
-                isFile: isFile
+                commitsLater: commitsLater
             )
         }
         guard let outcome else { return false }
@@ -102,7 +102,7 @@ extension Defaults.Suite {
     private func commitValue(_ new: JSONValue?, named hashedName: HashedName, decoded: CacheEntry?) {
         let name = hashedName.text
         let store = store
-        let isFile = store.commitsLater
+        let commitsLater = store.commitsLater
         // NB: the old values come out as separate values and the event is made after the lock, and
         // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
         // through runtime value witnesses, which costs more than everything else here.
@@ -113,17 +113,23 @@ extension Defaults.Suite {
             // NB: replaced before comparing, one search of the table: equal JSON is the same bytes,
             // so replacing a value with an equal one changes nothing.
             let old =
-                if let new { state.tree.updateValue(new, forKey: name) } else { state.tree.removeValue(forKey: name) }
+                if let new { state.values.updateValue(new, forKey: name) } else {
+                    state.values.removeValue(forKey: name)
+                }
             guard old != new else {
                 // NB: the same JSON may be stored as another type (a base64 string other code set,
                 // now written as Data): stored again, as this key's type says; no change to report.
                 store.writeThrough?.set(new, forKey: name)
                 return (.unchanged, nil, nil, nil, nil)
             }
-            let (oldDecoded, observers) = state.recordChange(of: hashedName, decoded: decoded, marksChanged: isFile)
+            let (oldDecoded, observers) = state.recordChange(
+                of: hashedName,
+                decoded: decoded,
+                marksChanged: commitsLater
+            )
             state.generation &+= 1
             var schedulesFlush = false
-            if isFile {
+            if commitsLater {
                 schedulesFlush = state.flush.changed()
             } else if let storage = store.writeThrough {
                 // NB: UserDefaults never calls back into us, so writing under our lock keeps
@@ -169,7 +175,7 @@ extension Defaults.Suite {
     /// Removes the values stored under `names`, as one change.
     package func removeValues(named names: some Sequence<String>) {
         let names = Array(names)
-        // NB: values other code set in a UserDefaults are not in the tree until read; without
+        // NB: values other code set in a UserDefaults are not in the stored values until read; without
         // this, removing them would look like no change and leave them there.
         if let storage = store.writeThrough {
             for name in names { refresh(name, from: storage) }
@@ -187,7 +193,7 @@ extension Defaults.Suite {
         commit { _ in writes }
     }
 
-    /// Commits the changes `makeWrites` computes from the current tree, atomically, then reports
+    /// Commits the changes `makeWrites` computes from the current stored values, atomically, then reports
     /// them as one event and schedules a flush.
     ///
     /// Changes to `suppressedKeys` (written inside `withoutPropagation` during a transaction) are
@@ -197,28 +203,29 @@ extension Defaults.Suite {
     func commit(
         suppressedKeys: Set<String> = [],
         decoded: CacheEntry? = nil,
-        clearsFile: Bool = false,
+        removesEverything: Bool = false,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) {
-        committing(suppressedKeys: suppressedKeys, decoded: decoded, clearsFile: clearsFile, makeWrites)?.deliver()
+        committing(suppressedKeys: suppressedKeys, decoded: decoded, removesEverything: removesEverything, makeWrites)?
+            .deliver()
     }
 
     /// ``commit(suppressedKeys:decoded:_:)`` without the delivery, for a caller that must deliver
     /// later (after releasing the file's lock).
     ///
     /// With `isWritten`, the values are already in the file (an exclusive transaction wrote them):
-    /// they are not marked for the next flush. With `clearsFile` (a `removeAll()`), the next flush
+    /// they are not marked for the next flush. With `removesEverything` (a `removeAll()`), the next flush
     /// removes every key the file holds, not only those memory knows.
     func committing(
         suppressedKeys: Set<String> = [],
         decoded: CacheEntry? = nil,
         isWritten: Bool = false,
-        clearsFile: Bool = false,
+        removesEverything: Bool = false,
         _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?]
     ) -> Delivery? {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
-        let isFile = store.commitsLater && !isWritten
+        let commitsLater = store.commitsLater && !isWritten
         // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
         // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
         var all: [String: Defaults.StoredChange] = [:]
@@ -229,8 +236,8 @@ extension Defaults.Suite {
             )?
             in
             var changes: [String: Defaults.StoredChange] = [:]
-            for (name, new) in makeWrites(state.tree) {
-                let old = state.tree[name]
+            for (name, new) in makeWrites(state.values) {
+                let old = state.values[name]
                 guard old != new else {
                     // NB: as in a write of one key: stored again as the writer's type says.
                     store.writeThrough?.set(new, forKey: name)
@@ -240,7 +247,7 @@ extension Defaults.Suite {
                     refused.append((name, refusal))
                     continue
                 }
-                state.tree[name] = new
+                state.values[name] = new
                 if let storage = store.writeThrough {
                     // NB: UserDefaults never calls back into us, so writing under our lock keeps
                     // its order the same as ours.
@@ -251,7 +258,7 @@ extension Defaults.Suite {
                 let (oldDecoded, observers) = state.recordChange(
                     of: HashedName(name),
                     decoded: newDecoded,
-                    marksChanged: isFile
+                    marksChanged: commitsLater
                 )
                 // NB: what reads see: where the user's file has no value, a system file's stands in.
                 let seenOld = state.layeredValue(named: name, stored: old)
@@ -270,14 +277,14 @@ extension Defaults.Suite {
                 changes[name] = change
             }
             // NB: a file this process may not write is not cleared either (the removals were refused).
-            let clears = clearsFile && isFile && state.readOnlyReason == nil
-            if clears { state.clearsFile = true }
+            let clears = removesEverything && commitsLater && state.readOnlyReason == nil
+            if clears { state.removesEverything = true }
             guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
             state.generation &+= 1
             // NB: reads of an overridden key return the override, which did not change.
             let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
             all.merge(changes) { kept, _ in kept }
-            let schedule = isFile && state.flush.changed()
+            let schedule = commitsLater && state.flush.changed()
             return (reported, schedule, state.suiteObservers)
         }
         reportRefusals(refused)
@@ -367,8 +374,8 @@ extension Defaults.Suite {
     func refresh(_ name: String, from storage: any WriteThroughBackend, current: JSONValue?? = nil) {
         let current = current ?? storage.value(forKey: name)
         let forgotten = store.state.withLock { state -> CacheEntry? in
-            guard state.tree[name] != current else { return nil }
-            state.tree[name] = current
+            guard state.values[name] != current else { return nil }
+            state.values[name] = current
             state.generation &+= 1
             return state.forgetDecoded(name)
         }

@@ -16,7 +16,7 @@ extension StoreRegistry {
             let file = FileBackend(storage: storage, layerFiles: layerFiles)
             let loaded = file.load(problems: &problems)
             let fresh = Store(
-                backend: .backend(CustomBackend(file)),
+                backend: .backend(BackendConnection(file)),
                 contents: loaded.contents,
                 layers: loaded.layers,
                 readOnlyReason: storage.readOnlyReason

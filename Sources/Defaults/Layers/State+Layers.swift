@@ -1,6 +1,6 @@
 import Foundation
 
-extension Defaults.Suite.State {
+extension Store.State {
     // MARK: - What reads see beneath the user's values
 
     /// Sets the flags that follow from ``readOnlyReason`` and ``layers``; call it after
@@ -21,9 +21,9 @@ extension Defaults.Suite.State {
     /// The value a read of `name` decodes before this run's overrides: a locked key's system
     /// value, or else the user's, or else a system file's.
     mutating func layeredValue(named name: String) -> JSONValue? {
-        // NB: read first, on a line of its own: as an argument, the tree's mutating accessor
+        // NB: read first, on a line of its own: as an argument, the values' mutating accessor
         // overlapped the call's borrow of `self`, and the whole state was copied for it.
-        let stored = tree[name]
+        let stored = values[name]
         // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from
         // here passes it a copy of the whole state (a memcpy of the state on every call).
         guard hasLayers else { return stored }

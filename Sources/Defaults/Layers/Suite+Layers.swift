@@ -45,7 +45,7 @@ extension Defaults.Suite {
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 stored = scope.storedValue(named: name)
             } else {
-                stored = state.tree[name]
+                stored = state.values[name]
             }
             if stored != nil {
                 guard let file = store.file else { return .suiteStorage }

@@ -39,7 +39,7 @@ extension Store {
             // NB: what is kept beside a changed key, found with one search; only for keys that
             // changed, and searched by a name hashed once.
             func consider(_ name: String, _ new: JSONValue?) {
-                let old = state.tree[name]
+                let old = state.values[name]
                 guard old != new else { return }
                 let entry = state.keys[Defaults.Suite.HashedName(name)]
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
@@ -73,7 +73,7 @@ extension Store {
             for (name, new) in values { consider(name, new) }
             if isWhole {
                 var gone: [String] = []
-                for name in state.tree.keys where values.index(forKey: name) == nil && !kept.contains(name) {
+                for name in state.values.keys where values.index(forKey: name) == nil && !kept.contains(name) {
                     gone.append(name)
                 }
                 for name in gone { consider(name, nil) }
@@ -98,7 +98,7 @@ extension Store {
     @inline(__always)
     static func take(
         _ listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)],
-        into state: inout Defaults.Suite.State,
+        into state: inout Store.State,
         dropping dropped: inout [Defaults.Suite.CacheEntry?]
     ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
         guard !listed.isEmpty else { return ([:], nil) }
@@ -106,10 +106,10 @@ extension Store {
         // unless a sink gets every change or the whole suite is observed. A file of thousands of
         // keys nobody observes makes no event of thousands of changes.
         let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
-        state.tree.reserveCapacity(state.tree.count + listed.count)
+        state.values.reserveCapacity(state.values.count + listed.count)
         var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
         for (name, stored, change) in listed {
-            state.tree[name] = stored
+            state.values[name] = stored
             // NB: a change reads do not see keeps the key's decoded value and tells nobody.
             guard let change else { continue }
             // NB: only a key that had a decoded value kept has one to forget; one decoded from the
@@ -188,9 +188,9 @@ extension Store {
     private static func seen(
         _ name: String,
         under layers: SystemLayers,
-        in state: inout Defaults.Suite.State
+        in state: inout Store.State
     ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
-        let beneath = layers.seen(name, stored: state.tree[name])
+        let beneath = layers.seen(name, stored: state.values[name])
         if layers.locks[name] != nil { return (beneath, nil, true, beneath) }
         if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
             return (candidate.forms.first, state.overrides!.cache[name], true, beneath)

@@ -79,7 +79,7 @@ extension Store {
         // what memory holds now.
         let changed = state.withLock { state in
             checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
-                let old = state.tree[name]
+                let old = state.values[name]
                 return old == value ? nil : (name, value, old, known)
             }
         }

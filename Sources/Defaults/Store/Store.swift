@@ -23,7 +23,7 @@ final class Store: Sendable {
         /// A private memory space: nothing to commit.
         case memory
         /// A ``Defaults/Backend``: the file, a `UserDefaults`, or one of the user's.
-        case backend(CustomBackend)
+        case backend(BackendConnection)
     }
 
     let backend: Kind
@@ -43,7 +43,7 @@ final class Store: Sendable {
     /// Whether writes wait in memory for a commit to a backend; kept apart so the write path tests
     /// it without touching the enum.
     let commitsLater: Bool
-    let state: Lock<Defaults.Suite.State>
+    let state: Lock<Store.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")
     /// Stores over a backend only: delivers external changes, one at a time, in the order they
@@ -94,8 +94,8 @@ final class Store: Sendable {
             queue.setSpecific(key: Self.deliveringKey, value: true)
             deliveryQueue = queue
         }
-        var initial = Defaults.Suite.State()
-        initial.tree = contents?.values ?? [:]
+        var initial = Store.State()
+        initial.values = contents?.values ?? [:]
         initial.backendRevision = contents?.revision
         initial.readOnlyReason = readOnlyReason
         if let layers, !layers.layers.isEmpty { initial.layers = layers }

@@ -121,7 +121,7 @@ extension StoreRegistry {
             } catch {
                 problem = error
             }
-            return (Store(backend: .backend(CustomBackend(backend)), contents: contents), problem)
+            return (Store(backend: .backend(BackendConnection(backend)), contents: contents), problem)
         }
         return (store, isNew ? opened ?? nil : nil, isNew)
     }

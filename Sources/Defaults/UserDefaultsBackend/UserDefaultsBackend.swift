@@ -306,7 +306,7 @@ extension Defaults.Suite {
     /// - Parameter userDefaults: The store to read and write.
     public convenience init(userDefaults: UserDefaults) {
         self.init(
-            store: Store(backend: .backend(CustomBackend(UserDefaultsBackend(userDefaults)))),
+            store: Store(backend: .backend(BackendConnection(UserDefaultsBackend(userDefaults)))),
             location: nil,
             errorHandler: nil
         )

@@ -2,34 +2,44 @@ import Dispatch
 import Foundation
 import Synchronization
 
-extension Defaults.Suite {
-    /// Everything a suite keeps, behind its one lock.
+extension Store {
+    typealias HashedName = Defaults.Suite.HashedName
+    typealias CacheEntry = Defaults.Suite.CacheEntry
+    typealias KeyState = Defaults.Suite.KeyState
+    typealias AnyBox = Defaults.Suite.AnyBox
+    typealias InPlaceWriter = Defaults.Suite.InPlaceWriter
+
+    /// Everything a store keeps, behind its one lock: the values, what is kept beside each key
+    /// (decoded value, pending mark, observers), flushing, the layers and open transactions.
+    ///
+    /// Every decision that changes it is a `mutating` method here that returns an outcome, taken
+    /// under the store's lock by the store's own files.
     struct State {
         /// The stored values exactly as they sit in the file, including keys no `Key` names.
         ///
         /// Reaching it first settles the JSON of the keys written in place (see ``staleJSON``).
-        var tree: [String: JSONValue] {
+        var values: [String: JSONValue] {
             // NB: yielded, not returned: a getter would retain and release the dictionary on
             // every access, and a file of thousands of keys is applied with one access per key.
             mutating _read {
                 if !staleJSON.isEmpty { settleJSON() }
-                yield storedTree
+                yield rawValues
             }
             _modify {
                 if !staleJSON.isEmpty { settleJSON() }
-                yield &storedTree
+                yield &rawValues
             }
         }
-        /// ``tree`` as it is, without the JSON of the keys written in place since it was last settled.
-        private var storedTree: [String: JSONValue] = [:]
-        /// The keys whose decoded value was written in place (``writeInPlace(of:_:writer:encoder:isFile:)``)
-        /// and whose JSON in ``tree`` is older: the write's encoding waits until something reads
-        /// the tree, as the next flush does, so a burst of writes encodes and stores each key once.
+        /// ``values`` as it is, without the JSON of the keys written in place since it was last settled.
+        private var rawValues: [String: JSONValue] = [:]
+        /// The keys whose decoded value was written in place (``writeInPlace(of:_:writer:encoder:commitsLater:)``)
+        /// and whose JSON in ``values`` is older: the write's encoding waits until something reads
+        /// the values, as the next flush does, so a burst of writes encodes and stores each key once.
         private var staleJSON: [(name: HashedName, encoder: ValueCoding.NativeEncoder)] = []
 
-        /// Creates an empty state holding `tree`.
-        init(tree: [String: JSONValue] = [:]) {
-            self.storedTree = tree
+        /// Creates an empty state holding `values`.
+        init(values: [String: JSONValue] = [:]) {
+            self.rawValues = values
         }
 
         /// Stores the JSON of every key written in place since the last time.
@@ -39,7 +49,7 @@ extension Defaults.Suite {
                 keys.values[index].isJSONStale = false
                 guard let decoded = keys.values[index].decoded, let box = decoded.box else { continue }
                 // NB: a lossless value with no references always encodes (see InPlaceWriter).
-                storedTree[name.text] = type(of: box).json(of: box, encoder: encoder)
+                rawValues[name.text] = type(of: box).json(of: box, encoder: encoder)
             }
             staleJSON.removeAll(keepingCapacity: true)
         }
@@ -83,10 +93,10 @@ extension Defaults.Suite {
 
         /// File stores: set by `removeAll()` until the next successful write, which then keeps
         /// none of the keys the file holds (but those a system file locks), seen here or not.
-        var clearsFile = false
+        var removesEverything = false
 
         /// File stores: whether keys were changed (or all removed) here since the last successful write.
-        var isDirty: Bool { changedCount > 0 || clearsFile }
+        var isDirty: Bool { changedCount > 0 || removesEverything }
 
         /// Whether `name` was changed here since the last successful write.
         ///
@@ -173,8 +183,8 @@ extension Defaults.Suite {
         }
 
         /// Writes a lossless value with no references in place, the fast path of a one-key write:
-        /// into the box the key keeps already, with no JSON made now (the tree gets it when read,
-        /// see ``tree``).
+        /// into the box the key keeps already, with no JSON made now (``values`` gets it when read,
+        /// see ``values``).
         ///
         /// Only when nothing needs the write's JSON or old value now: no transaction open, no
         /// system file, override, read-only refusal, whole-suite observer or sink that gets every
@@ -187,7 +197,7 @@ extension Defaults.Suite {
             _ value: UnsafeRawPointer,
             writer: InPlaceWriter,
             encoder: () -> ValueCoding.NativeEncoder,
-            isFile: Bool
+            commitsLater: Bool
         ) -> (changed: Bool, schedulesFlush: Bool)? {
             guard let index = keys.index(forKey: name) else { return nil }
             switch Self.assign(value, writer, into: &keys.values[index]) {
@@ -198,7 +208,7 @@ extension Defaults.Suite {
             case .assigned(let wasStale):
                 if !wasStale { staleJSON.append((name, encoder())) }
                 generation &+= 1
-                guard isFile else { return (true, false) }
+                guard commitsLater else { return (true, false) }
                 if !keys.values[index].markChanged() { changedCount += 1 }
                 return (true, flush.changed())
             }

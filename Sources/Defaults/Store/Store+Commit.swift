@@ -1,82 +1,6 @@
 import Foundation
-import Synchronization
 
-/// A user's backend (``Defaults/Backend``) as a store holds it: the backend, and what keeps its
-/// reports in order with the store's commits.
-///
-/// A report that arrives while a commit is under way waits until the commit has returned: the keys
-/// being committed are no longer marked changed in memory, and a report of one of them applied
-/// meanwhile would be overwritten by nothing, or would overwrite what the commit stores. A report
-/// that arrived before the backend was asked to commit is older than the commit: it is taken in
-/// without the keys the commit wrote. One that arrived after is newer, by the protocol's promise.
-final class CustomBackend: @unchecked Sendable {  // `gate` guards `committing`, `called` and `held`
-    /// What a backend reported.
-    enum Report {
-        case changed([String: JSONValue?], revision: UInt64?)
-        case replaced(Defaults.BackendContents)
-    }
-
-    let backend: any Defaults.Backend
-    /// Whether every report held during a commit is older than it for the keys it wrote: so for the
-    /// file, whose reports come from reads under the lock its commits take (a report held then was
-    /// made before the commit wrote, or in the microseconds between its unlock and its return).
-    private let heldReportsPrecedeCommits: Bool
-    /// Held across each commit: one at a time, as the protocol promises.
-    let commitLock = NSLock()
-    /// Held while a report is applied, and while a commit starts and ends.
-    private let gate = NSLock()
-    private var committing = false
-    /// Whether the commit under way has asked the backend yet.
-    private var called = false
-    private var held: [(report: Report, isBeforeCall: Bool)] = []
-
-    init(_ backend: any Defaults.Backend) {
-        self.backend = backend
-        heldReportsPrecedeCommits = backend is any LockingBackend
-    }
-
-    /// Applies `report` with `apply` now, or once the commit under way has returned.
-    func receive(_ report: Report, apply: (Report, Set<String>) -> Void) {
-        gate.lock()
-        defer { gate.unlock() }
-        if committing {
-            held.append((report, !called))
-        } else {
-            apply(report, [])
-        }
-    }
-
-    /// Notes that the commit under way asks the backend now: reports from here on are newer.
-    func callingBackend() {
-        gate.withLock { called = true }
-    }
-
-    /// Runs `commit` with reports held back; then, with reports still held, `settle` with its
-    /// result (a failed commit puts its keys back first), which returns the keys the commit wrote;
-    /// then applies the reports that arrived meanwhile, in order (without those keys, for the ones
-    /// that arrived before the backend was asked).
-    func committing<Result>(
-        _ commit: () -> Result,
-        settle: (Result) -> Set<String>,
-        apply: (Report, Set<String>) -> Void
-    ) -> Result {
-        gate.lock()
-        committing = true
-        called = false
-        gate.unlock()
-        let result = commit()
-        gate.lock()
-        defer { gate.unlock() }
-        let written = settle(result)
-        committing = false
-        for (report, isBeforeCall) in held {
-            apply(report, isBeforeCall || heldReportsPrecedeCommits ? written : [])
-        }
-        held.removeAll()
-        return result
-    }
-}
-
+/// Commits to the backend, and what it reports: every report and every commit passes here.
 extension Store {
     /// Asks the backend to start reporting changes made elsewhere; once, by the opener of a new store.
     func startReporting() {
@@ -101,13 +25,13 @@ extension Store {
     }
 
     /// Takes in what the backend reported, now or after the commit under way.
-    func receive(_ report: CustomBackend.Report) {
+    func receive(_ report: BackendConnection.Report) {
         guard case .backend(let custom) = backend else { return }
         custom.receive(report) { apply($0, leaving: $1) }
     }
 
     /// Takes in `report`, but for the keys `leaving` (a commit wrote newer values for them).
-    private func apply(_ report: CustomBackend.Report, leaving stale: Set<String>) {
+    private func apply(_ report: BackendConnection.Report, leaving stale: Set<String>) {
         switch report {
         case .changed(var values, let revision):
             for name in stale { values.removeValue(forKey: name) }
@@ -121,7 +45,7 @@ extension Store {
     }
 
     /// Commits the changes made here since the last commit to `custom`; the caller reports a failure.
-    func commitPending(to custom: CustomBackend) -> Result<Void, Defaults.StorageError> {
+    func commitPending(to custom: BackendConnection) -> Result<Void, Defaults.StorageError> {
         guard state.withLock({ state in state.flush.commitNeeded(isDirty: state.isDirty) }) else { return .success(()) }
         custom.commitLock.lock()
         defer { custom.commitLock.unlock() }
@@ -130,7 +54,7 @@ extension Store {
 
     /// ``commitPending(to:)`` for a caller that holds the commit lock; succeeds with
     /// whether there was anything to commit.
-    func commitPendingLocked(to custom: CustomBackend) -> Result<Bool, Defaults.StorageError> {
+    func commitPendingLocked(to custom: BackendConnection) -> Result<Bool, Defaults.StorageError> {
         typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
         var retry = FlushMachine.Action.none
         // NB: the changes are taken inside `committing`, once reports are held back: a report taken
@@ -141,11 +65,11 @@ extension Store {
                 let taken = state.withLock { state -> Pending? in
                     guard state.isDirty else { return nil }
                     let changed = state.takeChanged()
-                    let clears = state.clearsFile
-                    state.clearsFile = false
+                    let clears = state.removesEverything
+                    state.removesEverything = false
                     state.flush.commitStarted()
                     var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
-                    for name in changed { changes[name] = .some(state.tree[name]) }
+                    for name in changed { changes[name] = .some(state.values[name]) }
                     return (changes, changed, clears)
                 }
                 guard let pending = taken else { return nil }
@@ -181,7 +105,7 @@ extension Store {
                 case .failure:
                     retry = state.withLock { state in
                         state.markChanged(pending.changed)
-                        if pending.clears { state.clearsFile = true }
+                        if pending.clears { state.removesEverything = true }
                         return state.flush.failed()
                     }
                 }
@@ -209,7 +133,7 @@ extension Store {
         _ writes: [String: JSONValue?],
         removesEverything: Bool,
         ifUnchanged expected: [String: JSONValue?],
-        to custom: CustomBackend
+        to custom: BackendConnection
     ) -> Result<Bool, Defaults.StorageError> {
         custom.commitLock.lock()
         defer { custom.commitLock.unlock() }
