@@ -158,10 +158,23 @@ extension Defaults.Suite {
             let toSinks = Defaults.hasEveryChangeSinks
             guard toSinks || observers != nil || suiteObservers != nil else { return }
             let suppressed = Defaults.Propagation.isSuppressed
-            let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: decoded)
-            observers?.deliverChange(in: self, named: name, change, isPropagationSuppressed: suppressed)
-            suiteObservers?.deliverChange(in: self, named: name, change, isPropagationSuppressed: suppressed)
+            // NB: the parts lent one by one, not gathered into a `StoredChange`: that copies each.
+            func tell(_ slot: (any Defaults.ObserverSlot)?) {
+                slot?
+                    .deliverChange(
+                        in: self,
+                        named: name,
+                        old: old,
+                        new: new,
+                        oldDecoded: oldDecoded,
+                        newDecoded: decoded,
+                        isPropagationSuppressed: suppressed
+                    )
+            }
+            tell(observers)
+            tell(suiteObservers)
             guard toSinks else { return }
+            let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: decoded)
             let event = Defaults.SuiteChange(
                 suite: self,
                 name: name,

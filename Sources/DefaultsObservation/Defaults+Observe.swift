@@ -31,13 +31,13 @@ extension Defaults {
     ) -> Observation {
         // NB: inlinable, so this is specialized for the key's type where `observe` is called: in
         // unspecialized code, making each `KeyChange<Value>` was a runtime metadata lookup, a third
-        // of what telling one observer cost. Called with each change of the key, lent, so a write
-        // of it makes no event.
-        let subscriber = Subscriber(key: key) { (change: borrowing Defaults.StoredChange) in
+        // of what telling one observer cost. Called with the parts of each change of the key, so
+        // a write of it makes no event.
+        let subscriber = Subscriber(key: key) { old, new, oldDecoded, newDecoded in
             handler(
                 Defaults.KeyChange(
-                    oldValue: key.value(from: change.old, decoded: change.oldDecoded),
-                    newValue: key.value(from: change.new, decoded: change.newDecoded)
+                    oldValue: key.value(from: old, decoded: oldDecoded),
+                    newValue: key.value(from: new, decoded: newDecoded)
                 )
             )
         }

@@ -15,13 +15,16 @@ extension Defaults {
     /// Where the suite already held a decoded value (the old one from its cache, the new one when a
     /// lossless built-in type was written), it travels along so observers need not decode JSON;
     /// where the key has observers, their slot travels along, so they are found with no search.
-    /// Observers are lent it (`borrowing`), so telling one copies nothing.
-    @usableFromInline
+    ///
+    /// A local write of one key lends its observers the parts instead
+    /// (``ObserverSlot/deliverChange(in:named:old:new:oldDecoded:newDecoded:isPropagationSuppressed:)``):
+    /// gathering parts the writer still holds into one value copies each of them, and was a fifth
+    /// of an observed write (`defaults-profile write-1`, 2,907 → 3,570 instructions).
     package struct StoredChange: Sendable, Equatable {
-        @usableFromInline package var old: JSONValue?
-        @usableFromInline package var new: JSONValue?
-        @usableFromInline package var oldDecoded: Suite.CacheEntry?
-        @usableFromInline package var newDecoded: Suite.CacheEntry?
+        package var old: JSONValue?
+        package var new: JSONValue?
+        package var oldDecoded: Suite.CacheEntry?
+        package var newDecoded: Suite.CacheEntry?
         /// The key's observers when the change was committed (see ``ObserverSlot``).
         package var observers: (any ObserverSlot)?
 
@@ -40,7 +43,7 @@ extension Defaults {
         }
 
         /// Changes are equal when their stored values are; the decoded copies are a cache.
-        @usableFromInline package static func == (lhs: StoredChange, rhs: StoredChange) -> Bool {
+        package static func == (lhs: StoredChange, rhs: StoredChange) -> Bool {
             lhs.old == rhs.old && lhs.new == rhs.new
         }
     }
@@ -171,14 +174,18 @@ extension Defaults {
     /// changes, and is handed to their type once. The state holds a slot strongly: whoever hangs
     /// it takes it off when it is done.
     package protocol ObserverSlot: AnyObject, Sendable {
-        /// Tells the observers about a local change of the one key `name`.
+        /// Tells the observers about a local change of the one key `name`, its parts lent (see
+        /// ``StoredChange``).
         ///
-        /// Called on the writing thread, after the change is committed and outside every lock. The
-        /// change is lent: a change event is made only for observers that need one.
+        /// Called on the writing thread, after the change is committed and outside every lock. A
+        /// change event is made only for observers that need one.
         func deliverChange(
             in suite: Suite,
             named name: String,
-            _ change: borrowing StoredChange,
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Suite.CacheEntry?,
+            newDecoded: Suite.CacheEntry?,
             isPropagationSuppressed: Bool
         )
 

@@ -91,17 +91,23 @@ final class Bucket: Defaults.ObserverSlot {
     func deliverChange(
         in suite: Defaults.Suite,
         named name: String,
-        _ change: borrowing Defaults.StoredChange,
+        old: JSONValue?,
+        new: JSONValue?,
+        oldDecoded: Defaults.Suite.CacheEntry?,
+        newDecoded: Defaults.Suite.CacheEntry?,
         isPropagationSuppressed: Bool
     ) {
         let list = members.withLock { $0.array() }
-        // NB: made once, for the subscribers that need the event; most take the change itself.
+        // NB: made once, for the subscribers that need the event; most take the change's parts.
         var event: Defaults.SuiteChange?
         for subscriber in list {
             subscriber.deliverChange(
                 in: suite,
                 named: name,
-                change,
+                old: old,
+                new: new,
+                oldDecoded: oldDecoded,
+                newDecoded: newDecoded,
                 isPropagationSuppressed: isPropagationSuppressed,
                 event: &event
             )

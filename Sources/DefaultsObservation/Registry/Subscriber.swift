@@ -48,11 +48,16 @@ final class Subscriber: Sendable {
         let observation: Defaults.Observation
     }
 
-    /// What a subscriber of one key is called with: the change of the key, lent.
+    /// What a subscriber of one key is called with: the old and new stored values of the key, and
+    /// the old and new decoded ones where the suite had them, lent one by one (see
+    /// ``Defaults/StoredChange``).
     @usableFromInline
-    typealias KeyHandler = @Sendable (borrowing Defaults.StoredChange) -> Void
+    typealias KeyHandler =
+        @Sendable (
+            JSONValue?, JSONValue?, Defaults.Suite.CacheEntry?, Defaults.Suite.CacheEntry?
+        ) -> Void
 
-    /// A subscriber of `key` alone, called with each change of it.
+    /// A subscriber of `key` alone, called with the parts of each change of it.
     @usableFromInline
     init(key: Defaults._AnyKey, keyHandler: @escaping KeyHandler) {
         self.firstTarget = Target(address: KeyAddress(key), suite: key.suite)
@@ -101,7 +106,9 @@ final class Subscriber: Sendable {
         if let handler {
             handler(change)
         } else if let keyHandler {
-            change.withChange(named: firstTarget!.address.name.text, keyHandler)
+            change.withChange(named: firstTarget!.address.name.text) { change in
+                keyHandler(change.old, change.new, change.oldDecoded, change.newDecoded)
+            }
         }
     }
 
@@ -112,14 +119,17 @@ final class Subscriber: Sendable {
         for target in otherTargets { body(target) }
     }
 
-    /// Calls the subscriber with a local change of its key `name`: its key handler with it, or its
-    /// handler with `event`, made from it when still `nil`.
+    /// Calls the subscriber with a local change of its key `name`, from the change's parts: its
+    /// key handler with them, or its handler with `event`, made from them when still `nil`.
     ///
     /// A subscriber tied to an owner that is gone is stopped instead.
     func deliverChange(
         in suite: Defaults.Suite,
         named name: String,
-        _ change: borrowing Defaults.StoredChange,
+        old: JSONValue?,
+        new: JSONValue?,
+        oldDecoded: Defaults.Suite.CacheEntry?,
+        newDecoded: Defaults.Suite.CacheEntry?,
         isPropagationSuppressed: Bool,
         event: inout Defaults.SuiteChange?
     ) {
@@ -130,15 +140,16 @@ final class Subscriber: Sendable {
         }
         guard !isPropagationSuppressed, isActive else { return }
         if let keyHandler {
-            keyHandler(change)
+            keyHandler(old, new, oldDecoded, newDecoded)
             return
         }
         guard let handler else { return }
         if event == nil {
+            let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)
             event = Defaults.SuiteChange(
                 suite: suite,
                 name: name,
-                change: copy change,
+                change: change,
                 isPropagationSuppressed: isPropagationSuppressed
             )
         }
@@ -196,11 +207,23 @@ extension Subscriber: Defaults.ObserverSlot {
     func deliverChange(
         in suite: Defaults.Suite,
         named name: String,
-        _ change: borrowing Defaults.StoredChange,
+        old: JSONValue?,
+        new: JSONValue?,
+        oldDecoded: Defaults.Suite.CacheEntry?,
+        newDecoded: Defaults.Suite.CacheEntry?,
         isPropagationSuppressed: Bool
     ) {
         var event: Defaults.SuiteChange?
-        deliverChange(in: suite, named: name, change, isPropagationSuppressed: isPropagationSuppressed, event: &event)
+        deliverChange(
+            in: suite,
+            named: name,
+            old: old,
+            new: new,
+            oldDecoded: oldDecoded,
+            newDecoded: newDecoded,
+            isPropagationSuppressed: isPropagationSuppressed,
+            event: &event
+        )
     }
 
     static func deliver(_ change: Defaults.SuiteChange) {

@@ -449,7 +449,10 @@ case "release-outside-lock":
         func deliverChange(
             in suite: Defaults.Suite,
             named name: String,
-            _ change: borrowing Defaults.StoredChange,
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Defaults.Suite.CacheEntry?,
+            newDecoded: Defaults.Suite.CacheEntry?,
             isPropagationSuppressed: Bool
         ) {}
 
