@@ -46,7 +46,7 @@ extension Defaults {
         public init<Value: Defaults.Serializable>(_ value: Value) {
             let json = ValueCoding.encode(value) ?? .null
             self.json = json
-            // NB: only a value stored as an array or an object can hold an AnySerializable, whose
+            // Only a value stored as an array or an object can hold an AnySerializable, whose
             // shape its value decides; a scalar's is its type's, worked out if ever asked. (No
             // conformance check here: it cost more than the rest of making a scalar one.)
             switch json {

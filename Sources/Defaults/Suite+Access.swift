@@ -24,7 +24,7 @@ extension Defaults.Suite {
     /// Keys written after that write, by anyone, stay. Keys a system file locks keep the user's
     /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``).
     public func removeAll() {
-        // NB: as in removeValues(named:), every key the UserDefaults holds joins the stored values first.
+        // As in removeValues(named:), every key the UserDefaults holds joins the stored values first.
         if let storage = store.writeThrough {
             for name in storage.storedNames { refresh(name, from: storage) }
         }
@@ -54,11 +54,11 @@ extension Defaults.Suite {
         }
         let earlier = takeRefusal()
         let flushed = store.flushNow()
-        // NB: a refusal of this flush's own is thrown below, not kept for the next call.
+        // A refusal of this flush's own is thrown below, not kept for the next call.
         let now = takeRefusal()
         if case .failure(let error) = flushed {
             report(error)  // On the caller's thread.
-            // NB: a refusal the timer's commit met meanwhile is not lost behind another failure.
+            // A refusal the timer's commit met meanwhile is not lost behind another failure.
             throw earlier ?? now ?? error
         }
         if let refused = earlier ?? now { throw refused }
@@ -81,7 +81,7 @@ extension Defaults.Suite {
     private enum Lookup: Sendable {
         case absent
         case cached(AnyBox?)
-        // NB: the JSON in a box: a JSONValue inline would make this enum too big to return in
+        // The JSON in a box: a JSONValue inline would make this enum too big to return in
         // registers, which every cached read would pay for.
         case decode(Box<JSONValue>, generation: UInt64)
         case uncached(Box<JSONValue>)
@@ -111,16 +111,16 @@ extension Defaults.Suite {
                 state.hasOverrides ? state.overrides!.candidates(for: name.text) : []
             }
             if let value = overrideValue(named: name.text, candidates, as: Value.self) { return value }
-            // NB: every candidate is rejected now, so this looks at the stored value.
+            // Every candidate is rejected now, so this looks at the stored value.
             return self.value(named: name, as: type)
         case .decode(let json, let generation):
-            // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
+            // Decoding runs the type's bridge, user code, so it happens outside the lock.
             let decoded = ValueCoding.decode(json.value, as: Value.self)
             let replaced = store.state.withLock { state -> CacheEntry? in
                 guard state.generation == generation else { return nil }
                 return state.keepDecoded(decoded.map { .holding($0) } ?? .undecodable(as: Value.self), for: name)
             }
-            // NB: released here, after the lock: it may hold an instance of a class of the user's.
+            // Released here, after the lock: it may hold an instance of a class of the user's.
             _ = replaced
             if decoded == nil, let mismatch = store.mismatch(named: name.text, holding: json.value) { report(mismatch) }
             if decoded != nil { store.learnReadType(name.text, as: Value.self) }
@@ -147,7 +147,7 @@ extension Defaults.Suite {
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 let stored = scope.storedValue(named: name.text)
-                // NB: a key the transaction has not written reads as it does outside: its decoded
+                // A key the transaction has not written reads as it does outside: its decoded
                 // value is that of what is stored (or the last good one, when a value of another
                 // type was kept out).
                 if stored == state.values[name.text], let index = state.keys.index(forKey: name),
@@ -159,11 +159,11 @@ extension Defaults.Suite {
                 return .uncached(Box(json))
             }
             if let index = state.keys.index(forKey: name) {
-                // NB: the entry is lent in place (`inout`); read as a value, all of it would be
+                // The entry is lent in place (`inout`); read as a value, all of it would be
                 // copied, and its observers retained and released, on every read.
                 if let box = Store.State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
             }
-            // NB: the decoded value kept is that of what reads see, system files and locks included.
+            // The decoded value kept is that of what reads see, system files and locks included.
             guard let json = state.hasLayers ? state.layeredValue(named: name.text) : state.values[name.text] else {
                 return .absent
             }
@@ -178,7 +178,7 @@ extension Defaults.Suite {
     private static func overrideLookup(_ state: inout Store.State, named name: String, typeID: ObjectIdentifier)
         -> Lookup?
     {
-        // NB: a lock wins over this run's overrides: the key reads its system value.
+        // A lock wins over this run's overrides: the key reads its system value.
         if state.isLocked(name) { return nil }
         if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
         return state.overrides!.candidates(for: name).isEmpty ? nil : .overridden
@@ -192,7 +192,7 @@ extension Defaults.Suite {
         as type: Value.Type
     ) -> Value? {
         for candidate in candidates {
-            // NB: decoding runs the type's bridge, user code, so it happens outside the lock.
+            // Decoding runs the type's bridge, user code, so it happens outside the lock.
             if let value = candidate.forms.lazy.compactMap({ ValueCoding.decode($0, as: Value.self) }).first {
                 store.state.withLock { state in
                     guard state.overrides != nil else { return }
@@ -256,7 +256,7 @@ extension Defaults.Suite {
             if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
                 return state.layeredValues(stored: scope.storedValues())
             }
-            // NB: read first: as an argument, the values' mutating accessor overlapped the call's
+            // Read first: as an argument, the values' mutating accessor overlapped the call's
             // borrow of `state`, which was copied for it.
             let values = state.values
             return state.layeredValues(stored: values)

@@ -76,10 +76,10 @@ extension Defaults.Suite {
             _ = scope.close()
             throw error
         }
-        // NB: closed first, so a task the body started writes directly from now on.
+        // Closed first, so a task the body started writes directly from now on.
         var (writes, suppressedKeys, removedAll, reads) = scope.close()
         guard !writes.isEmpty || removedAll else { return (result, nil) }
-        // NB: before the commit, which an exclusive transaction puts in the file directly.
+        // Before the commit, which an exclusive transaction puts in the file directly.
         let refused = store.state.withLock { state -> [(name: String, refusal: WriteRefusal)] in
             guard state.guardsWrites else { return [] }
             var refused: [(name: String, refusal: WriteRefusal)] = []
@@ -139,7 +139,7 @@ extension Defaults.Suite {
             )
             return try transaction(body)
         }
-        // NB: over UserDefaults, other code writes directly: nothing could make the commit exclusive.
+        // Over UserDefaults, other code writes directly: nothing could make the commit exclusive.
         guard case .backend(let custom) = store.backend, store.writeThrough == nil else { return try transaction(body) }
         if let locking = store.locking { return try exclusiveTransaction(on: locking, custom, body) }
         return try exclusiveTransaction(on: custom, body)
@@ -156,19 +156,19 @@ extension Defaults.Suite {
         var outcome: (Result, Delivery?)?
         var bodyRan = false
         do {
-            // NB: the commit lock, then the file's: the order every commit takes them in.
+            // The commit lock, then the file's: the order every commit takes them in.
             custom.commitLock.lock()
             defer { custom.commitLock.unlock() }
             let store = store
             let catchUp = { store.commitPendingLocked(to: custom) }
             try file.exclusively(catchUp: catchUp) {
                 bodyRan = true
-                // NB: a `removeAll()` in the body removes every key the file holds: it was read
+                // A `removeAll()` in the body removes every key the file holds: it was read
                 // under the lock just now, so memory knows every one of them.
                 outcome = try runTransaction(isExclusive: true, body) { writes, suppressedKeys, _, _ in
-                    // NB: into the file first, then into memory: a write that fails leaves nothing.
+                    // Into the file first, then into memory: a write that fails leaves nothing.
                     do throws(Defaults.StorageError) {
-                        // NB: the file was read under this lock as the body began, so it brings
+                        // The file was read under this lock as the body began, so it brings
                         // nothing new unless a broken file was put back meanwhile.
                         let found = try file.writeLocked(writes, removesEverything: false)
                         if !found.isEmpty { store.absorbOutside(found, isWhole: false, revision: nil) }
@@ -185,7 +185,7 @@ extension Defaults.Suite {
             report(error)
             throw error
         }
-        // NB: after the lock, and after the outside changes taken in while catching up.
+        // After the lock, and after the outside changes taken in while catching up.
         store.waitForQueuedDeliveries()
         outcome?.1?.deliver()
         if let failure {
@@ -209,10 +209,10 @@ extension Defaults.Suite {
             throw error
         }
         while true {
-            // NB: what is pending first, so the values the body reads are the backend's.
+            // What is pending first, so the values the body reads are the backend's.
             if case .failure(let error) = store.flushNow() {
                 report(error)
-                // NB: a refusal thrown here is not kept for the next `synchronize()` as well.
+                // A refusal thrown here is not kept for the next `synchronize()` as well.
                 if error.isRefusal { _ = takeRefusal() }
                 throw error
             }
@@ -235,7 +235,7 @@ extension Defaults.Suite {
                 return nil
             }
             if conflicted { continue }
-            // NB: after the outside changes taken in first, so observers see the two in order.
+            // After the outside changes taken in first, so observers see the two in order.
             store.waitForQueuedDeliveries()
             delivery?.deliver()
             if let failure {

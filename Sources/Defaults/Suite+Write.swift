@@ -19,7 +19,7 @@ extension Defaults.Suite {
             return
         }
         let name = key.name
-        // NB: the key's own encoder skips the dynamic casts of the general path, the largest part
+        // The key's own encoder skips the dynamic casts of the general path, the largest part
         // of a write's cost once the rest was made cheap.
         var json: JSONValue?
         if let encoder = key.nativeEncoder {
@@ -27,7 +27,7 @@ extension Defaults.Suite {
         } else {
             json = ValueCoding.encode(value)
         }
-        // NB: a value the file could not be read back with would make the whole file corrupt.
+        // A value the file could not be read back with would make the whole file corrupt.
         if json == nil && !ValueCoding.isEmptyOptional(value)
             || json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
         {
@@ -37,7 +37,7 @@ extension Defaults.Suite {
         // As in sindresorhus/Defaults: `nil` assigned to an `AnySerializable` key removes the value,
         // so the key's default comes back. (Inside a container, nil stays a JSON null.)
         if case .null? = json, value is Defaults.AnySerializable { json = nil }
-        // NB: before the write: the UserDefaults stores the value as its type (and any
+        // Before the write: the UserDefaults stores the value as its type (and any
         // AnySerializable inside) says, also when a transaction commits it later.
         if let storage = store.writeThrough, let json { storage.willWrite(value, as: json, forKey: name) }
         // NB: the box is made from the key's metatype for `Box<Value>`: naming the type here would
@@ -56,17 +56,17 @@ extension Defaults.Suite {
         of key: Defaults.Key<Value>,
         writer: InPlaceWriter
     ) -> Bool {
-        // NB: a sink that gets every change gets the change's JSON too.
+        // A sink that gets every change gets the change's JSON too.
         if Defaults.hasEveryChangeSinks { return false }
         let store = store
         if store.writeThrough != nil { return false }
         let commitsLater = store.commitsLater
         let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
-            // NB: system files and refusals are in `writesTakeGeneralPath`.
+            // System files and refusals are in `writesTakeGeneralPath`.
             guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
                 state.suiteObservers == nil
             else { return nil }
-            // NB: the key's encoder is fetched only when the key's JSON starts to wait, not on every write.
+            // The key's encoder is fetched only when the key's JSON starts to wait, not on every write.
             return state.writeInPlace(
                 of: key.hashedName,
                 value,
@@ -110,14 +110,14 @@ extension Defaults.Suite {
             state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
             in
             if state.openTransactions > 0 || state.writesTakeGeneralPath { return (.general, nil, nil, nil, nil) }
-            // NB: replaced before comparing, one search of the table: equal JSON is the same bytes,
+            // Replaced before comparing, one search of the table: equal JSON is the same bytes,
             // so replacing a value with an equal one changes nothing.
             let old =
                 if let new { state.values.updateValue(new, forKey: name) } else {
                     state.values.removeValue(forKey: name)
                 }
             guard old != new else {
-                // NB: the same JSON may be stored as another type (a base64 string other code set,
+                // The same JSON may be stored as another type (a base64 string other code set,
                 // now written as Data): stored again, as this key's type says; no change to report.
                 store.writeThrough?.set(new, forKey: name)
                 return (.unchanged, nil, nil, nil, nil)
@@ -132,11 +132,11 @@ extension Defaults.Suite {
             if commitsLater {
                 schedulesFlush = state.flush.changed()
             } else if let storage = store.writeThrough {
-                // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                // UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 storage.set(new, forKey: name)
             }
-            // NB: reads of an overridden key return the override, which did not change.
+            // Reads of an overridden key return the override, which did not change.
             let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
             return (
                 .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
@@ -158,7 +158,7 @@ extension Defaults.Suite {
             let toSinks = Defaults.hasEveryChangeSinks
             guard toSinks || observers != nil || suiteObservers != nil else { return }
             let suppressed = Defaults.Propagation.isSuppressed
-            // NB: the parts lent one by one, not gathered into a `StoredChange`: that copies each.
+            // The parts lent one by one, not gathered into a `StoredChange`: that copies each.
             func tell(_ slot: (any Defaults.ObserverSlot)?) {
                 slot?
                     .deliverChange(
@@ -188,7 +188,7 @@ extension Defaults.Suite {
     /// Removes the values stored under `names`, as one change.
     package func removeValues(named names: some Sequence<String>) {
         let names = Array(names)
-        // NB: values other code set in a UserDefaults are not in the stored values until read; without
+        // Values other code set in a UserDefaults are not in the stored values until read; without
         // this, removing them would look like no change and leave them there.
         if let storage = store.writeThrough {
             for name in names { refresh(name, from: storage) }
@@ -239,7 +239,7 @@ extension Defaults.Suite {
         let suppressed = Defaults.Propagation.isSuppressed
         let store = store
         let commitsLater = store.commitsLater && !isWritten
-        // NB: every change made, reported or not, leaves the lock in `all`: the old decoded values
+        // Every change made, reported or not, leaves the lock in `all`: the old decoded values
         // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
         var all: [String: Defaults.StoredChange] = [:]
         var refused: [(name: String, refusal: WriteRefusal)] = []
@@ -252,7 +252,7 @@ extension Defaults.Suite {
             for (name, new) in makeWrites(state.values) {
                 let old = state.values[name]
                 guard old != new else {
-                    // NB: as in a write of one key: stored again as the writer's type says.
+                    // As in a write of one key: stored again as the writer's type says.
                     store.writeThrough?.set(new, forKey: name)
                     continue
                 }
@@ -262,7 +262,7 @@ extension Defaults.Suite {
                 }
                 state.values[name] = new
                 if let storage = store.writeThrough {
-                    // NB: UserDefaults never calls back into us, so writing under our lock keeps
+                    // UserDefaults never calls back into us, so writing under our lock keeps
                     // its order the same as ours.
                     storage.set(new, forKey: name)
                 }
@@ -273,7 +273,7 @@ extension Defaults.Suite {
                     decoded: newDecoded,
                     marksChanged: commitsLater
                 )
-                // NB: what reads see: where the user's file has no value, a system file's stands in.
+                // What reads see: where the user's file has no value, a system file's stands in.
                 let seenOld = state.layeredValue(named: name, stored: old)
                 let seenNew = state.layeredValue(named: name, stored: new)
                 let change = Defaults.StoredChange(
@@ -289,12 +289,12 @@ extension Defaults.Suite {
                 }
                 changes[name] = change
             }
-            // NB: a file this process may not write is not cleared either (the removals were refused).
+            // A file this process may not write is not cleared either (the removals were refused).
             let clears = removesEverything && commitsLater && state.readOnlyReason == nil
             if clears { state.removesEverything = true }
             guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
             state.generation &+= 1
-            // NB: reads of an overridden key return the override, which did not change.
+            // Reads of an overridden key return the override, which did not change.
             let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
             all.merge(changes) { kept, _ in kept }
             let schedule = commitsLater && state.flush.changed()
@@ -311,7 +311,7 @@ extension Defaults.Suite {
         } else {
             for name in suppressedKeys { silenced[name] = propagated.removeValue(forKey: name) }
         }
-        // NB: two optionals, not an array: a write is one event, and an array would be an
+        // Two optionals, not an array: a write is one event, and an array would be an
         // allocation on every write.
         return Delivery(
             propagated: propagated.isEmpty
@@ -392,7 +392,7 @@ extension Defaults.Suite {
             state.generation &+= 1
             return state.forgetDecoded(name)
         }
-        // NB: released after the lock: it may hold an instance of a class of the user's.
+        // Released after the lock: it may hold an instance of a class of the user's.
         _ = forgotten
     }
 }

@@ -48,7 +48,7 @@ extension Defaults {
             reportsLoadProblemsLater: Bool = false
         ) {
             let (store, problems) = StoreRegistry.store(for: fileURL, systemFiles: systemFiles)
-            // NB: the path as the store knows it, without `.` and `..`, when this suite gave the same one.
+            // The path as the store knows it, without `.` and `..`, when this suite gave the same one.
             let location =
                 if let file = store.file, file.givenPath == ResolvedPath.normalize(fileURL.path) {
                     file.fileURL
@@ -57,7 +57,7 @@ extension Defaults {
                 }
             self.init(store: store, location: location, errorHandler: errorHandler)
             guard !problems.isEmpty else { return }
-            // NB: the standard suite is built inside Swift's one-time initialisation of a static,
+            // The standard suite is built inside Swift's one-time initialisation of a static,
             // which holds a lock: a handler that read `.standard` would wait forever.
             if reportsLoadProblemsLater {
                 let handler = errorHandler
@@ -172,7 +172,7 @@ extension Defaults {
             let (store, problem, isNew) = StoreRegistry.store(for: backend)
             self.init(store: store, location: nil, errorHandler: errorHandler)
             if let problem { report(problem) }
-            // NB: after the suite is attached, so what the backend reports as it starts reaches
+            // After the suite is attached, so what the backend reports as it starts reaches
             // this suite's handler, not only the global one.
             if isNew { store.startReporting() }
         }

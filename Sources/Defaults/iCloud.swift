@@ -1,6 +1,6 @@
 import Foundation
 
-// NB: every deprecation repeats its message: an attribute's message must be a plain literal.
+// Every deprecation repeats its message: an attribute's message must be a plain literal.
 
 extension Defaults {
     // swift-format-ignore: TypeNamesShouldBeCapitalized

@@ -235,7 +235,7 @@ public struct BackendConformance: Sendable {
             Defaults.BackendChanges(values: ["x": .number("1"), "y": .number("2"), "z": .number("3")])
         )
         guard seesChangesMadeElsewhere else {
-            // NB: nothing comes, so nothing marks when to stop looking: what came by now is checked.
+            // Nothing comes, so nothing marks when to stop looking: what came by now is checked.
             let all = reports.all
             return all.isEmpty ? [] : ["a backend that sees no changes made elsewhere reported \(all.map(\.values))"]
         }

@@ -42,7 +42,7 @@ private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolErr
     if described, let schema = try SuiteSchema.published(for: location) {
         names.formUnion(schema.keys.keys)
         names.formUnion(try location.read()?.keys ?? [:].keys)
-        // NB: the file's reference to its schema is for editors, not a setting to offer.
+        // The file's reference to its schema is for editors, not a setting to offer.
         names.remove("$schema")
     } else {
         names.formUnion(try location.readExisting().keys)
@@ -59,7 +59,7 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
         printLine(render(.object(try location.readExisting())))
         return
     }
-    // NB: checked first, or opening the suite would move a broken file aside.
+    // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
     let suite = location.open { error in printError(error.description) }
     guard let key else {
@@ -110,7 +110,7 @@ private func change(
     replacingBrokenFile: Bool = false,
     _ makeWrites: (Defaults.Suite) throws(ToolError) -> [String: JSONValue?]
 ) throws(ToolError) {
-    // NB: checked first, or opening the suite would move a broken file aside.
+    // Checked first, or opening the suite would move a broken file aside.
     if !replacingBrokenFile { _ = try location.read() }
     let suite = location.open { error in printError(error.description) }
     var failure: ToolError?
@@ -313,7 +313,7 @@ private func runEditor(_ editor: String, on file: String) throws(ToolError) {
         signal(SIGINT, previousInterrupt)
         signal(SIGQUIT, previousQuit)
     }
-    // NB: the child must not inherit the ignored signals: reset them to their defaults in it.
+    // The child must not inherit the ignored signals: reset them to their defaults in it.
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -353,7 +353,7 @@ private func makePrivateFolder() throws(ToolError) -> String {
 
 private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
     let location = try SuiteLocation(arguments.value("suite")!)
-    // NB: checked first, or opening the suite would move a broken file aside.
+    // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
     let keys = arguments.values["key"].map(Set.init)
     let asJSON = arguments.has("json")
@@ -367,7 +367,7 @@ private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
             }
         }
     )
-    // NB: on standard error, so standard output holds only changes; scripts and tests wait for it.
+    // On standard error, so standard output holds only changes; scripts and tests wait for it.
     printError("defaults: watching \(location.place); Ctrl-C stops")
     withExtendedLifetime(suite) { dispatchMain() }
 }

@@ -15,7 +15,7 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
         }
         names = [key]
     }
-    // NB: checked first, or opening the suite would move a broken file aside.
+    // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
     let suite = location.open { error in printError(error.description) }
     var blocks: [String] = []

@@ -130,7 +130,7 @@ struct SuiteSchema {
             ("number", .number):
             return true
         case ("integer", .number(let text)):
-            // NB: Decimal holds every integer width exactly; beyond its range, Double says.
+            // Decimal holds every integer width exactly; beyond its range, Double says.
             guard let number = Decimal(string: text) else {
                 return Double(text).map { $0.rounded() == $0 } ?? false
             }

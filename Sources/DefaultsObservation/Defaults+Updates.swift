@@ -20,7 +20,7 @@ extension Defaults {
         _ key: Key<Value>,
         initial: Bool = true
     ) -> AsyncStream<Value> {
-        // NB: each element is read when the change is delivered rather than taken from the
+        // Each element is read when the change is delivered rather than taken from the
         // event: events of concurrent writers may arrive out of order, the stored value may not.
         stream(watching: [key], initial: initial, current: { key.suite[key] }, element: { _ in key.suite[key] })
     }

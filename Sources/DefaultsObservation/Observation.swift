@@ -42,7 +42,7 @@ extension Defaults {
         func stop(isInTiedTable: Bool) {
             guard subscriber.deactivate() else { return }
             ObserverRegistry.shared.remove(subscriber, isInTiedTable: isInTiedTable)
-            // NB: held in a local so the tie's reference to `self` is dropped after the lock.
+            // Held in a local so the tie's reference to `self` is dropped after the lock.
             let tie = subscriber.setTie(nil)
             _ = tie
         }
@@ -63,7 +63,7 @@ extension Defaults {
             let old = subscriber.setTie(Subscriber.LifetimeTie(owner: owner, observation: self))
             _ = old
             ObserverRegistry.shared.noteTie(of: subscriber)
-            // NB: an observation already stopped (or stopping on another thread) keeps no tie: the
+            // An observation already stopped (or stopping on another thread) keeps no tie: the
             // tie would hold it, and it its subscriber, for good. Looked at after the tie is set, so
             // a stop either sees the tie and drops it, or is seen here.
             if !subscriber.isActive {

@@ -138,7 +138,7 @@ enum InMemorySpaces {
             space.values = after
             space.revision += 1
             table[key] = space
-            // NB: told under the lock, so every watcher hears the space's commits in their order;
+            // Told under the lock, so every watcher hears the space's commits in their order;
             // a report returns at once and never calls back into a backend.
             for (watcher, updates) in space.watchers where watcher != origin {
                 updates.changed(told, revision: space.revision)

@@ -52,7 +52,7 @@ private func wholeNumberText(_ text: String) -> String? {
     let point = parts[0].count + exponent - leadingZeros
     digits.removeFirst(leadingZeros)
     if digits.isEmpty { return "0" }
-    // NB: no integer type has more than 39 digits; anything longer is out of range anyway.
+    // No integer type has more than 39 digits; anything longer is out of range anyway.
     guard point > 0, point <= 40 else { return nil }
     if digits.count > point {
         guard digits.dropFirst(point).allSatisfy({ $0 == "0" }) else { return nil }

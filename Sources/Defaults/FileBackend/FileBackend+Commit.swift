@@ -6,7 +6,7 @@ extension FileBackend {
     // MARK: - Committing
 
     func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
-        // NB: a file that is read-only now (a link re-pointed into a read-only place) cannot even
+        // A file that is read-only now (a link re-pointed into a read-only place) cannot even
         // be locked: the changes are refused, and the suite's memory goes back to the file.
         storage.resolveAgain()
         if let reason = storage.readOnlyReason {
@@ -42,7 +42,7 @@ extension FileBackend {
     /// - Returns: What the file brought from elsewhere since it was last seen, but for the keys
     ///   just written, for the caller to take in.
     func commitLocked(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> [String: JSONValue?] {
-        // NB: a file that could not be read when opened is never written over. Look again: its
+        // A file that could not be read when opened is never written over. Look again: its
         // permissions may have been fixed, or it may be gone.
         if files.withLock({ $0.writesBlocked }) {
             switch storage.read(locked: true) {
@@ -55,7 +55,7 @@ extension FileBackend {
         let known = files.withLock { $0.known }
         // The file as it is now, and whether it is the one last seen.
         var base: FileStorage.Snapshot?
-        // NB: the file is the one last seen: nothing came from elsewhere, and comparing every value
+        // The file is the one last seen: nothing came from elsewhere, and comparing every value
         // would find nothing.
         var isUnchanged = false
         var movedAside: Defaults.StorageError?
@@ -97,7 +97,7 @@ extension FileBackend {
         }
         for (name, value) in changes.values { document[name] = value }
         let written = try storage.replace(with: document)
-        // NB: what the file brought from elsewhere: the keys that differ from the file last seen,
+        // What the file brought from elsewhere: the keys that differ from the file last seen,
         // but for those just written. Compared with the file as read (whose parse may name its
         // changed keys), then the keys the removal dropped.
         var excluded = changes.values
@@ -113,7 +113,7 @@ extension FileBackend {
             $0.writesBlocked = false
             $0.restore = nil
         }
-        // NB: reported once the outcome is known, so a handler that looks finds the new file.
+        // Reported once the outcome is known, so a handler that looks finds the new file.
         if let movedAside { reportInBackground(movedAside.brokeWhileOpen) }
         return brought
     }
@@ -139,7 +139,7 @@ extension FileBackend {
                 for name in expected.keys { current[name] = .some(members[name]) }
                 return .conflict(current: current)
             }
-            // NB: a conditional commit has no room for what it found: reported, and held until it returns.
+            // A conditional commit has no room for what it found: reported, and held until it returns.
             report(try commitLocked(changes))
             return .committed
         }
@@ -201,7 +201,7 @@ extension FileBackend {
     func replaceBrokenFileLocked(reason: String) {
         switch storage.moveAside(reason: reason) {
         case .success(let report):
-            // NB: kept in `restore` until a write puts it back: this one, or the next commit.
+            // Kept in `restore` until a write puts it back: this one, or the next commit.
             let restore = files.withLock { files -> [String: JSONValue] in
                 if files.restore == nil { files.restore = files.known?.members ?? [:] }
                 files.known = nil
@@ -216,9 +216,9 @@ extension FileBackend {
             } catch {
                 reportInBackground(error)
             }
-            // NB: after the write, so a handler that looks finds the new file.
+            // After the write, so a handler that looks finds the new file.
             reportInBackground(report.brokeWhileOpen)
-            // NB: the suite's own changes, if any wait, go in at its next flush.
+            // The suite's own changes, if any wait, go in at its next flush.
             fileReports?.pendingAgain()
         case .failure(let report):
             reportInBackground(report)

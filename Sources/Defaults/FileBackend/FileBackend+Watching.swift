@@ -35,14 +35,14 @@ extension FileBackend {
     /// Called by the watcher when the file `source` (0, the backend's own; then each system file)
     /// may have changed: it is read on the watch queue.
     func fileMayHaveChanged(source: Int = 0) {
-        // NB: weakly, here and in the retries: a store whose last suite is gone is released at
+        // Weakly, here and in the retries: a store whose last suite is gone is released at
         // once, so a suite opened on the file next reads it afresh.
         watchQueue.async { [weak self] in self?.run(.fileEvent, source: source) }
     }
 
     /// Feeds `event` to the state machine of the file `source` and runs what it decides.
     private func run(_ event: FileChangeMachine.Event, source: Int) {
-        // NB: the receiver (the store) is held for the whole run: a store that is gone lets the
+        // The receiver (the store) is held for the whole run: a store that is gone lets the
         // suite's folder go, and nothing must write there after.
         let (reports, isAttached) = files.withLock { ($0.updates?.fileReports, $0.isAttached) }
         let receiver = reports?.receiver()
@@ -51,7 +51,7 @@ extension FileBackend {
         var action = reloads.withLock { $0[source].handle(event) }
         if action == .read {
             followLinks(source)
-            // NB: under the process lock for a system file too, so its events leave in order with
+            // Under the process lock for a system file too, so its events leave in order with
             // those of the store's own file.
             action = storage.lock.withProcessLock {
                 source == 0 ? readAndApply() : readAndApplyLayer(source, reportingTo: reports)
@@ -104,18 +104,18 @@ extension FileBackend {
     private func readAndApply() -> FileChangeMachine.Action {
         let (known, writesBlocked) = files.withLock { ($0.known, $0.writesBlocked) }
         let result = storage.read(knowing: known)
-        // NB: the read opens the path as given, so a link re-pointed since `followLinks` gives the
+        // The read opens the path as given, so a link re-pointed since `followLinks` gives the
         // new target's bytes. Resolved again before they are applied, so whether the file may be
         // written (`settle`) is known first: applied before it, a read-only file's values reached
-        // observers while writes were still taken (seen once in CI: a write accepted, then refused
-        // at its flush). A move found here also queues a look at the file where it now leads.
+        // observers while writes were still taken, and a write accepted then was refused at its
+        // flush. A move found here also queues a look at the file where it now leads.
         storage.resolveAgain()
         let finding: FileChangeMachine.Finding
         switch result {
         case .unreadable: finding = .unreadable
         case .unchanged: finding = .unchanged
         case .missing:
-            // NB: gone where there was none is no change, unless it was there but unreadable.
+            // Gone where there was none is no change, unless it was there but unreadable.
             finding = known == nil && !writesBlocked ? .unchanged : .missing
         case .parsed: finding = .parsed
         case .broken: finding = .broken

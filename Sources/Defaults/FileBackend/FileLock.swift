@@ -71,7 +71,7 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
                 depth = 1
                 return true
             }
-            // NB: another thread of this process holds the lock file, through another state of the
+            // Another thread of this process holds the lock file, through another state of the
             // file: wait for it without this state's thread lock, which that thread may need.
             threads.unlock()
             LockFiles.shared.wait(whileHeldByAnotherThread: lockFile)
@@ -126,7 +126,7 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
         }
         held[path] = Hold(thread: thread, count: 1, descriptor: -1)
         condition.unlock()
-        // NB: outside the table's lock: another process may hold the file for a while.
+        // Outside the table's lock: another process may hold the file for a while.
         do {
             let descriptor = try Self.lock(path)
             condition.lock()
@@ -172,7 +172,7 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
             try createDirectory((path as NSString).deletingLastPathComponent)
             let opened = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
             guard opened >= 0 else { throw SystemError.current("opening the lock file") }
-            // NB: the umask may have narrowed the mode; make it exact. Not our file: leave it be.
+            // The umask may have narrowed the mode; make it exact. Not our file: leave it be.
             fchmod(opened, 0o600)
             while flock(opened, LOCK_EX) != 0 {
                 if errno == EINTR { continue }
@@ -180,7 +180,7 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
                 close(opened)
                 throw failure
             }
-            // NB: the directory may have been deleted (and re-created) while this waited: a lock on
+            // The directory may have been deleted (and re-created) while this waited: a lock on
             // a file no longer at `path` excludes nobody, so lock the one that is there now.
             var held = stat()
             var current = stat()

@@ -76,7 +76,7 @@ extension FileStorage {
             return .unreadable(.unreadableFile(url: url, reason: error.description))
         }
         if let known, Self.sameBytes(known.bytes, bytes) { return .unchanged(known) }
-        // NB: most changes change a few members of many: only those are parsed and compared.
+        // Most changes change a few members of many: only those are parsed and compared.
         if let known, let changed = Self.parseChange(of: known, to: bytes) { return .parsed(changed) }
         do {
             if let snapshot = try Self.snapshot(of: bytes) { return .parsed(snapshot) }
@@ -143,7 +143,7 @@ extension FileStorage {
             members.removeValue(forKey: name)
         }
         for (name, value) in new.members { members[name] = value }
-        // NB: a name given twice (in the new members, or also outside them) keeps its last value,
+        // A name given twice (in the new members, or also outside them) keeps its last value,
         // which a full parse finds.
         guard members.count == starts.count - (end - first) + new.members.count else { return nil }
         var names: [String] = []
@@ -179,7 +179,7 @@ extension FileStorage {
             rhs.withUnsafeBytes { right in
                 let count = min(left.count, right.count)
                 var offset = 0
-                // NB: `memcmp` a block at a time (it compares 32 bytes an instruction), then bytes.
+                // `memcmp` a block at a time (it compares 32 bytes an instruction), then bytes.
                 while offset + 4096 <= count, memcmp(left.baseAddress! + offset, right.baseAddress! + offset, 4096) == 0
                 {
                     offset += 4096
@@ -220,7 +220,7 @@ extension FileStorage {
         guard Self.waitsForBrokenFilesToSettle.load(ordering: .relaxed) else { return result }
         var delays = FileChangeMachine.retryDelays.makeIterator()
         while case .broken = result {
-            // NB: while a test holds retries, looking again never ends (see FileChangeMachine).
+            // While a test holds retries, looking again never ends (see FileChangeMachine).
             let held = retriesAreHeld
             guard let delay = held ? FileChangeMachine.retryDelays[0] : delays.next() else { break }
             usleep(UInt32(delay.nanoseconds / 1_000))
@@ -256,7 +256,7 @@ extension FileStorage {
             return .brokenReadOnly(.corruptFileLeftInPlace(url: url, reason: reason))
         }
         if case .broken = result {
-            // NB: under the lock, and read again (for a while): another process may have just
+            // Under the lock, and read again (for a while): another process may have just
             // replaced it, or an editor may be half-way through saving it.
             let locked = (try? lockExclusively()) != nil
             defer { if locked { unlockExclusively() } }
@@ -306,7 +306,7 @@ extension FileStorage {
     package static func contents(atPath path: String, directoryIsMissing: Bool) throws(SystemError) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
-            // NB: ENOTDIR: a parent is a regular file, so there is no file yet either; writing
+            // ENOTDIR: a parent is a regular file, so there is no file yet either; writing
             // reports that obstacle, and succeeds once it is gone.
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError.current("opening")
@@ -314,11 +314,11 @@ extension FileStorage {
         defer { close(descriptor) }
         var info = stat()
         let expected = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
-        // NB: a directory in the file's place holds no settings; writing reports that obstacle
+        // A directory in the file's place holds no settings; writing reports that obstacle
         // (a rename cannot replace a directory, so nothing in it is at risk).
         if directoryIsMissing, (info.st_mode & S_IFMT) == S_IFDIR { return nil }
-        // NB: into uninitialized memory, one byte more than expected to see the end: zeroing the
-        // array first was a fifth of taking in a change of a 10,000-key file.
+        // Into uninitialized memory, one byte more than expected to see the end: the array is not
+        // zeroed first, which would touch every byte twice (`defaults-profile absorb10k`).
         var failure: Int32 = 0
         var reachedEnd = false
         var result = [UInt8](unsafeUninitializedCapacity: max(expected, 0) + 1) { buffer, initialized in
@@ -359,8 +359,8 @@ extension FileStorage {
 
     /// The top-level members of a settings document; `nil` when its top level is not an object.
     package static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
-        // NB: RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one. Copied
-        // only then: a copy of the whole file was a tenth of taking in a changed 10,000-key file.
+        // RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one. Copied only
+        // then, so a file without one is parsed where it lies (`defaults-profile absorb10k`).
         let document = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
         guard case .object(let members) = try JSONParser.parse(document) else { return nil }
         return members

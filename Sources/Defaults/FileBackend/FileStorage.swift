@@ -117,7 +117,7 @@ package final class FileStorage: Sendable {
                 lockPath = target!.path + ".lock"
                 return lockPath
             }
-            // NB: only once the thread lock is held: another thread waiting for it must not change
+            // Only once the thread lock is held: another thread waiting for it must not change
             // what the holder reads and replaces.
             if taken, let target { held.withLock { $0 = target } }
         } catch {
@@ -143,7 +143,7 @@ package final class FileStorage: Sendable {
             work()
             ran = true
         }
-        // NB: not the outermost release: the thread lock is still this thread's, held outside.
+        // Not the outermost release: the thread lock is still this thread's, held outside.
         if !ran { work() }
     }
 
@@ -171,7 +171,7 @@ package final class FileStorage: Sendable {
     /// - Returns: The file as written.
     func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> Snapshot {
         let bytes = JSONWriter.prettyBytes(.object(document))
-        // NB: where the lock was taken, whatever links changed since: the file read is the one replaced.
+        // Where the lock was taken, whatever links changed since: the file read is the one replaced.
         let target = held.withLock { $0 }
         do {
             try createDirectory(target.directory)
@@ -199,7 +199,7 @@ package final class FileStorage: Sendable {
         }
         do {
             defer { close(descriptor) }
-            // NB: the umask could narrow the mode further, never widen it; make it exact.
+            // The umask could narrow the mode further, never widen it; make it exact.
             guard fchmod(descriptor, 0o600) == 0 else { throw SystemError.current("setting the file mode") }
             try writeAll(bytes, to: descriptor)
             guard fsync(descriptor) == 0 else { throw SystemError.current("flushing the temporary file") }
@@ -235,7 +235,7 @@ package final class FileStorage: Sendable {
         defer { closedir(stream) }
         let prefix = Self.temporaryPrefix(target)
         while let entry = readdir(stream) {
-            // NB: the name in place, up to its NUL. Copying `d_name` (256 bytes) read past the end
+            // The name in place, up to its NUL. Copying `d_name` (256 bytes) read past the end
             // of a short entry at the end of readdir's buffer: the fuzzer's AddressSanitizer found it.
             let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
                 tuple.withMemoryRebound(to: CChar.self, capacity: 1) { String(cString: $0) }

@@ -54,7 +54,7 @@ package enum JSONWriter {
                 return
             }
             output.append(UInt8(ascii: "{"))
-            // NB: sort by UTF-8 bytes so the order is stable whatever the Unicode normalisation.
+            // Sort by UTF-8 bytes so the order is stable whatever the Unicode normalisation.
             for (offset, member) in sortedMembers(members).enumerated() {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
                 newline(indent.map { $0 + 1 }, into: &output)
@@ -111,7 +111,7 @@ package enum JSONWriter {
             }
         }
         if let contiguous, let precedes = contiguous { return precedes }
-        // NB: a string bridged from elsewhere may have no contiguous UTF-8; compare it the slow way.
+        // A string bridged from elsewhere may have no contiguous UTF-8; compare it the slow way.
         return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
@@ -123,7 +123,7 @@ package enum JSONWriter {
 
     private static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // NB: most text needs no escape: copy it whole rather than byte by byte.
+        // Most text needs no escape: copy it whole rather than byte by byte.
         if !text.utf8.contains(where: {
             $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F
         }) {

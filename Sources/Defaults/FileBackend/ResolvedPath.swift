@@ -34,7 +34,7 @@ struct ResolvedPath: Equatable, Sendable {
     /// the file there and keeps the link). Past the first missing component, the rest is kept as
     /// given. After 40 links (the kernel's limit) it stops following, and the rest is kept as given.
     static func resolve(_ path: String) -> ResolvedPath {
-        // NB: over bytes, with one buffer for what is resolved (NUL-terminated, for `lstat`) and
+        // Over bytes, with one buffer for what is resolved (NUL-terminated, for `lstat`) and
         // one for what is left: a String per component was most of opening a small file.
         var links: [String] = []
         var rest = Array(path.utf8)
@@ -119,7 +119,7 @@ struct ResolvedPath: Equatable, Sendable {
     private static func isNormal(_ path: String) -> Bool {
         var utf8 = path.utf8.makeIterator()
         guard utf8.next() == UInt8(ascii: "/") else { return false }
-        // NB: the length of the component so far, and how many of its bytes are dots.
+        // The length of the component so far, and how many of its bytes are dots.
         var length = 0
         var dots = 0
         while let byte = utf8.next() {

@@ -18,8 +18,8 @@ extension Defaults {
     ///
     /// A local write of one key lends its observers the parts instead
     /// (``ObserverSlot/deliverChange(in:named:old:new:oldDecoded:newDecoded:isPropagationSuppressed:)``):
-    /// gathering parts the writer still holds into one value copies each of them, and was a fifth
-    /// of an observed write (`defaults-profile write-1`, 2,907 → 3,570 instructions).
+    /// gathering parts the writer still holds into one value copies each of them (guarded by
+    /// `defaults-profile write-1`).
     package struct StoredChange: Sendable, Equatable {
         package var old: JSONValue?
         package var new: JSONValue?
@@ -60,7 +60,7 @@ extension Defaults {
         package let suiteObservers: (any ObserverSlot)?
         private let storage: Storage
 
-        // NB: a write of one key holds its change inline: a dictionary would be an allocation,
+        // A write of one key holds its change inline: a dictionary would be an allocation,
         // and hashing, on every write.
         private enum Storage: Sendable {
             case one(name: String, change: StoredChange)
@@ -268,11 +268,11 @@ extension Defaults.Suite {
                 if let slot { state.keys[name] = KeyState(observers: slot) }
                 return nil
             }
-            // NB: the entry is lent in place (`inout`), here and below: read as a value, all of it
+            // The entry is lent in place (`inout`), here and below: read as a value, all of it
             // would be copied, and its references retained and released.
             let old = KeyState.observers(of: &state.keys.values[index])
             body(&state.keys.values[index].observers)
-            // NB: an entry left with nothing goes, so keys observed once leave nothing behind.
+            // An entry left with nothing goes, so keys observed once leave nothing behind.
             if KeyState.isEmpty(&state.keys.values[index]) { state.keys.remove(at: index) }
             return old
         }

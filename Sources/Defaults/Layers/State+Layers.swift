@@ -21,7 +21,7 @@ extension Store.State {
     /// The value a read of `name` decodes before this run's overrides: a locked key's system
     /// value, or else the user's, or else a system file's.
     mutating func layeredValue(named name: String) -> JSONValue? {
-        // NB: read first, on a line of its own: as an argument, the values' mutating accessor
+        // Read first, on a line of its own: as an argument, the values' mutating accessor
         // overlapped the call's borrow of `self`, and the whole state was copied for it.
         let stored = values[name]
         // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from

@@ -44,7 +44,7 @@ extension Defaults.Suite {
             var overrides = state.overrides ?? Overrides()
             overrides.arguments.merge(pairs) { _, new in new }
             overrides.reset()
-            // NB: none at all keeps reads on their fastest path.
+            // None at all keeps reads on their fastest path.
             state.overrides = overrides.isEmpty ? nil : overrides
             state.hasOverrides = state.overrides != nil
         }

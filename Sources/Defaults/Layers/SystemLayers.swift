@@ -120,7 +120,7 @@ struct SystemLayers: Sendable {
     }
 
     private mutating func merge() {
-        // NB: the first file listed first, each key kept from the first that has it.
+        // The first file listed first, each key kept from the first that has it.
         values = [:]
         locks = [:]
         values.reserveCapacity(layers.reduce(0) { $0 + $1.values.count })

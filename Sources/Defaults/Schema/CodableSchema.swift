@@ -90,7 +90,7 @@ private final class Recorder: Decoder {
             case is String.Type: ("", String.storedSchema)
             case is Double.Type: (0.0, Double.storedSchema)
             case is Float.Type: (Float(0), Float.storedSchema)
-            // NB: JSONEncoder's default strategies: seconds since 2001 for a date, base64 for data.
+            // JSONEncoder's default strategies: seconds since 2001 for a date, base64 for data.
             case is Date.Type: (Date(timeIntervalSinceReferenceDate: 0), ["type": .string("number")])
             case is Data.Type: (Data(), Data.storedSchema)
             case is URL.Type: (URL(fileURLWithPath: "/"), URL.storedSchema)

@@ -42,7 +42,7 @@ package enum ValueSchema {
         switch json {
         case .null: return ["type": .string("null")]
         case .bool: return ["type": .string("boolean")]
-        // NB: a number the sample writes whole may be written with a fraction by another value.
+        // A number the sample writes whole may be written with a fraction by another value.
         case .number: return ["type": .string("number")]
         case .string: return ["type": .string("string")]
         case .array(let elements):

@@ -103,7 +103,7 @@ extension Defaults.JSONValue: Hashable {
         case .object(let members):
             hasher.combine(5)
             hasher.combine(members.count)
-            // NB: order-independent, like Dictionary's own hash.
+            // Order-independent, like Dictionary's own hash.
             var combined = 0
             for (key, value) in members {
                 var inner = Hasher()

@@ -42,7 +42,7 @@ extension Defaults.Suite {
             _ newDecoded: CacheEntry?,
             marksChanged: Bool
         ) -> (CacheEntry?, (any Defaults.ObserverSlot)?, Bool) {
-            // NB: swapped out, not copied: a copy and a release of the old box on every write.
+            // Swapped out, not copied: a copy and a release of the old box on every write.
             var old = newDecoded
             swap(&old, &decoded)
             let wasChanged = isChanged

@@ -10,7 +10,7 @@ extension Store {
 
     /// What the store hands its backend to report with.
     func makeUpdates() -> Defaults.BackendUpdates {
-        // NB: the store weakly: a backend keeps its receiver, and must not keep the store alive.
+        // The store weakly: a backend keeps its receiver, and must not keep the store alive.
         Defaults.BackendUpdates(
             changed: { [weak self] values, revision in self?.receive(.changed(values, revision: revision)) },
             replaced: { [weak self] contents in self?.receive(.replaced(contents)) },
@@ -38,7 +38,7 @@ extension Store {
             absorbOutside(values, isWhole: false, revision: revision)
         case .replaced(let contents):
             var values = contents.values.mapValues { Optional($0) }
-            // NB: left out, and kept: a key a whole report lacks would read as removed.
+            // Left out, and kept: a key a whole report lacks would read as removed.
             for name in stale { values.removeValue(forKey: name) }
             absorbOutside(values, isWhole: true, revision: contents.revision, leaving: stale)
         }
@@ -57,7 +57,7 @@ extension Store {
     func commitPendingLocked(to custom: BackendConnection) -> Result<Bool, Defaults.StorageError> {
         typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
         var retry = FlushMachine.Action.none
-        // NB: the changes are taken inside `committing`, once reports are held back: a report taken
+        // The changes are taken inside `committing`, once reports are held back: a report taken
         // in between (its keys no longer marked changed, not yet committed) would put another's
         // older value in memory under the value this commit stores, and nothing would mend it.
         let outcome = custom.committing(
@@ -85,12 +85,12 @@ extension Store {
             },
             settle: { outcome -> Set<String> in
                 guard let (pending, result) = outcome else { return [] }
-                // NB: before the reports held meanwhile are taken in: a key put back is not
+                // Before the reports held meanwhile are taken in: a key put back is not
                 // overwritten by a report of another's value.
                 switch result {
                 case .success(let committed):
                     state.withLock { $0.flush.committed() }
-                    // NB: what the commit found others had changed is older than the commit: taken
+                    // What the commit found others had changed is older than the commit: taken
                     // in but for the keys it wrote, before the reports held meanwhile.
                     if !committed.foundChanges.isEmpty {
                         apply(.changed(committed.foundChanges, revision: nil), leaving: pending.changed)
@@ -109,7 +109,7 @@ extension Store {
                         return state.flush.failed()
                     }
                 }
-                // NB: what a report held meanwhile must not overwrite: the keys this commit stored.
+                // What a report held meanwhile must not overwrite: the keys this commit stored.
                 // A refused commit stored nothing, and what the backend reports puts memory back.
                 if case .success = result { return pending.changed }
                 return []

@@ -16,17 +16,17 @@ extension Store {
         revision: UInt64?,
         leaving kept: Set<String> = []
     ) {
-        // NB: everything taken out of memory leaves the lock in `dropped`, and is released after it:
+        // Everything taken out of memory leaves the lock in `dropped`, and is released after it:
         // an old decoded value may be an instance of a class of the user's, whose `deinit` is user
         // code, and a change nobody is told of is not in the event that would carry it out.
-        // NB: checked before the lock: decoding runs the types' bridges, user code. What was
+        // Checked before the lock: decoding runs the types' bridges, user code. What was
         // decoded becomes a key's decoded value, or leaves with what is dropped.
         var found = refusedChanges(in: values)
         var dropped: [Defaults.Suite.CacheEntry?] = Array(found.decoded.values) + Array(found.lastGood.values)
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             if let revision {
-                // NB: a whole report is the backend's word on everything, even at an older revision
+                // A whole report is the backend's word on everything, even at an older revision
                 // (its history began again: a database restored from a backup); a report of some
                 // keys is dropped unless it is newer.
                 if !isWhole, let known = state.backendRevision, revision <= known { return ([:], nil) }
@@ -36,7 +36,7 @@ extension Store {
             var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
             listed.reserveCapacity(values.count)
             let hasLocalChanges = state.isDirty
-            // NB: what is kept beside a changed key, found with one search; only for keys that
+            // What is kept beside a changed key, found with one search; only for keys that
             // changed, and searched by a name hashed once.
             func consider(_ name: String, _ new: JSONValue?) {
                 let old = state.values[name]
@@ -44,7 +44,7 @@ extension Store {
                 let entry = state.keys[Defaults.Suite.HashedName(name)]
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
                 if !found.refused.isEmpty, let new, found.refused[name] == new {
-                    // NB: of none of the types the key is read as: memory takes the value as
+                    // Of none of the types the key is read as: memory takes the value as
                     // stored (a write, or an exclusive commit's compare, is made against it), and
                     // reads keep the last good one, which was the old value, and nobody is told.
                     let kept = entry?.decoded.map { $0.box != nil } ?? false
@@ -52,7 +52,7 @@ extension Store {
                     listed.append((name, new, nil))
                     return
                 }
-                // NB: what reads see of the key: a locked key does not change, and a system
+                // What reads see of the key: a locked key does not change, and a system
                 // file's value stands in for the user's where the user's file has none.
                 let seenOld = state.layeredValue(named: name, stored: old)
                 let seenNew = state.layeredValue(named: name, stored: new)
@@ -64,7 +64,7 @@ extension Store {
                     old: seenOld,
                     new: seenNew,
                     oldDecoded: entry?.decoded,
-                    // NB: decoded from the stored value, which reads see when no layer is there.
+                    // Decoded from the stored value, which reads see when no layer is there.
                     newDecoded: state.hasLayers || found.decoded.isEmpty ? nil : found.decoded[name],
                     observers: entry?.observers
                 )
@@ -83,11 +83,11 @@ extension Store {
             }
             return Self.take(listed, into: &state, dropping: &dropped)
         }
-        // NB: what was decoded is released with `dropped`, on the delivery queue, not here.
+        // What was decoded is released with `dropped`, on the delivery queue, not here.
         found = RefusedChanges()
-        // NB: released on the delivery queue, before the event: the caller holds the store's gate
+        // Released on the delivery queue, before the event: the caller holds the store's gate
         // (and may hold its commit lock), and a `deinit` of the user's may synchronize.
-        // NB: moved, not copied: a copy left here would keep the values alive until this returns,
+        // Moved, not copied: a copy left here would keep the values alive until this returns,
         // on this thread, racing the delivery.
         deliverExternally(changes, suiteObservers: suiteObservers, releasing: consume dropped)
     }
@@ -102,7 +102,7 @@ extension Store {
         dropping dropped: inout [Defaults.Suite.CacheEntry?]
     ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
         guard !listed.isEmpty else { return ([:], nil) }
-        // NB: the event lists only changes someone can be told of: those of observed keys,
+        // The event lists only changes someone can be told of: those of observed keys,
         // unless a sink gets every change or the whole suite is observed. A file of thousands of
         // keys nobody observes makes no event of thousands of changes.
         let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
@@ -110,9 +110,9 @@ extension Store {
         var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
         for (name, stored, change) in listed {
             state.values[name] = stored
-            // NB: a change reads do not see keeps the key's decoded value and tells nobody.
+            // A change reads do not see keeps the key's decoded value and tells nobody.
             guard let change else { continue }
-            // NB: only a key that had a decoded value kept has one to forget; one decoded from the
+            // Only a key that had a decoded value kept has one to forget; one decoded from the
             // new value is kept in its place.
             if let newDecoded = change.newDecoded {
                 dropped.append(state.keepDecoded(newDecoded, for: Defaults.Suite.HashedName(name)))
@@ -128,7 +128,7 @@ extension Store {
         state.generation &+= 1
         guard !changes.isEmpty else { return ([:], nil) }
         guard state.hasOverrides else { return (changes, state.suiteObservers) }
-        // NB: reads of an overridden key return the override, which did not change.
+        // Reads of an overridden key return the override, which did not change.
         let reported = state.overrides!.reportable(changes)
         for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
         return (reported, state.suiteObservers)
@@ -140,7 +140,7 @@ extension Store {
     /// A key changes for reads when its system value changes and neither the user's file nor this
     /// run's overrides set it, or when it is locked or unlocked and the two values differ.
     func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
-        // NB: as in `absorb`: what leaves memory is released after the lock.
+        // As in `absorb`: what leaves memory is released after the lock.
         var dropped: [Defaults.Suite.CacheEntry?] = []
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
@@ -163,7 +163,7 @@ extension Store {
                 let new = Self.seen(name, under: after, in: &state)
                 let hashed = Defaults.Suite.HashedName(name)
                 let entry = state.keys[hashed]
-                // NB: the decoded value kept is that of the stored value reads fall back to when no
+                // The decoded value kept is that of the stored value reads fall back to when no
                 // override stands in front (the lock's, the user's, the system's): forgotten when
                 // that changed, even if an override hides it from reads until now.
                 if old.beneath != new.beneath { dropped.append(state.forgetDecoded(name)) }
@@ -207,11 +207,11 @@ extension Store {
         guard let deliveryQueue, !changes.isEmpty || !dropped.isEmpty else { return }
         let released = Released(consume dropped)
         deliveryQueue.async { [weak self] in
-            // NB: first: the old values go before observers hear of the change, as they did when
+            // First: the old values go before observers hear of the change, as they did when
             // they were released where they were taken out.
             released.values.removeAll()
             guard !changes.isEmpty else { return }
-            // NB: no suite left means no observer left: an observer holds a key, which holds its suite.
+            // No suite left means no observer left: an observer holds a key, which holds its suite.
             guard let suite = self?.anySuite else { return }
             let event = Defaults.SuiteChange(
                 suite: suite,

@@ -75,7 +75,7 @@ extension Store {
             }
         }
         guard !checks.isEmpty else { return RefusedChanges() }
-        // NB: only values that change memory (a whole report repeats every unchanged one), with
+        // Only values that change memory (a whole report repeats every unchanged one), with
         // what memory holds now.
         let changed = state.withLock { state in
             checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
@@ -92,7 +92,7 @@ extension Store {
             }
             found.refused[name] = value
             if let old, let good = known.decode(old) { found.lastGood[name] = good }
-            // NB: once per change: memory takes the value, so the same value again is no change.
+            // Once per change: memory takes the value, so the same value again is no change.
             var text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
             if text.count > 80 { text = String(text.prefix(77)) + "..." }
             let typeName = known.readers.map(\.typeName).joined(separator: " or ")

@@ -48,7 +48,7 @@ extension Store {
                 guard let index = keys.index(forKey: name), keys.values[index].isJSONStale else { continue }
                 keys.values[index].isJSONStale = false
                 guard let decoded = keys.values[index].decoded, let box = decoded.box else { continue }
-                // NB: a lossless value with no references always encodes (see InPlaceWriter).
+                // A lossless value with no references always encodes (see InPlaceWriter).
                 rawValues[name.text] = type(of: box).json(of: box, encoder: encoder)
             }
             staleJSON.removeAll(keepingCapacity: true)
@@ -122,7 +122,7 @@ extension Store {
             guard changedCount > 0 else { return [] }
             var changed = Set<String>(minimumCapacity: changedCount)
             var emptied = false
-            // NB: by index, so clearing a mark searches nothing.
+            // By index, so clearing a mark searches nothing.
             var index = keys.startIndex
             while index != keys.endIndex {
                 if keys.values[index].isChanged {
@@ -132,7 +132,7 @@ extension Store {
                 }
                 keys.formIndex(after: &index)
             }
-            // NB: entries held only for the mark go, so keys written once and removed leave nothing.
+            // Entries held only for the mark go, so keys written once and removed leave nothing.
             if emptied { keys = keys.filter { !$0.value.isEmpty } }
             changedCount = 0
             return changed
@@ -162,12 +162,12 @@ extension Store {
         private mutating func forgetDecoded(
             at index: Dictionary<HashedName, KeyState>.Index
         ) -> (old: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
-            // NB: settled by the callers (recordChange, forgetDecoded(_:)): settling here would
+            // Settled by the callers (recordChange, forgetDecoded(_:)): settling here would
             // move the entry `index` points at.
             var old: CacheEntry?
             swap(&old, &keys.values[index].decoded)
             let observers = KeyState.observers(of: &keys.values[index])
-            // NB: an entry's other parts stay; an entry left with nothing goes.
+            // An entry's other parts stay; an entry left with nothing goes.
             if KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
             return (old, observers)
         }
@@ -235,7 +235,7 @@ extension Store {
                 entry.decoded?.box != nil, isKnownUniquelyReferenced(&entry.decoded!.box!)
             else { return .notAssigned }
             let wasStale = entry.isJSONStale
-            // NB: equal bits are equal JSON only for a value this path wrote: a value decoded from
+            // Equal bits are equal JSON only for a value this path wrote: a value decoded from
             // the file may be spelled otherwise there ("1.0" for 1), which a write must replace,
             // so the general path compares JSON then.
             guard writer.boxType.replace(value, in: entry.decoded!.box!) else {
@@ -255,7 +255,7 @@ extension Store {
             marksChanged: Bool
         ) -> (oldDecoded: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
             if !staleJSON.isEmpty { settleJSON() }
-            // NB: a removal of an unobserved, unchanged key with nothing kept adds no entry.
+            // A removal of an unobserved, unchanged key with nothing kept adds no entry.
             if decoded == nil && !marksChanged {
                 guard let index = keys.index(forKey: name) else { return (nil, nil) }
                 let (old, observers) = forgetDecoded(at: index)

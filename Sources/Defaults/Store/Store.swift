@@ -127,7 +127,7 @@ final class Store: Sendable {
 
     /// A live suite of this store, to name in an external change event.
     var anySuite: Defaults.Suite? {
-        // NB: the strong references leave the lock in the array, so a suite whose last other
+        // The strong references leave the lock in the array, so a suite whose last other
         // reference goes meanwhile is released (and detaches) after the lock, not inside it.
         let alive = suites.withLock { $0.compactMap(\.suite) }
         return alive.first
@@ -163,7 +163,7 @@ final class Store: Sendable {
         case .arm(let delay): armTimer(after: delay)
         case .commit:
             if case .failure(let error) = flushNow() {
-                // NB: not on the flush queue: a handler that calls `synchronize()` or `exit()` would
+                // Not on the flush queue: a handler that calls `synchronize()` or `exit()` would
                 // then wait behind itself.
                 reportInBackground(error)
             }
@@ -180,7 +180,7 @@ final class Store: Sendable {
         flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
             guard let self else { return }
             let action = state.withLock { state in state.flush.timerFired(isDirty: state.isDirty) }
-            // NB: on the flush queue, so `holdTimedCommits(true)` can wait for a timed commit under way.
+            // On the flush queue, so `holdTimedCommits(true)` can wait for a timed commit under way.
             perform(action)
         }
     }

@@ -72,7 +72,7 @@ enum StoreRegistry {
             gone.lock()
             let seen = goneCount
             gone.unlock()
-            // NB: looked at holding no lock: loading a weak reference makes a strong one, which
+            // Looked at holding no lock: loading a weak reference makes a strong one, which
             // may be the store's last, so its `deinit` (and `storeWentAway`) can run right here.
             let entries = stores.withLock { stores in
                 stores.compactMap { place, entry -> (String, WeakReference<Store>)? in
@@ -84,7 +84,7 @@ enum StoreRegistry {
             if alive.isEmpty { return [] }
             gone.lock()
             defer { gone.unlock() }
-            // NB: a store gone since `seen` was read has counted: no wait then.
+            // A store gone since `seen` was read has counted: no wait then.
             while goneCount == seen {
                 if !gone.wait(until: deadline) { return alive }
             }
@@ -96,7 +96,7 @@ enum StoreRegistry {
         let open = stores.withLock { $0.values.compactMap(\.object) }
         for store in open {
             guard case .failure(let error) = store.flushNow() else { continue }
-            // NB: now, on this thread: a queue would not run again before the process ends.
+            // Now, on this thread: a queue would not run again before the process ends.
             for handler in store.errorHandlers { handler(error) }
         }
     }

@@ -230,7 +230,7 @@ extension Double: PropertyListShaped { static var propertyListShape: PropertyLis
 extension CGFloat: PropertyListShaped { static var propertyListShape: PropertyListShape { .double } }
 extension Date: PropertyListShaped { static var propertyListShape: PropertyListShape { .date } }
 extension Data: PropertyListShaped { static var propertyListShape: PropertyListShape { .data } }
-// NB: sindresorhus/Defaults stores a URL through its Codable bridge: the JSON text of the string.
+// Sindresorhus/Defaults stores a URL through its Codable bridge: the JSON text of the string.
 extension URL: PropertyListShaped { static var propertyListShape: PropertyListShape { .jsonText } }
 extension UUID: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
 
@@ -251,7 +251,7 @@ extension Array: PropertyListShaped where Element: Defaults.Serializable {
 extension Set: PropertyListShaped where Element: Defaults.Serializable {
     static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
     var propertyListShapeOfValue: PropertyListShape {
-        // NB: in the order the set's JSON has (see `stableOrder`), so each shape meets its element.
+        // In the order the set's JSON has (see `stableOrder`), so each shape meets its element.
         let ordered = map { (JSONWriter.compactBytes(ValueCoding.encodeElement($0) ?? .null), $0) }
             .sorted { $0.0.lexicographicallyPrecedes($1.0) }
         return .elements(ordered.map { ValueCoding.propertyListShape(of: $0.1) })

@@ -39,10 +39,10 @@ package final class UserDefaultsAdapters: Sendable {
     func adapter(for userDefaults: UserDefaults) -> Defaults.Suite {
         let identifier = ObjectIdentifier(userDefaults)
         if let existing = table.withLock({ $0.adapter(for: identifier) }) { return existing }
-        // NB: made outside the lock; if another thread made one meanwhile, that one is kept.
+        // Made outside the lock; if another thread made one meanwhile, that one is kept.
         let made = Defaults.Suite(userDefaults: userDefaults)
         let (kept, released) = table.withLock { $0.insert(made, for: identifier) }
-        // NB: the entries nobody else holds are freed here, after the lock, with the adapter made
+        // The entries nobody else holds are freed here, after the lock, with the adapter made
         // in vain, if any.
         withExtendedLifetime(released) {}
         return kept

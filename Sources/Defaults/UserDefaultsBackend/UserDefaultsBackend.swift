@@ -20,7 +20,7 @@ import Foundation
 /// commit (an `exclusiveTransaction` over it is a plain transaction: nothing could exclude the other
 /// code).
 final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // UserDefaults locks its own state internally
-    // NB: a `var` only so `holdsTheOnlyReference` can pass it inout; it is never reassigned.
+    // A `var` only so `holdsTheOnlyReference` can pass it inout; it is never reassigned.
     private(set) var userDefaults: UserDefaults
 
     init(_ userDefaults: UserDefaults) {
@@ -104,7 +104,7 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
         guard let object = userDefaults.object(forKey: name) else { return nil }
         let shape = shape ?? known.withLock { $0[name]?.typeShape } ?? .any
         if shape != .data, let data = Self.unwrapped(object) as? Data {
-            // NB: a value a property list cannot hold is stored as its JSON text in a `Data`,
+            // A value a property list cannot hold is stored as its JSON text in a `Data`,
             // marked (see `set`); a typed key that is not `Data` also takes the unmarked text
             // earlier versions stored.
             let bytes = Array(data)
@@ -117,7 +117,7 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
         }
         let json = Self.json(from: object, shape: shape)
         if shape.dependsOnTheValue, let json {
-            // NB: the JSON of an AnySerializable cannot say it held a date: kept here, so that
+            // The JSON of an AnySerializable cannot say it held a date: kept here, so that
             // writing the value back stores each unchanged part as it was.
             let read = (json, shape.informed(by: Self.shape(ofPropertyList: object)))
             known.withLock { $0[name, default: Known()].read = read }
@@ -149,11 +149,11 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
         case .bool(let flag):
             return flag
         case .number(let text):
-            // NB: as a number only when it is exactly that number; otherwise (a number too big for
+            // As a number only when it is exactly that number; otherwise (a number too big for
             // 64 bits, a double not written the way Swift writes it) the JSON text keeps it.
             switch shape {
             case .date:
-                // NB: a date that milliseconds cannot hold is its seconds since 2001.
+                // A date that milliseconds cannot hold is its seconds since 2001.
                 if let seconds = Double(text), seconds.description == text {
                     return Date(timeIntervalSinceReferenceDate: seconds)
                 }
@@ -163,7 +163,7 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
                 break
             }
             if let integer = Int(text), String(integer) == text { return integer }
-            // NB: property lists hold unsigned 64-bit integers too; a Double would lose digits.
+            // Property lists hold unsigned 64-bit integers too; a Double would lose digits.
             if let unsigned = UInt64(text), String(unsigned) == text { return unsigned }
             if let double = Double(text), double.description == text { return double }
             return nil
@@ -232,7 +232,7 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
     /// Foundation hands an `Int` back as an `Int64` (or an `NSNumber`), a `Bool` inside an array or
     /// dictionary as an `NSNumber`, and a `Float` read from the file as a `Double`.
     private static func json(fromNumber number: NSNumber, shape: PropertyListShape) -> JSONValue {
-        // NB: a boolean is a number of its own class; its type code, "c", is also a signed char's.
+        // A boolean is a number of its own class; its type code, "c", is also a signed char's.
         if ObjectIdentifier(type(of: number)) == booleanClass { return .bool(number.boolValue) }
         switch String(cString: number.objCType) {
         case "q", "l", "i", "s", "c": return .number(String(number.int64Value))
@@ -242,9 +242,9 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
             return floatingPointJSON(number.floatValue)
         default:
             let double = number.doubleValue
-            // NB: a Float comes back from the file as the Double of the same value: exact.
+            // A Float comes back from the file as the Double of the same value: exact.
             if shape == .float { return floatingPointJSON(Float(double)) }
-            // NB: written as Swift writes a Double ("3.0"), as the value was before it was stored;
+            // Written as Swift writes a Double ("3.0"), as the value was before it was stored;
             // an integer key reads a whole one all the same.
             return floatingPointJSON(double)
         }
@@ -277,7 +277,7 @@ final class UserDefaultsBackend: Defaults.Backend, @unchecked Sendable {  // Use
     /// `object` without the `Optional` Foundation wraps an array's elements and a dictionary's
     /// members in; `nil` for an empty one.
     private static func unwrapped(_ object: Any) -> Any? {
-        // NB: by the dynamic type first: a cast alone would wrap any value in an Optional to make
+        // By the dynamic type first: a cast alone would wrap any value in an Optional to make
         // it conform.
         guard type(of: object) is any OptionalPropertyListValue.Type,
             let optional = object as? any OptionalPropertyListValue
@@ -327,7 +327,7 @@ extension UserDefaultsBackend: WriteThroughBackend {
     func willWrite<Value: Defaults.Serializable>(_ value: Value, as json: JSONValue, forKey name: String) {
         let typeShape = ValueCoding.propertyListShape(of: Value.self)
         learn(typeShape: typeShape, forKey: name)
-        // NB: only a value that knows more than its type (an AnySerializable inside) is kept.
+        // Only a value that knows more than its type (an AnySerializable inside) is kept.
         let valueShape = ValueCoding.propertyListShape(of: value)
         if valueShape != typeShape { learn(valueShape, ofWritten: json, forKey: name) }
     }

@@ -66,7 +66,7 @@ public final class ObservableDefault<Value: Defaults.Serializable>: Sendable {
         set {
             let wrapper = instance[keyPath: storageKeyPath]
             wrapper.subscribe(instance, keyPath: wrappedKeyPath)
-            // NB: no `withMutation` here: the store's change event reports it, exactly once.
+            // No `withMutation` here: the store's change event reports it, exactly once.
             wrapper.key.suite[wrapper.key] = newValue
         }
     }

@@ -13,7 +13,7 @@ final class Bucket: Defaults.ObserverSlot {
         var byIdentity: [ObjectIdentifier: Subscriber]
         /// The subscribers in an array, made again by the first delivery after they changed.
         ///
-        /// NB: kept apart from the table, so an observer that comes and goes costs one insert
+        /// Kept apart from the table, so an observer that comes and goes costs one insert
         /// and one removal, and a key written often reads a ready array.
         var list: [Subscriber]?
 
@@ -98,7 +98,7 @@ final class Bucket: Defaults.ObserverSlot {
         isPropagationSuppressed: Bool
     ) {
         let list = members.withLock { $0.array() }
-        // NB: made once, for the subscribers that need the event; most take the change's parts.
+        // Made once, for the subscribers that need the event; most take the change's parts.
         var event: Defaults.SuiteChange?
         for subscriber in list {
             subscriber.deliverChange(

@@ -37,7 +37,7 @@ final class ObserverRegistry: Sendable {
 
     func add(_ subscriber: Subscriber) {
         subscriber.register()
-        // NB: a subscriber of one key notes the bucket it joins, for a removal that leaves the
+        // A subscriber of one key notes the bucket it joins, for a removal that leaves the
         // bucket as it hangs (see `remove`).
         let notesBucket = subscriber.otherTargets.isEmpty && subscriber.wholeSuites.isEmpty
         subscriber.forEachTarget { target in
@@ -55,7 +55,7 @@ final class ObserverRegistry: Sendable {
     /// `isInTiedTable` says a sweep took it out already.
     func remove(_ subscriber: Subscriber, isInTiedTable: Bool = true) {
         guard subscriber.unregister() else { return }
-        // NB: a bucket that keeps two subscribers or more after this one leaves still hangs as it
+        // A bucket that keeps two subscribers or more after this one leaves still hangs as it
         // is, so leaving it needs no change of what hangs on the key, and not the suite's lock: a
         // bucket no longer hanging has one subscriber at most, so never goes this way.
         let bucket = subscriber.joinedBucket
@@ -70,7 +70,7 @@ final class ObserverRegistry: Sendable {
         for suite in subscriber.wholeSuites {
             suite.updateSuiteObservers { Self.leave(subscriber, &$0) }
         }
-        // NB: only for subscribers ever tied: the registry's lock on every `invalidate` would make
+        // Only for subscribers ever tied: the registry's lock on every `invalidate` would make
         // each observe-and-invalidate pair dearer.
         if isInTiedTable && subscriber.mayHaveBeenTied {
             state.withLock { $0.tied[ObjectIdentifier(subscriber)] = nil }
@@ -114,13 +114,13 @@ final class ObserverRegistry: Sendable {
     /// Records a tie of `subscriber` to an owner, and sweeps when tied subscribers exceed the bound.
     func noteTie(of subscriber: Subscriber) {
         let released = state.withLock { state -> [Defaults.Observation] in
-            // NB: an observation already stopped is not registered, and must not come back.
+            // An observation already stopped is not registered, and must not come back.
             guard subscriber.isRegistered else { return [] }
             state.tied[ObjectIdentifier(subscriber)] = subscriber
             guard state.tied.count > max(Self.sweepFloor, 2 * state.tiedAfterSweep) else { return [] }
             return Self.sweep(&state)
         }
-        // NB: stopped after unlocking: stopping takes the suites' locks, and releasing them frees
+        // Stopped after unlocking: stopping takes the suites' locks, and releasing them frees
         // what their handlers captured. The sweep took them out of the table already.
         for observation in released { observation.stop(isInTiedTable: false) }
     }
@@ -158,7 +158,7 @@ final class ObserverRegistry: Sendable {
                 bucket.forEachMember { subscribers.append($0) }
             }
         }
-        // NB: a subscriber of several changed keys is told once.
+        // A subscriber of several changed keys is told once.
         if slots > 1 {
             var seen: Set<ObjectIdentifier> = []
             subscribers = subscribers.filter { seen.insert(ObjectIdentifier($0)).inserted }
@@ -171,7 +171,7 @@ final class ObserverRegistry: Sendable {
                 subscriber.deliver(change)
             }
         }
-        // NB: stopped after the calls: stopping runs a debouncer's `onStop`, which cancels a task
+        // Stopped after the calls: stopping runs a debouncer's `onStop`, which cancels a task
         // sleeping on a user-supplied clock.
         for observation in released { observation.invalidate() }
     }

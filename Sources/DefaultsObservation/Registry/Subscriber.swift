@@ -12,7 +12,7 @@ final class Subscriber: Sendable {
 
     /// The first key watched; `nil` for a subscriber of whole suites only.
     ///
-    /// NB: apart from the others, so a subscriber of one key, the common case, makes no array.
+    /// Apart from the others, so a subscriber of one key, the common case, makes no array.
     let firstTarget: Target?
     /// The other keys watched, each once.
     let otherTargets: [Target]
@@ -31,13 +31,13 @@ final class Subscriber: Sendable {
     private let mayBeTied = Atomic<Bool>(false)
     /// Whether the subscriber hangs on its keys.
     ///
-    /// NB: sequentially consistent, with ``mayBeTied``: a tie and a removal on two threads must
+    /// Sequentially consistent, with ``mayBeTied``: a tie and a removal on two threads must
     /// not each miss the other's flag, or the registry would keep a removed subscriber as tied.
     private let registered = Atomic<Bool>(false)
 
     /// For a subscriber of one key: the bucket it joined when added; `nil` when it hung alone.
     ///
-    /// NB: written when the subscriber is added (under the suite's lock) and when it is removed, by
+    /// Written when the subscriber is added (under the suite's lock) and when it is removed, by
     /// the one thread that stops it (after `unregister()`, which only one caller wins); an add
     /// happens before the removal of the same subscriber, so the two never meet.
     nonisolated(unsafe) var joinedBucket: Bucket?
@@ -75,7 +75,7 @@ final class Subscriber: Sendable {
         onStop: (@Sendable () -> Void)? = nil,
         handler: @escaping @Sendable (Defaults.SuiteChange) -> Void
     ) {
-        // NB: a set to drop repeats only where there can be any: one for a subscriber of one key
+        // A set to drop repeats only where there can be any: one for a subscriber of one key
         // would be most of what making the subscriber costs.
         var targets: [Target]
         if keys.count < 2 {
@@ -134,7 +134,7 @@ final class Subscriber: Sendable {
         event: inout Defaults.SuiteChange?
     ) {
         if let tie = releaseIfOwnerGone() {
-            // NB: outside every lock: stopping takes the registry's.
+            // Outside every lock: stopping takes the registry's.
             tie.invalidate()
             return
         }
@@ -202,7 +202,7 @@ final class Subscriber: Sendable {
     }
 }
 
-// NB: a key's only subscriber hangs on the key itself, so telling it takes no lock.
+// A key's only subscriber hangs on the key itself, so telling it takes no lock.
 extension Subscriber: Defaults.ObserverSlot {
     func deliverChange(
         in suite: Defaults.Suite,

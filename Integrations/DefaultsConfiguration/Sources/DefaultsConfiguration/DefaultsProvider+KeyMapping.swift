@@ -94,7 +94,7 @@ extension DefaultsProvider {
         ) -> Defaults.JSONValue? {
             switch kind {
             case .dotted:
-                // NB: the paths of `paths(for:)` in the same order, walked without making them: this
+                // The paths of `paths(for:)` in the same order, walked without making them: this
                 // runs on every lookup, and the first path (one top-level key) is the common case.
                 let components = key.components
                 guard !components.isEmpty else { return nil }

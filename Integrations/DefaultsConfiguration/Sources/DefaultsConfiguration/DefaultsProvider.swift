@@ -84,7 +84,7 @@ public struct DefaultsProvider: Sendable {
     func watchedNames(for key: AbsoluteConfigKey) -> [String] {
         var names: [String] = []
         for path in keyMapping.paths(for: key) {
-            // NB: a suite key cannot have an empty name (creating such a `Defaults.Key` traps).
+            // A suite key cannot have an empty name (creating such a `Defaults.Key` traps).
             guard let first = path.first, !first.isEmpty, !names.contains(first) else { continue }
             names.append(first)
         }
@@ -146,7 +146,7 @@ extension DefaultsProvider: ConfigProvider {
         }
         let keys = watchedNames(for: key)
             .map { Defaults.Key<Defaults.AnySerializable>($0, default: nil, suite: suite) }
-        // NB: subscribed before the first read, so no change falls between the two.
+        // Subscribed before the first read, so no change falls between the two.
         let observation = keys.isEmpty ? nil : Defaults.observe(keys: keys, options: []) { watcher.refresh() }
         watcher.refresh()
         defer {
@@ -177,7 +177,7 @@ extension DefaultsProvider: ConfigProvider {
     ) async throws -> Return {
         let (stream, continuation) = AsyncStream<any ConfigSnapshot>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let watcher = SnapshotWatcher(continuation: continuation) { self.currentSnapshot() }
-        // NB: subscribed before the first snapshot, so no change falls between the two.
+        // Subscribed before the first snapshot, so no change falls between the two.
         let observation = Defaults.observe(suite: suite, options: []) { watcher.refresh() }
         watcher.refresh()
         defer {

@@ -30,7 +30,7 @@ extension EtcdBackend {
             for name in Array(changes.values.keys) + names { values[name] = .some(state.known[name]?.value ?? nil) }
             return (values, state.updates)
         }
-        // NB: no revision: a report with one no newer than the suite's would be dropped.
+        // No revision: a report with one no newer than the suite's would be dropped.
         updates?.changed(values)
     }
 
@@ -41,7 +41,7 @@ extension EtcdBackend {
             return
         }
         guard !changes.values.isEmpty else { return }
-        // NB: etcd takes at most `maxOperationsPerTransaction` operations in one transaction
+        // Etcd takes at most `maxOperationsPerTransaction` operations in one transaction
         // (its --max-txn-ops, 128 by default): a larger commit goes in several, in key order.
         for chunk in chunks(of: changes.values) {
             try commitOnce(chunk)
@@ -64,7 +64,7 @@ extension EtcdBackend {
     /// or before it (another party's write made the commit's compare fail), and its history in
     /// etcd says which. Only the keys that were not applied are sent again, to the next member.
     ///
-    /// NB: one case reads as not applied when it was: a key this commit created and another
+    /// One case reads as not applied when it was: a key this commit created and another
     /// party removed before the keys were read is written again.
     private func commitOnce(_ values: [String: Defaults.JSONValue?]) throws(Defaults.StorageError) {
         var pending = values
@@ -77,7 +77,7 @@ extension EtcdBackend {
             let request = Etcd.TxnRequest(
                 compare: names.map { guardCompare($0, at: guards[$0] ?? 0) },
                 success: operations(for: pending),
-                // NB: no reads in the failure branch: a failed compare is rare, and they doubled
+                // No reads in the failure branch: a failed compare is rare, and they doubled
                 // the size of every request.
                 failure: []
             )
@@ -86,7 +86,7 @@ extension EtcdBackend {
                 recordOwnCommit(pending, at: response.header.revisionNumber)
                 return
             case .answered:
-                // NB: another party wrote one of the keys since the backend last knew it: each is
+                // Another party wrote one of the keys since the backend last knew it: each is
                 // written over, at the revision it has now. Every such failure is another's
                 // commit, so this ends; the bound only stops a runaway.
                 conflicts += 1
@@ -116,14 +116,14 @@ extension EtcdBackend {
                 }
                 var notApplied: [String: Defaults.JSONValue?] = [:]
                 for (name, value) in pending {
-                    // NB: a key still at the revision the commit compared it with (or older than
+                    // A key still at the revision the commit compared it with (or older than
                     // any seen when it was sent) was certainly not written by it.
                     let untouched = max(seen, guards[name] ?? 0)
                     guard let now = found[name] else {
                         if value != nil { notApplied[name] = value }
                         continue
                     }
-                    // NB: a removal not applied leaves the key there, whatever it holds (a value
+                    // A removal not applied leaves the key there, whatever it holds (a value
                     // that does not parse reads as nil too).
                     if value == nil {
                         if now.modRevision <= untouched { notApplied[name] = value }
@@ -134,7 +134,7 @@ extension EtcdBackend {
                         notApplied[name] = value
                         continue
                     }
-                    // NB: another value, written since the commit was sent: after it (the commit
+                    // Another value, written since the commit was sent: after it (the commit
                     // was applied), or before it (another party's write made its compare fail).
                     // The key's history says which.
                     let applied: Bool
@@ -177,7 +177,7 @@ extension EtcdBackend {
                 if error.shortReason.contains("compacted") { return true }
                 throw error
             }
-            // NB: no key at `at`: it was deleted at a revision not known, maybe after the commit.
+            // No key at `at`: it was deleted at a revision not known, maybe after the commit.
             guard let pair = response.kvs?.first else { return true }
             guard let modified = pair.mod_revision.flatMap(Int64.init), modified > after else { return false }
             if (try? parse(pair.value, of: name).get()) == value { return true }
@@ -253,13 +253,13 @@ extension EtcdBackend {
             ],
             failure: failure
         )
-        // NB: no revision this transaction could have been applied at is older than one seen now.
+        // No revision this transaction could have been applied at is older than one seen now.
         let seen = state.withLock { $0.revision }
         var unanswered: [String] = []
         for _ in 0...client.endpoints.count {
             switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
             case .answered(let response):
-                // NB: sent again after an attempt whose outcome was unknown, and its compares
+                // Sent again after an attempt whose outcome was unknown, and its compares
                 // failed: the first may have been applied meanwhile (a proposal still in raft when
                 // it was looked for), and changed what this one compares. Looked for once more.
                 if response.succeeded != true, !unanswered.isEmpty,
@@ -303,7 +303,7 @@ extension EtcdBackend {
                 modified > seen
             else { return nil }
             if Etcd.decode(pair.value) == marker { return modified }
-            // NB: another commit's since: the key as it was before it.
+            // Another commit's since: the key as it was before it.
             at = modified - 1
         }
     }
@@ -339,7 +339,7 @@ extension EtcdBackend {
                 values[name] = .some(nil)
             }
             guard !values.isEmpty else { return }
-            // NB: every key under the prefix last changed at or before the listing's revision.
+            // Every key under the prefix last changed at or before the listing's revision.
             let unchanged = Etcd.Compare(
                 key: Etcd.encode(prefix),
                 range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
@@ -347,7 +347,7 @@ extension EtcdBackend {
                 result: "LESS",
                 mod_revision: String(listed.header.revisionNumber + 1)
             )
-            // NB: the first piece is guarded; once it is in, the rest follow unguarded (the prefix
+            // The first piece is guarded; once it is in, the rest follow unguarded (the prefix
             // has changed by then: by this commit).
             var pieces = chunks(of: values)
             let first = pieces.removeFirst()
@@ -357,7 +357,7 @@ extension EtcdBackend {
                 guard response.succeeded == true else { continue }
                 recordOwnCommit(first, at: response.header.revisionNumber)
             case .unknown:
-                // NB: applied if every key of the piece holds what it wrote (nothing else would
+                // Applied if every key of the piece holds what it wrote (nothing else would
                 // remove them all and write those values); otherwise listed and tried again.
                 let found = try fetch(Array(first.keys))
                 guard first.allSatisfy({ name, value in found[name].flatMap(\.value) == value }) else { continue }

@@ -40,7 +40,7 @@ extension EtcdBackend {
             }
         }
         if !stale.isEmpty {
-            // NB: the suite read a value this backend does not know at a revision (its watch is
+            // The suite read a value this backend does not know at a revision (its watch is
             // behind, or it does not watch): ask etcd what the keys hold, and compare with that.
             let fetched = try fetch(stale)
             for name in stale {
@@ -63,7 +63,7 @@ extension EtcdBackend {
             }
         }
         if changes.removesEverything {
-            // NB: rare enough (a removeAll in an exclusive transaction) to take the plain way after
+            // Rare enough (a removeAll in an exclusive transaction) to take the plain way after
             // comparing: no key it read changed, then everything goes.
             let check = Etcd.TxnRequest(compare: compares, success: [], failure: [])
             let response = try client.call("v3/kv/txn", check, as: Etcd.TxnResponse.self, backend: name)
@@ -71,19 +71,19 @@ extension EtcdBackend {
             do {
                 try commitRemovingEverything(changes)
             } catch .writeRefused(let backend, let reason) {
-                // NB: it goes in several transactions: those before the refusal were applied.
+                // It goes in several transactions: those before the refusal were applied.
                 revert(changes)
                 throw .writeRefused(backend: backend, reason: reason)
             }
             return .committed
         }
         let names = Array(expected.keys)
-        // NB: a key written and not read is compared too, at the revision the backend knows it
+        // A key written and not read is compared too, at the revision the backend knows it
         // at: so a request a stalled member held finds it changed by the time it is applied, if it
         // was given up and sent again meanwhile. Such a key changed by another party is no
         // conflict (the transaction did not read it): it is read, and the transaction sent again.
         var unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
-        // NB: etcd counts the compares against its limit too: past it, the written keys go
+        // Etcd counts the compares against its limit too: past it, the written keys go
         // unguarded (a request held by a stalled member could then still be applied late).
         if expected.count + unread.count > maxOperationsPerTransaction { unread = [] }
         var guards = state.withLock { state in guardRevisions(of: unread, in: state) }

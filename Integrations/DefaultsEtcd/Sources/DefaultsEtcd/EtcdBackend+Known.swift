@@ -29,7 +29,7 @@ extension EtcdBackend {
         state.withLock { state in
             for name in names {
                 if let entry = found[name] {
-                    // NB: never back to an older revision than one the watch has seen.
+                    // Never back to an older revision than one the watch has seen.
                     if (state.known[name]?.modRevision ?? 0) <= entry.modRevision { state.known[name] = entry }
                 } else {
                     state.known.removeValue(forKey: name)
@@ -69,10 +69,10 @@ extension EtcdBackend {
     func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
         state.withLock { state in
             for (name, value) in values {
-                // NB: removals too, as tombstones: the watch drops older events of the key.
+                // Removals too, as tombstones: the watch drops older events of the key.
                 state.known[name] = (value, revision)
             }
-            // NB: only while watching: otherwise no watch would pass it, and the set would only grow.
+            // Only while watching: otherwise no watch would pass it, and the set would only grow.
             if state.updates != nil { state.ownRevisions.insert(revision) }
             state.revision = max(state.revision, revision)
         }

@@ -44,7 +44,7 @@ extension EtcdBackend {
         var from = next
         if from == -1 {
             guard let revision = reload() else {
-                // NB: a refused password nobody reported yet (the load did not meet it) is the
+                // A refused password nobody reported yet (the load did not meet it) is the
                 // watch's to report.
                 watchEnded(failed: client.unreportedRefusal())
                 return
@@ -92,14 +92,14 @@ extension EtcdBackend {
     /// - Parameter from: The revision the connection asked to start at.
     private func received(_ message: Etcd.WatchMessage, resumingAt from: Int64) -> EtcdClient.WatchVerdict {
         guard let result = message.result else { return .more }
-        // NB: the answer to a heartbeat: a sign of life, and no point the watch has passed
+        // The answer to a heartbeat: a sign of life, and no point the watch has passed
         // (etcd < 3.4.25 gives the store's revision, events before it maybe still to come).
-        // NB: a watch etcd refuses is created and canceled under that id too ("permission
+        // A watch etcd refuses is created and canceled under that id too ("permission
         // denied", a token it no longer takes): that is no heartbeat, and staying would leave the
         // watch open and silent for good (measured on 3.4.23).
         if result.watch_id == "-1", result.created != true, result.canceled != true { return .more }
         let (taken, verdict) = state.withLock { state -> (Bool, EtcdClient.WatchVerdict) in
-            // NB: the hold's cancel ends the connection later, on the event loop: a message that
+            // The hold's cancel ends the connection later, on the event loop: a message that
             // comes meanwhile is left for the next connection, which starts from `next`.
             guard !state.watch.isHeld else { return (false, .end) }
             if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
@@ -107,11 +107,11 @@ extension EtcdBackend {
                 return (true, .end)
             }
             if result.canceled == true {
-                // NB: etcd refused the watch (a permission, a token, a future revision): a failure,
+                // Etcd refused the watch (a permission, a token, a future revision): a failure,
                 // paused before the next try like any other, never a loop of reconnections.
                 let reason = result.cancel_reason ?? "no reason given"
                 if reason.contains("permission denied") {
-                    // NB: etcd 3.4 says so too of a token it no longer takes; the next connection
+                    // Etcd 3.4 says so too of a token it no longer takes; the next connection
                     // logs in anew, so a refusal that lasts is the role's.
                     let who = client.credentials.map { "user \"\($0.user)\"" } ?? "a client without a user"
                     return (
@@ -124,7 +124,7 @@ extension EtcdBackend {
                 return (false, .fail("etcd canceled the watch: \(reason)"))
             }
             if result.created == true {
-                // NB: another cluster now answers at the address (restored from a snapshot, or made
+                // Another cluster now answers at the address (restored from a snapshot, or made
                 // anew), or this one's history went back: the revision to resume from means nothing
                 // there, and etcd would wait silently for its count to reach it. Read it all again.
                 let cluster = result.header.cluster_id
@@ -132,7 +132,7 @@ extension EtcdBackend {
                 if (cluster != nil && state.clusterID != nil && cluster != state.clusterID)
                     || (revision > 0 && revision < from - 1)
                 {
-                    // NB: only the watch's own state here: the reload, under the commit gate, finds
+                    // Only the watch's own state here: the reload, under the commit gate, finds
                     // whether history really went back (a member merely behind the others looks the
                     // same from here) and resets what the commits rely on.
                     state.watch.next = -1
@@ -144,14 +144,14 @@ extension EtcdBackend {
             if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
                 state.watch.next = max(state.watch.next, last + 1)
             } else if result.created != true, result.header.revisionNumber > 0 {
-                // NB: a progress notification etcd sent of itself (`progress_notify`): sent only to
+                // A progress notification etcd sent of itself (`progress_notify`): sent only to
                 // a watch that has caught up, so every change up to its revision was delivered.
                 state.watch.next = max(state.watch.next, result.header.revisionNumber + 1)
             }
             return (true, .more)
         }
         guard taken else { return verdict }
-        // NB: one message may carry several revisions: each is a report of its own.
+        // One message may carry several revisions: each is a report of its own.
         for (revision, events) in Self.byRevision(result.events ?? []) {
             watchQueue.async { [weak self] in self?.take(events, at: revision) }
         }
@@ -175,7 +175,7 @@ extension EtcdBackend {
             if error != nil || state.watch.next == -1, !state.watch.isHeld, !state.watch.isStopped {
                 state.watch.failures += 1
                 if let refusal = error as? EtcdClient.Failure, refusal.refusesCredentials {
-                    // NB: a refused password is reported once, by whoever met it first (the load,
+                    // A refused password is reported once, by whoever met it first (the load,
                     // a commit, or here), and at once: no other member will take it.
                     tell = refusal.isNews && client.claimRefusalReport()
                 } else {
@@ -188,7 +188,7 @@ extension EtcdBackend {
             if state.watch.next != -1 || error != nil {
                 state.watch.index = (state.watch.index + 1) % client.endpoints.count
             }
-            // NB: the first try after a failure goes at once (another member may well answer);
+            // The first try after a failure goes at once (another member may well answer);
             // only a run of failures waits, growing to 3 s.
             let failures = state.watch.failures
             return (failures <= 1 ? 0 : min(50 << min(failures, 6), 3_000), tell)
@@ -211,7 +211,7 @@ extension EtcdBackend {
             let (values, revision) = try readAll(reportsRefusal: false)
             let updates = state.withLock { state -> Defaults.BackendUpdates? in
                 if revision < before.0 || (before.1 != nil && state.clusterID != before.1) {
-                    // NB: history began again (a restore, another cluster): the revisions seen
+                    // History began again (a restore, another cluster): the revisions seen
                     // before mean nothing now.
                     state.revision = revision
                     state.ownRevisions = []
@@ -270,7 +270,7 @@ extension EtcdBackend {
 
     /// Takes in the events of one revision: reported, unless the revision is this backend's own.
     private func take(_ events: [Etcd.Event], at revision: Int64) {
-        // NB: waits for a commit under way, so its revision is recorded before this one is judged.
+        // Waits for a commit under way, so its revision is recorded before this one is judged.
         commitGate.lock()
         defer { commitGate.unlock() }
         var problems: [Defaults.StorageError] = []
@@ -285,12 +285,12 @@ extension EtcdBackend {
             for event in events {
                 guard let name = settingName(event.kv.key) else { continue }
                 let modRevision = event.kv.mod_revision.flatMap(Int64.init) ?? eventRevision
-                // NB: older than what this backend committed of the key since (its commit returned
+                // Older than what this backend committed of the key since (its commit returned
                 // before this event was looked at): the suite holds newer, and must keep it.
                 if let known = state.known[name], known.modRevision > modRevision { continue }
                 if event.type == "DELETE" {
                     values[name] = .some(nil)
-                    // NB: a tombstone, so an older event of the key is still known to be older.
+                    // A tombstone, so an older event of the key is still known to be older.
                     state.known[name] = (nil, modRevision)
                     continue
                 }
@@ -299,7 +299,7 @@ extension EtcdBackend {
                     values[name] = .some(value)
                     state.known[name] = (value, modRevision)
                 case .failure(let problem):
-                    // NB: a running suite keeps the last value that parsed (an operator's typo must
+                    // A running suite keeps the last value that parsed (an operator's typo must
                     // not send a fleet back to its defaults at once), and takes the next good one.
                     // The revision is noted, so a commit over the key compares with it.
                     state.known[name] = (state.known[name]?.value, modRevision)

@@ -187,7 +187,7 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
                 state.known = cached.values.mapValues { (Optional($0), 0) }
                 state.unreported.append(problem)
             }
-            // NB: no revision: the values are older than anything etcd will say.
+            // No revision: the values are older than anything etcd will say.
             return Defaults.BackendContents(values: cached.values)
         }
     }
@@ -226,7 +226,7 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         }
         let revision = response.header.revisionNumber
         let updates = state.withLock { state in
-            // NB: read again while running (after a compaction or a restore): a key whose value does
+            // Read again while running (after a compaction or a restore): a key whose value does
             // not parse keeps the last one that did, as a watched change does.
             for (name, entry) in known where entry.value == nil {
                 guard let last = state.known[name]?.value else { continue }

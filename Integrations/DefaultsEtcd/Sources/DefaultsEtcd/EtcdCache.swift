@@ -23,7 +23,7 @@ final class EtcdCache: Sendable {
             environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".cache")
         let readable = String(prefix.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }.prefix(80))
-        // NB: FNV-1a, stable across runs (Swift's Hasher is seeded per process).
+        // FNV-1a, stable across runs (Swift's Hasher is seeded per process).
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in (endpoints.map(\.absoluteString).sorted().joined(separator: ",") + "\n" + prefix).utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3

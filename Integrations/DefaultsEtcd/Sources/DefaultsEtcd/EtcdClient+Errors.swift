@@ -16,7 +16,7 @@ extension EtcdClient {
             return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
         }
         if error is NIOConnectionError { return true }
-        // NB: the handshake comes before any byte of the request.
+        // The handshake comes before any byte of the request.
         if error is NIOSSLError || error is BoringSSLError { return true }
         if case ChannelError.connectTimeout = error { return true }
         return false
@@ -24,7 +24,7 @@ extension EtcdClient {
 
     /// Why etcd refused a request, said as what it is.
     static func refusal(of path: String, status: HTTPResponseStatus, _ message: String) -> String {
-        // NB: the NOSPACE alarm: every write fails until an operator acts; nothing the suite can
+        // The NOSPACE alarm: every write fails until an operator acts; nothing the suite can
         // do by trying again sooner.
         if message.contains("database space exceeded") {
             return

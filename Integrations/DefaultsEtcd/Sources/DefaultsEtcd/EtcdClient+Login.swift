@@ -16,7 +16,7 @@ extension EtcdClient {
         guard let credentials else { return nil }
         if !fresh, let token = session.withLock({ $0.token }) { return token }
         let password = try credentials.readPassword()
-        // NB: a password refused is not offered again until it changes (or a minute has passed:
+        // A password refused is not offered again until it changes (or a minute has passed:
         // an operator may have set the user's password to it meanwhile). Each try is a bcrypt
         // check and a proposal in etcd's log.
         try session.withLock { session throws(Failure) in
@@ -57,13 +57,13 @@ extension EtcdClient {
             }
             return token
         case .refused(_, let message) where message.contains("authentication is not enabled"):
-            // NB: nothing to log in to: requests go without a token until etcd asks for one.
+            // Nothing to log in to: requests go without a token until etcd asks for one.
             session.withLock { $0.token = "" }
             return ""
         case .refused(_, let message) where message.contains("authentication failed"):
             let reason = "etcd refused the password of \(credentials) (\(message))"
             let isNews = session.withLock { session in
-                // NB: the same password refused again, a minute later: reported then, not again.
+                // The same password refused again, a minute later: reported then, not again.
                 let wasReported = session.refused.map { $0.password == password && $0.isReported } ?? false
                 session.token = nil
                 session.refused = Refused(password: password, reason: reason, at: .now, isReported: wasReported)

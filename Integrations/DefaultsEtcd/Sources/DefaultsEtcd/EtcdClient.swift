@@ -132,14 +132,14 @@ final class EtcdClient: Sendable {
             case .unknown(let reason):
                 return .unknown(reason: reason)
             case .refused(let status, let message):
-                // NB: a token that expired, or that a restarted member forgot, or one from before
+                // A token that expired, or that a restarted member forgot, or one from before
                 // authentication was turned on: etcd refuses the request before doing anything,
                 // so it is sent again, once, with a new token.
                 if credentials != nil, !loggedInAgain, Self.asksToLogIn(status, message) {
                     loggedInAgain = true
                     forget(token)
                     do {
-                        // NB: not `fresh`: another call may have logged in again already.
+                        // Not `fresh`: another call may have logged in again already.
                         token = try self.token(fresh: false)
                     } catch {
                         if reportsRefusal, error.refusesCredentials { markRefusalReported() }
@@ -206,13 +206,13 @@ final class EtcdClient: Sendable {
             }
             let bytes = response.body.map { Data($0.readableBytesView) } ?? Data()
             guard response.status == .ok else {
-                // NB: the gateway says some refusals in plain text (a certificate with a Common
+                // The gateway says some refusals in plain text (a certificate with a Common
                 // Name when authentication is on).
                 let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 let said =
                     (try? JSONDecoder().decode(Etcd.ErrorBody.self, from: bytes))?.text ?? (text.isEmpty ? nil : text)
                 let message = said ?? "\(response.status)"
-                // NB: a member cut off from its quorum answers 503 ("etcdserver: no leader" before
+                // A member cut off from its quorum answers 503 ("etcdserver: no leader" before
                 // it does anything, as the require-leader header asks; "request timed out" after it
                 // tried): another member may have a leader.
                 if response.status.code >= 500 {
@@ -304,7 +304,7 @@ final class EtcdClient: Sendable {
         receive: @escaping @Sendable (Etcd.WatchMessage) -> WatchVerdict
     ) throws -> HTTPClient.Task<Void> {
         if let tlsProblem { throw Failure(reason: tlsProblem) }
-        // NB: logged in anew before each connection, as etcd's own client does (a watch made with
+        // Logged in anew before each connection, as etcd's own client does (a watch made with
         // a token that expired is created and canceled at once), at the member to be watched: the
         // one that answered last may be the one that stalled.
         let token = try token(fresh: true, startingAt: index)
@@ -314,10 +314,10 @@ final class EtcdClient: Sendable {
         let stream = WatchStream(endpoint: endpoint, heartbeat: heartbeat, receive: receive) { [self] in
             preferred.withLock { $0 = index }
         }
-        // NB: chunked and never ended by this side: the gateway passes each JSON object of the
+        // Chunked and never ended by this side: the gateway passes each JSON object of the
         // body to etcd as it comes, and async-http-client reads the answer meanwhile. It also
         // arms its idle read timeout only once a body has ended, so a quiet watch has none.
-        // NB: with `Expect: 100-continue`: without it, etcd 3.4.23's gateway answered nothing
+        // With `Expect: 100-continue`: without it, etcd 3.4.23's gateway answered nothing
         // while the body was open (measured); with it, each object is answered as it arrives.
         // async-http-client sends the body at once and passes over the `100 Continue`.
         var headers = Self.headers
@@ -330,7 +330,7 @@ final class EtcdClient: Sendable {
             body: .stream(contentLength: nil) { writer in stream.opened(writer, sending: create) },
             tlsConfiguration: tls
         )
-        // NB: a watch lasts as long as the suite: no deadline but the heartbeat's, and cancellation.
+        // A watch lasts as long as the suite: no deadline but the heartbeat's, and cancellation.
         let task = http.execute(request: request, delegate: stream)
         stream.started(task)
         return task
@@ -353,14 +353,14 @@ final class EtcdClient: Sendable {
 /// The HTTP client of every suite in etcd of the process; like AsyncHTTPClient's `shared`, never
 /// shut down.
 ///
-/// NB: not `shared` itself: its pool retries a refused connection until the call's deadline, so
+/// Not `shared` itself: its pool retries a refused connection until the call's deadline, so
 /// each member that was down cost a whole timeout (5 s) before the next was tried, and the
 /// `defaults` command took 5 s to say etcd is out of reach. Here a refused connection fails the
 /// call at once.
 private let etcdHTTPClient: HTTPClient = {
     var configuration = HTTPClient.Configuration.singletonConfiguration
     configuration.connectionPool.retryConnectionEstablishment = false
-    // NB: HTTP/1.1 even over TLS, where ALPN could choose HTTP/2: the watch's request body, kept
+    // HTTP/1.1 even over TLS, where ALPN could choose HTTP/2: the watch's request body, kept
     // open, was measured against etcd's gateway over HTTP/1.1.
     configuration.httpVersion = .http1Only
     return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)

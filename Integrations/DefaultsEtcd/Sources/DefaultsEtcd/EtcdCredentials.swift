@@ -92,7 +92,7 @@ public struct EtcdCredentials: Sendable, Hashable, CustomStringConvertible {
             guard var text = String(data: data, encoding: .utf8) else {
                 throw EtcdClient.Failure(reason: "the password file \(url.path) is not UTF-8 text")
             }
-            // NB: "\r\n" is one Character.
+            // "\r\n" is one Character.
             if let last = text.last, last == "\n" || last == "\r\n" { text.removeLast() }
             return text
         }

@@ -27,7 +27,7 @@ enum Etcd {
             }
             bytes.removeLast()
         }
-        // NB: "\0" as the end means every key from the start onwards.
+        // "\0" as the end means every key from the start onwards.
         return [0]
     }
 

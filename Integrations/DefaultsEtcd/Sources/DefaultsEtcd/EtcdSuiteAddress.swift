@@ -91,7 +91,7 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, let value = String(parts[1]).removingPercentEncoding, !value.isEmpty else {
-                // NB: the name only: the value may be a password given where none belongs.
+                // The name only: the value may be a password given where none belongs.
                 throw Invalid(description: "\"\(parts[0])=…\" is not name=value, as cacert=/etc/etcd/ca.pem")
             }
             let file = URL(fileURLWithPath: value)

@@ -101,7 +101,7 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
             )
             return
         }
-        // NB: answered at once with a header-only message (etcd 3.4.23: `watch_id` -1). Before
+        // Answered at once with a header-only message (etcd 3.4.23: `watch_id` -1). Before
         // etcd 3.4.25 and 3.5.8 that answer is no point the watch has passed, so it only counts as
         // a sign of life.
         if let writer, let request = try? JSONEncoder().encode(Etcd.WatchProgressRequest()) {
@@ -149,7 +149,7 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
                 lines.append(Array(state.pending[..<newline]))
                 state.pending.removeSubrange(...newline)
             }
-            // NB: the error etcd ends a stream with has no newline, and async-http-client does not
+            // The error etcd ends a stream with has no newline, and async-http-client does not
             // call `didFinishRequest` while the request's body is still open: a whole message left
             // over is taken now.
             if state.pending.last == UInt8(ascii: "}"),

@@ -28,7 +28,7 @@ import Foundation
         }
         address.tls = tls
     }
-    // NB: no cache: the command shows what etcd holds, or says it cannot reach it.
+    // No cache: the command shows what etcd holds, or says it cannot reach it.
     return EtcdBackend(
         endpoints: address.endpoints,
         prefix: address.prefix,
@@ -45,7 +45,7 @@ func credentials(_ address: EtcdSuiteAddress) throws -> EtcdCredentials? {
     var user = address.user
     var password = environment["ETCDCTL_PASSWORD"]
     if user == nil, let named = environment["ETCDCTL_USER"], !named.isEmpty {
-        // NB: as etcdctl reads it: `user:password` only when no password is given apart.
+        // As etcdctl reads it: `user:password` only when no password is given apart.
         if password == nil, let colon = named.firstIndex(of: ":") {
             user = String(named[..<colon])
             password = String(named[named.index(after: colon)...])

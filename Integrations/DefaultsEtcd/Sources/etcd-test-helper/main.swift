@@ -62,7 +62,7 @@ case "write-many":
     }
     for index in 0..<count {
         suite[Defaults.Key<Int>("\(arguments[4])-\(index)", default: -1, suite: suite)] = index
-        // NB: a write is committed once synchronize() returns; while the cluster elects a new
+        // A write is committed once synchronize() returns; while the cluster elects a new
         // leader it throws, and the write waits in memory for the next try.
         while (try? suite.synchronize()) == nil { usleep(50_000) }
         print("synced \(index + 1)")

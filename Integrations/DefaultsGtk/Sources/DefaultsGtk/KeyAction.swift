@@ -22,7 +22,7 @@ private final class KeyAction {
         let action = g_simple_action_new_stateful(name, parameterType, toState(Defaults[key]))!
         self.action = action
         requested = { state in
-            // NB: a state that is no value of the key (an unknown case's name) changes nothing.
+            // A state that is no value of the key (an unknown case's name) changes nothing.
             guard let value = fromState(state) else { return }
             Defaults[key] = value
             g_simple_action_set_state(action, toState(Defaults[key]))

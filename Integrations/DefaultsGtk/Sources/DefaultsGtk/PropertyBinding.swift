@@ -93,7 +93,7 @@ public final class PropertyBinding {
         var paramFlags: guint = 0
         let kind = cgtk_property_kind(object, property, &paramFlags)
         let typeName = String(cString: cgtk_type_name(object))
-        // NB: fatalError, not precondition: its message is printed in release builds too.
+        // FatalError, not precondition: its message is printed in release builds too.
         func stop(_ problem: String) -> Never {
             fatalError("Defaults.bind: \(typeName)'s property \"\(property)\" \(problem) (key \"\(key.name)\")")
         }

@@ -24,7 +24,7 @@ import Observation
 
 /// Writes `line` at once, for the test reading the pipe.
 ///
-/// NB: straight to the descriptor, not `print` and `fflush(nil)`: that flushes standard input too,
+/// Straight to the descriptor, not `print` and `fflush(nil)`: that flushes standard input too,
 /// whose lock the thread reading commands holds while it waits for a line, so the main loop
 /// stopped until one came.
 func report(_ line: String) {
@@ -132,7 +132,7 @@ readCommands(suite: suite) { line, words in
     }
 }
 
-// NB: the main loop reports itself ready from inside, once it runs.
+// The main loop reports itself ready from inside, once it runs.
 GLibMainLoop.deliver { report("ready") }
 while true {
     g_main_context_iteration(nil, 1)

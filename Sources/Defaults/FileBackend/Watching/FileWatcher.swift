@@ -98,7 +98,7 @@ final class FileWatcher: Sendable {
                 let own = sources.indices.map { (backend, $0) }
                 if descriptor < 0 {
                     startPolling(&state)
-                    // NB: one report for the backend, naming the file it writes.
+                    // One report for the backend, naming the file it writes.
                     if let file = sources.first?.last {
                         polling[Client(backend: identifier, source: 0)] = .pollingForChanges(
                             url: URL(fileURLWithPath: file),
@@ -108,7 +108,7 @@ final class FileWatcher: Sendable {
                     return own
                 }
                 let moved = reconcile(&state, polling: &polling)
-                // NB: the new backend always looks once, even when its directories were watched
+                // The new backend always looks once, even when its directories were watched
                 // already: an event between its load and this registration found no backend to tell.
                 return state.backends(of: moved.filter { $0.backend != identifier }) + own
             }
@@ -141,14 +141,14 @@ final class FileWatcher: Sendable {
 
     /// Stops watching every file of the backend `identifier`.
     func unwatch(backend identifier: ObjectIdentifier) {
-        // NB: async: a backend can be released on this very queue, by the last strong reference a
+        // Async: a backend can be released on this very queue, by the last strong reference a
         // notification held.
         queue.async { [self] in
             var polling: [Client: Defaults.StorageError] = [:]
             let moved = state.withLock { state -> [(FileBackend, Int)] in
                 guard state.backends.removeValue(forKey: identifier) != nil else { return [] }
                 for client in state.entries.keys where client.backend == identifier { remove(client, &state) }
-                // NB: this pass may move other files' watches too (a directory of theirs came back
+                // This pass may move other files' watches too (a directory of theirs came back
                 // since the last event was read): their backends must look, as after any move, or a
                 // file saved into that directory before its watch existed is never read.
                 let moved = descriptor >= 0 ? state.backends(of: reconcile(&state, polling: &polling)) : []
@@ -158,7 +158,7 @@ final class FileWatcher: Sendable {
                 }
                 return moved
             }
-            // NB: after the lock: looking and reporting take it again.
+            // After the lock: looking and reporting take it again.
             for (backend, source) in moved { backend.fileMayHaveChanged(source: source) }
             report(polling)
         }
@@ -196,7 +196,7 @@ final class FileWatcher: Sendable {
     // MARK: - inotify
 
     private func readEvents() {
-        // NB: uninitialized: zeroing 64 KiB on every wake-up cost more than reading the events.
+        // Uninitialized: zeroing 64 KiB on every wake-up cost more than reading the events.
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         defer { buffer.deallocate() }
         var touched: Set<String> = []
@@ -241,7 +241,7 @@ final class FileWatcher: Sendable {
         let gone = UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
         if mask & gone != 0 {
             state.withLock { state in
-                // NB: a moved directory's watch follows it elsewhere; drop it ourselves.
+                // A moved directory's watch follows it elsewhere; drop it ourselves.
                 if mask & UInt32(IN_MOVE_SELF) != 0, state.table.directories[wd] != nil {
                     inotify_rm_watch(descriptor, wd)
                 }
@@ -273,7 +273,7 @@ final class FileWatcher: Sendable {
             reconcile = true
             if path == nil { return }
         }
-        // NB: a link is re-made by `ln -sfn` as a removal and a creation; a file's creation is
+        // A link is re-made by `ln -sfn` as a removal and a creation; a file's creation is
         // followed by its IN_CLOSE_WRITE, which is acted on instead.
         let meaningful = fileEvents | (isLink ? UInt32(IN_CREATE) : 0)
         guard mask & meaningful != 0, let path else { return }
@@ -287,7 +287,7 @@ final class FileWatcher: Sendable {
     /// for their suites.
     private func reconcile(_ state: inout State, polling: inout [Client: Defaults.StorageError]) -> Set<Client> {
         var moved: Set<String> = []
-        // NB: until nothing more is added: a directory created while its parent's watch was being
+        // Until nothing more is added: a directory created while its parent's watch was being
         // added produced no event, but exists by the next pass.
         for _ in 0..<64 {
             let targets = state.table.targets(isDirectory: Self.isDirectory)
@@ -306,7 +306,7 @@ final class FileWatcher: Sendable {
                     continue
                 }
                 let failure = SystemError.current("inotify_add_watch \(target)")
-                // NB: removed since `targets` looked: the next pass picks an ancestor that exists.
+                // Removed since `targets` looked: the next pass picks an ancestor that exists.
                 if failure.code == ENOENT || failure.code == ENOTDIR {
                     vanished = true
                     continue
@@ -315,7 +315,7 @@ final class FileWatcher: Sendable {
                 pollInstead(of: directories, because: failure, &state, polling: &polling)
             }
             moved.formUnion(state.table.adopt(targets))
-            // NB: another pass when a watch went to an ancestor (a directory below it may have been
+            // Another pass when a watch went to an ancestor (a directory below it may have been
             // made meanwhile) or a target vanished; directories watched themselves miss nothing.
             if vanished { continue }
             if !added || targets.allSatisfy({ $0.key == $0.value }) { break }

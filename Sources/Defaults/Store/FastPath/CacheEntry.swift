@@ -26,16 +26,16 @@ extension Defaults.Suite {
 
     /// A decoded value, kept beside a key's stored one.
     ///
-    /// NB: `value` changes only through ``InPlaceWriter``: under the state's lock, and only while
+    /// `value` changes only through ``InPlaceWriter``: under the state's lock, and only while
     /// the state's reference is the only one (so no reader holds the box), for a value of a type
     /// with no references in it (so nothing is released under the lock).
     package final class Box<Value: Sendable>: AnyBox, @unchecked Sendable {  // value set only unshared, locked
-        // NB: no dynamic exclusivity check: reads would pay for one on every call.
+        // No dynamic exclusivity check: reads would pay for one on every call.
         @exclusivity(unchecked) package fileprivate(set) var value: Value
         package init(_ value: Value) { self.value = value }
 
         override class func replace(_ value: UnsafeRawPointer, in box: AnyBox) -> Bool {
-            // NB: by address, with no copy of the value: the unspecialized generic copy cost more
+            // By address, with no copy of the value: the unspecialized generic copy cost more
             // than the comparison. The caller made sure `Value` holds no references.
             withUnsafeMutablePointer(to: &unsafeDowncast(box, to: Box<Value>.self).value) { held in
                 let size = MemoryLayout<Value>.size

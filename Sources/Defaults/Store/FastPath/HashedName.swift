@@ -29,7 +29,7 @@ extension Defaults.Suite {
         /// text) mixed with the table's seed by a few multiplies, instead of a whole `Hasher`
         /// round, about half of what a search of the table of keys cost.
         ///
-        /// NB: the seed is mixed in, not ignored: tables of different seeds then order the same
+        /// The seed is mixed in, not ignored: tables of different seeds then order the same
         /// names differently, which keeps a copy from one table into another from clustering.
         package func _rawHashValue(seed: Int) -> Int {
             var mixed = UInt64(truncatingIfNeeded: hash ^ seed)

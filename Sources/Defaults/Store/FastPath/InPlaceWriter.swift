@@ -20,7 +20,7 @@ extension Defaults.Suite {
         /// The writer for `Value`, or `nil` when its values hold references, which a write must
         /// not release under the lock, or are not stored natively.
         ///
-        /// NB: no closure in here: a copy of the writer would retain it on every write.
+        /// No closure in here: a copy of the writer would retain it on every write.
         static func make<Value: Sendable>(for _: Value.Type) -> InPlaceWriter? {
             guard _isPOD(Value.self), ValueCoding.nativeEncoder(for: Value.self) != nil else { return nil }
             return InPlaceWriter(type: ObjectIdentifier(Value.self), boxType: Box<Value>.self)

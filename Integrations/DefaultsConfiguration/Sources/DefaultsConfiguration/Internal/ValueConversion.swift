@@ -107,7 +107,7 @@ struct ValueConversion: Sendable {
         case .string(let string):
             return .string(string)
         case .bool(let bool):
-            // NB: Foundation hands a JSON boolean over as a number, which reads as an Int first.
+            // Foundation hands a JSON boolean over as a number, which reads as an Int first.
             return .number(.int(bool ? 1 : 0))
         case .number(let text):
             return .number(try number(text) ?? { throw unsupported("a number out of range") }())
@@ -138,7 +138,7 @@ struct ValueConversion: Sendable {
                 throw unsupported("an array of nulls, arrays or objects")
             }
         case .null, .object:
-            // NB: the mapping never hands these over: they are "no value".
+            // The mapping never hands these over: they are "no value".
             throw unsupported("null or an object")
         }
     }
@@ -152,10 +152,10 @@ struct ValueConversion: Sendable {
         }
         if isInteger {
             if let int = Int(text) { return .int(int) }
-            // NB: Foundation keeps an integer up to UInt64.max as one, which bridges to Double only
+            // Foundation keeps an integer up to UInt64.max as one, which bridges to Double only
             // when exact; a larger one as a decimal, which bridges to the nearest Double.
             if let unsigned = UInt64(text) { return Double(exactly: unsigned).map(Number.double) }
-            // NB: below Int.min, Foundation's decimal bridges to a wrong Int (one off); this reads
+            // Below Int.min, Foundation's decimal bridges to a wrong Int (one off); this reads
             // no Int at all from a number that has none.
             guard let double = Double(text), double.isFinite else { return nil }
             return .wideInteger(double)

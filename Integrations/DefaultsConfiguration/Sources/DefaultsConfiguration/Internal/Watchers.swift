@@ -17,7 +17,7 @@ final class ValueWatcher: Sendable {
 
     /// Reads the value now, and yields it if it changed.
     func refresh() {
-        // NB: read, compared and yielded under this watcher's lock, so two writers' events cannot
+        // Read, compared and yielded under this watcher's lock, so two writers' events cannot
         // yield their reads in the wrong order and leave an old value as the newest. `yield` runs no
         // user code, and the suite never calls out while holding its own lock.
         last.withLock { last in
@@ -57,7 +57,7 @@ final class SnapshotWatcher: Sendable {
 
     /// Takes a snapshot now and yields it.
     func refresh() {
-        // NB: taken and yielded under the lock, for the same reason as `ValueWatcher.refresh`.
+        // Taken and yielded under the lock, for the same reason as `ValueWatcher.refresh`.
         lock.withLock { _ in _ = continuation.yield(take()) }
     }
 }
