@@ -66,30 +66,10 @@ extension Defaults.Suite {
 
     /// The first write refused since the last ``synchronize()``, forgotten as it is taken.
     func takeRefusal() -> Defaults.StorageError? {
-        store.state.withLock { state in
-            defer { state.refusedSinceSynchronize = nil }
-            return state.refusedSinceSynchronize
-        }
+        store.takeRefusal()
     }
 
     // MARK: - Reading
-
-    /// What a read found under the lock.
-    ///
-    /// Not generic: a generic enum here costs a runtime metadata lookup (and value-witness copies)
-    /// on every read of unspecialized generic code.
-    private enum Lookup: Sendable {
-        case absent
-        case cached(AnyBox?)
-        // The JSON in a box: a JSONValue inline would make this enum too big to return in
-        // registers, which every cached read would pay for.
-        case decode(Box<JSONValue>, generation: UInt64)
-        case uncached(Box<JSONValue>)
-        /// The key has overrides for this run, not decoded as the type read yet.
-        ///
-        /// No payload: an array here would make every copy of this enum on the hot path costlier.
-        case overridden
-    }
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
     func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
@@ -107,19 +87,15 @@ extension Defaults.Suite {
         case .uncached(let json):
             return ValueCoding.decode(json.value, as: Value.self)
         case .overridden:
-            let candidates = store.state.withLock { state in
-                state.hasOverrides ? state.overrides!.candidates(for: name.text) : []
-            }
+            let candidates = store.overrideCandidates(for: name.text)
             if let value = overrideValue(named: name.text, candidates, as: Value.self) { return value }
             // Every candidate is rejected now, so this looks at the stored value.
             return self.value(named: name, as: type)
         case .decode(let json, let generation):
             // Decoding runs the type's bridge, user code, so it happens outside the lock.
             let decoded = ValueCoding.decode(json.value, as: Value.self)
-            let replaced = store.state.withLock { state -> CacheEntry? in
-                guard state.generation == generation else { return nil }
-                return state.keepDecoded(decoded.map { .holding($0) } ?? .undecodable(as: Value.self), for: name)
-            }
+            let entry: CacheEntry = decoded.map { .holding($0) } ?? .undecodable(as: Value.self)
+            let replaced = store.keepDecoded(entry, for: name, ifStillAt: generation)
             // Released here, after the lock: it may hold an instance of a class of the user's.
             _ = replaced
             if decoded == nil, let mismatch = store.mismatch(named: name.text, holding: json.value) { report(mismatch) }
@@ -135,53 +111,13 @@ extension Defaults.Suite {
     }
 
     /// `lookup(named:typeID:)` when nothing may need refreshing from `UserDefaults` first.
-    private func cachedLookup(named name: HashedName, typeID: ObjectIdentifier) -> Lookup {
+    private func cachedLookup(named name: HashedName, typeID: ObjectIdentifier) -> Store.Lookup {
         if store.writeThrough != nil { return .absent }
         return lookup(named: name, typeID: typeID)
     }
 
-    private func lookup(named name: HashedName, typeID: ObjectIdentifier) -> Lookup {
-        store.state.withLock { state in
-            if state.hasOverrides, let overridden = Self.overrideLookup(&state, named: name.text, typeID: typeID) {
-                return overridden
-            }
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                let stored = scope.storedValue(named: name.text)
-                // A key the transaction has not written reads as it does outside: its decoded
-                // value is that of what is stored (or the last good one, when a value of another
-                // type was kept out).
-                if stored == state.values[name.text], let index = state.keys.index(forKey: name),
-                    let box = Store.State.decodedBox(&state.keys.values[index], as: typeID)
-                {
-                    return .cached(box)
-                }
-                guard let json = state.layeredValue(named: name.text, stored: stored) else { return .absent }
-                return .uncached(Box(json))
-            }
-            if let index = state.keys.index(forKey: name) {
-                // The entry is lent in place (`inout`); read as a value, all of it would be
-                // copied, and its observers retained and released, on every read.
-                if let box = Store.State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
-            }
-            // The decoded value kept is that of what reads see, system files and locks included.
-            guard let json = state.hasLayers ? state.layeredValue(named: name.text) : state.values[name.text] else {
-                return .absent
-            }
-            return .decode(Box(json), generation: state.generation)
-        }
-    }
-
-    /// What `lookup` finds when `name` has an override; `nil` when it has none.
-    ///
-    /// Out of line, so a read in a run without overrides pays only for the flag.
-    @inline(never)
-    private static func overrideLookup(_ state: inout Store.State, named name: String, typeID: ObjectIdentifier)
-        -> Lookup?
-    {
-        // A lock wins over this run's overrides: the key reads its system value.
-        if state.isLocked(name) { return nil }
-        if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
-        return state.overrides!.candidates(for: name).isEmpty ? nil : .overridden
+    private func lookup(named name: HashedName, typeID: ObjectIdentifier) -> Store.Lookup {
+        store.lookup(named: name, typeID: typeID, in: self)
     }
 
     /// The first of `candidates` that decodes as `Value`, kept for the next read; those that do not
@@ -194,15 +130,10 @@ extension Defaults.Suite {
         for candidate in candidates {
             // Decoding runs the type's bridge, user code, so it happens outside the lock.
             if let value = candidate.forms.lazy.compactMap({ ValueCoding.decode($0, as: Value.self) }).first {
-                store.state.withLock { state in
-                    guard state.overrides != nil else { return }
-                    state.overrides!.cache[name] = .holding(value)
-                }
+                store.keepOverride(.holding(value), for: name)
                 return value
             }
-            let isFirstReport = store.state.withLock { state in
-                state.overrides?.reject(candidate.source, of: name) ?? false
-            }
+            let isFirstReport = store.rejectOverride(candidate.source, of: name)
             if isFirstReport {
                 report(
                     .invalidOverride(
@@ -235,12 +166,7 @@ extension Defaults.Suite {
     /// - Returns: The stored JSON, or `nil`.
     public func storedValue(named name: String) -> Defaults.JSONValue? {
         if let storage = store.writeThrough { refresh(name, from: storage) }
-        return store.state.withLock { state in
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                return state.layeredValue(named: name, stored: scope.storedValue(named: name))
-            }
-            return state.layeredValue(named: name)
-        }
+        return store.storedValue(named: name, in: self)
     }
 
     /// Every stored value, by key name, all read at one instant: one state of the suite.
@@ -252,26 +178,13 @@ extension Defaults.Suite {
     ///
     /// - Returns: The stored JSON of every key.
     public func storedValues() -> [String: Defaults.JSONValue] {
-        store.state.withLock { state in
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                return state.layeredValues(stored: scope.storedValues())
-            }
-            // Read first: as an argument, the values' mutating accessor overlapped the call's
-            // borrow of `state`, which was copied for it.
-            let values = state.values
-            return state.layeredValues(stored: values)
-        }
+        store.storedValues(in: self)
     }
 
     /// Every value the suite's own file holds (or will, once pending writes are flushed), without
     /// the system files beneath it: what `defaults read <suite>` prints and `defaults delete --all`
     /// removes.
     package func userStoredValues() -> [String: Defaults.JSONValue] {
-        store.state.withLock { state in
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                return scope.storedValues()
-            }
-            return state.values
-        }
+        store.userStoredValues(in: self)
     }
 }

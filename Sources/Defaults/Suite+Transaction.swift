@@ -59,16 +59,8 @@ extension Defaults.Suite {
                 throw error
             }
         }
-        let scope = store.state.withLock { state in
-            state.openTransactions += 1
-            return TransactionScope(
-                suite: self,
-                snapshot: state.values,
-                parent: TransactionScope.current,
-                isExclusive: isExclusive
-            )
-        }
-        defer { store.state.withLock { $0.openTransactions -= 1 } }
+        let scope = store.openTransaction(on: self, isExclusive: isExclusive)
+        defer { store.closeTransaction() }
         let result: Result
         do {
             result = try TransactionScope.$current.withValue(scope) { try body() }
@@ -80,16 +72,7 @@ extension Defaults.Suite {
         var (writes, suppressedKeys, removedAll, reads) = scope.close()
         guard !writes.isEmpty || removedAll else { return (result, nil) }
         // Before the commit, which an exclusive transaction puts in the file directly.
-        let refused = store.state.withLock { state -> [(name: String, refusal: WriteRefusal)] in
-            guard state.guardsWrites else { return [] }
-            var refused: [(name: String, refusal: WriteRefusal)] = []
-            for (name, new) in writes {
-                guard let refusal = state.refusal(ofWriteTo: name) else { continue }
-                writes[name] = nil
-                if state.values[name] != new { refused.append((name, refusal)) }
-            }
-            return refused
-        }
+        let refused = store.refuse(&writes)
         reportRefusals(refused)
         guard !writes.isEmpty || removedAll else { return (result, nil) }
         return (result, commit(writes, suppressedKeys, removedAll, reads))

@@ -60,35 +60,11 @@ extension Defaults.Suite {
         if Defaults.hasEveryChangeSinks { return false }
         let store = store
         if store.writeThrough != nil { return false }
-        let commitsLater = store.commitsLater
-        let outcome = store.state.withLock { state -> (changed: Bool, schedulesFlush: Bool)? in
-            // System files and refusals are in `writesTakeGeneralPath`.
-            guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
-                state.suiteObservers == nil
-            else { return nil }
-            // The key's encoder is fetched only when the key's JSON starts to wait, not on every write.
-            return state.writeInPlace(
-                of: key.hashedName,
-                value,
-                writer: writer,
-                encoder: { key.nativeEncoder! },
-                commitsLater: commitsLater
-            )
-        }
+        // The key's encoder is fetched only when the key's JSON starts to wait, not on every write.
+        let outcome = store.writeInPlace(of: key.hashedName, value, writer: writer) { key.nativeEncoder! }
         guard let outcome else { return false }
         if outcome.schedulesFlush { store.armTimer() }
         return true
-    }
-
-    /// What ``commitValue(_:named:decoded:)`` did under the lock.
-    private enum OneKeyCommit {
-        /// A transaction is open on this suite, or system files or refusals are in play: the write
-        /// takes the general path.
-        case general
-        /// The stored value was already the new one.
-        case unchanged
-        /// `isReported` is false when observers are not told (the key has an override).
-        case changed(isReported: Bool, schedulesFlush: Bool)
     }
 
     /// Stores `new` (`nil` removes) under `name` as one change, and reports it: the general path
@@ -102,47 +78,14 @@ extension Defaults.Suite {
     private func commitValue(_ new: JSONValue?, named hashedName: HashedName, decoded: CacheEntry?) {
         let name = hashedName.text
         let store = store
-        let commitsLater = store.commitsLater
         // NB: the old values come out as separate values and the event is made after the lock, and
         // only for sinks: an event inside an optional or an enum's payload is copied and destroyed
         // through runtime value witnesses, which costs more than everything else here.
-        let (outcome, old, oldDecoded, observers, suiteObservers) = store.state.withLock {
-            state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
-            in
-            if state.openTransactions > 0 || state.writesTakeGeneralPath { return (.general, nil, nil, nil, nil) }
-            // Replaced before comparing, one search of the table: equal JSON is the same bytes,
-            // so replacing a value with an equal one changes nothing.
-            let old =
-                if let new { state.values.updateValue(new, forKey: name) } else {
-                    state.values.removeValue(forKey: name)
-                }
-            guard old != new else {
-                // The same JSON may be stored as another type (a base64 string other code set,
-                // now written as Data): stored again, as this key's type says; no change to report.
-                store.writeThrough?.set(new, forKey: name)
-                return (.unchanged, nil, nil, nil, nil)
-            }
-            let (oldDecoded, observers) = state.recordChange(
-                of: hashedName,
-                decoded: decoded,
-                marksChanged: commitsLater
-            )
-            state.generation &+= 1
-            var schedulesFlush = false
-            if commitsLater {
-                schedulesFlush = state.flush.changed()
-            } else if let storage = store.writeThrough {
-                // UserDefaults never calls back into us, so writing under our lock keeps
-                // its order the same as ours.
-                storage.set(new, forKey: name)
-            }
-            // Reads of an overridden key return the override, which did not change.
-            let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
-            return (
-                .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
-                state.suiteObservers
-            )
-        }
+        let (outcome, old, oldDecoded, observers, suiteObservers) = store.commitOne(
+            new,
+            named: hashedName,
+            decoded: decoded
+        )
         switch outcome {
         case .unchanged:
             return
@@ -243,63 +186,14 @@ extension Defaults.Suite {
         // it holds may be instances of classes of the user's, whose `deinit` must not run under it.
         var all: [String: Defaults.StoredChange] = [:]
         var refused: [(name: String, refusal: WriteRefusal)] = []
-        let outcome = store.state.withLock {
-            state -> (
-                changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
-            )?
-            in
-            var changes: [String: Defaults.StoredChange] = [:]
-            for (name, new) in makeWrites(state.values) {
-                let old = state.values[name]
-                guard old != new else {
-                    // As in a write of one key: stored again as the writer's type says.
-                    store.writeThrough?.set(new, forKey: name)
-                    continue
-                }
-                if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
-                    refused.append((name, refusal))
-                    continue
-                }
-                state.values[name] = new
-                if let storage = store.writeThrough {
-                    // UserDefaults never calls back into us, so writing under our lock keeps
-                    // its order the same as ours.
-                    storage.set(new, forKey: name)
-                }
-                // `decoded` is only given for a write of one key.
-                let newDecoded = decoded
-                let (oldDecoded, observers) = state.recordChange(
-                    of: HashedName(name),
-                    decoded: newDecoded,
-                    marksChanged: commitsLater
-                )
-                // What reads see: where the user's file has no value, a system file's stands in.
-                let seenOld = state.layeredValue(named: name, stored: old)
-                let seenNew = state.layeredValue(named: name, stored: new)
-                let change = Defaults.StoredChange(
-                    old: seenOld,
-                    new: seenNew,
-                    oldDecoded: oldDecoded,
-                    newDecoded: newDecoded,
-                    observers: observers
-                )
-                guard seenOld != seenNew else {
-                    all[name] = change
-                    continue
-                }
-                changes[name] = change
-            }
-            // A file this process may not write is not cleared either (the removals were refused).
-            let clears = removesEverything && commitsLater && state.readOnlyReason == nil
-            if clears { state.removesEverything = true }
-            guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
-            state.generation &+= 1
-            // Reads of an overridden key return the override, which did not change.
-            let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
-            all.merge(changes) { kept, _ in kept }
-            let schedule = commitsLater && state.flush.changed()
-            return (reported, schedule, state.suiteObservers)
-        }
+        let outcome = store.commit(
+            makeWrites,
+            decoded: decoded,
+            commitsLater: commitsLater,
+            removesEverything: removesEverything,
+            all: &all,
+            refused: &refused
+        )
         reportRefusals(refused)
         all.removeAll()
         guard let outcome else { return nil }
@@ -375,9 +269,7 @@ extension Defaults.Suite {
                 report(error)
             }
         }
-        store.state.withLock { state in
-            if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = first }
-        }
+        store.rememberRefusal(first)
     }
 
     // MARK: - UserDefaults
@@ -386,12 +278,7 @@ extension Defaults.Suite {
     /// read it already).
     func refresh(_ name: String, from storage: any WriteThroughBackend, current: JSONValue?? = nil) {
         let current = current ?? storage.value(forKey: name)
-        let forgotten = store.state.withLock { state -> CacheEntry? in
-            guard state.values[name] != current else { return nil }
-            state.values[name] = current
-            state.generation &+= 1
-            return state.forgetDecoded(name)
-        }
+        let forgotten = store.takeWrittenThrough(current, named: name)
         // Released after the lock: it may hold an instance of a class of the user's.
         _ = forgotten
     }

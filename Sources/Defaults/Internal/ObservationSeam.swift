@@ -246,7 +246,7 @@ extension Defaults {
 extension Defaults.Suite {
     /// The entries of the state's table of keys: keys with a decoded value kept, a change not yet
     /// flushed, or observers; for tests that it does not grow.
-    package var keyEntryCount: Int { store.state.withLock { $0.keys.count } }
+    package var keyEntryCount: Int { store.keyEntryCount }
 
     /// Changes what hangs on the key `name` of this suite's state (shared by every suite on its
     /// file): `body` gets the key's observer slot, under the state's lock, and may change it.
@@ -261,21 +261,7 @@ extension Defaults.Suite {
         named name: HashedName,
         _ body: (inout (any Defaults.ObserverSlot)?) -> Void
     ) -> (any Defaults.ObserverSlot)? {
-        store.state.withLock { state in
-            guard let index = state.keys.index(forKey: name) else {
-                var slot: (any Defaults.ObserverSlot)?
-                body(&slot)
-                if let slot { state.keys[name] = KeyState(observers: slot) }
-                return nil
-            }
-            // The entry is lent in place (`inout`), here and below: read as a value, all of it
-            // would be copied, and its references retained and released.
-            let old = KeyState.observers(of: &state.keys.values[index])
-            body(&state.keys.values[index].observers)
-            // An entry left with nothing goes, so keys observed once leave nothing behind.
-            if KeyState.isEmpty(&state.keys.values[index]) { state.keys.remove(at: index) }
-            return old
-        }
+        store.updateObservers(named: name, body)
     }
 
     /// Changes what hangs on every key of this suite's state, as ``updateObservers(named:_:)``
@@ -286,17 +272,11 @@ extension Defaults.Suite {
     package func updateSuiteObservers(
         _ body: (inout (any Defaults.ObserverSlot)?) -> Void
     ) -> (any Defaults.ObserverSlot)? {
-        store.state.withLock { state in
-            let old = state.suiteObservers
-            body(&state.suiteObservers)
-            return old
-        }
+        store.updateSuiteObservers(body)
     }
 
     /// Everything hanging on the keys of this suite's state, and on the whole state.
     package func observerSlots() -> [any Defaults.ObserverSlot] {
-        store.state.withLock { state in
-            state.keys.values.compactMap(\.observers) + [state.suiteObservers].compactMap { $0 }
-        }
+        store.observerSlots()
     }
 }

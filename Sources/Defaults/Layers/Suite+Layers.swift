@@ -28,34 +28,7 @@ extension Defaults.Suite {
     /// - Parameter name: The stored key's name.
     /// - Returns: The layer, highest first among those that set the key.
     public func source(ofValueNamed name: String) -> Defaults.ValueSource {
-        store.state.withLock { state -> Defaults.ValueSource in
-            if let layers = state.layers, let index = layers.locks[name] {
-                return .locked(
-                    by: layers.layers[index].url,
-                    valueFrom: layers.origin(of: name).map { layers.layers[$0].url }
-                )
-            }
-            if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
-                switch candidate.source {
-                case .launchArgument: return .launchArgument
-                case .environment(let variable): return .environment(variable: variable)
-                }
-            }
-            let stored: JSONValue?
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: self) {
-                stored = scope.storedValue(named: name)
-            } else {
-                stored = state.values[name]
-            }
-            if stored != nil {
-                guard let file = store.file else { return .suiteStorage }
-                return .userFile(fileURL ?? file.fileURL)
-            }
-            if let layers = state.layers, let index = layers.origin(of: name) {
-                return .systemFile(layers.layers[index].url)
-            }
-            return .defaultValue
-        }
+        store.source(ofValueNamed: name, in: self)
     }
 }
 

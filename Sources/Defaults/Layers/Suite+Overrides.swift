@@ -40,14 +40,7 @@ extension Defaults.Suite {
     /// - Parameter arguments: The launch arguments, program first; by default the process's own.
     public func overrideWithLaunchArguments(_ arguments: [String] = CommandLine.arguments) {
         let pairs = Overrides.parseLaunchArguments(arguments)
-        store.state.withLock { state in
-            var overrides = state.overrides ?? Overrides()
-            overrides.arguments.merge(pairs) { _, new in new }
-            overrides.reset()
-            // None at all keeps reads on their fastest path.
-            state.overrides = overrides.isEmpty ? nil : overrides
-            state.hasOverrides = state.overrides != nil
-        }
+        store.changeOverrides { $0.arguments.merge(pairs) { _, new in new } }
     }
 
     /// Makes reads of this suite return values from environment variables whose names start
@@ -71,13 +64,9 @@ extension Defaults.Suite {
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         let relevant = environment.filter { $0.key.hasPrefix(prefix) }
-        store.state.withLock { state in
-            var overrides = state.overrides ?? Overrides()
+        store.changeOverrides { overrides in
             overrides.environmentPrefix = prefix
             overrides.environment = relevant
-            overrides.reset()
-            state.overrides = overrides.isEmpty ? nil : overrides
-            state.hasOverrides = state.overrides != nil
         }
     }
 

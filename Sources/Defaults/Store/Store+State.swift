@@ -8,6 +8,7 @@ extension Store {
     typealias KeyState = Defaults.Suite.KeyState
     typealias AnyBox = Defaults.Suite.AnyBox
     typealias InPlaceWriter = Defaults.Suite.InPlaceWriter
+    typealias Box = Defaults.Suite.Box
 
     /// Everything a store keeps, behind its one lock: the values, what is kept beside each key
     /// (decoded value, pending mark, observers), flushing, the layers and open transactions.

@@ -1,0 +1,236 @@
+import Foundation
+
+// The store's decisions about a write, each under its lock: the suite's write paths
+// (`Suite+Write.swift`) ask, then tell observers and report after the lock.
+extension Store {
+    /// What ``commitOne(_:named:decoded:)`` did.
+    enum OneKeyCommit {
+        /// A transaction is open on this suite, or system files or refusals are in play: the write
+        /// takes the general path.
+        case general
+        /// The stored value was already the new one.
+        case unchanged
+        /// `isReported` is false when observers are not told (the key has an override).
+        case changed(isReported: Bool, schedulesFlush: Bool)
+    }
+
+    /// A one-key write in place (see ``State/writeInPlace(of:_:writer:encoder:commitsLater:)``),
+    /// when nothing needs its JSON or its old value now: no transaction open, no system file,
+    /// override or refusal, no whole-suite observers.
+    ///
+    /// - Returns: `nil` when the write must take the general path; else whether the value changed,
+    ///   and whether the caller must arm the timer.
+    func writeInPlace(
+        of name: HashedName,
+        _ value: UnsafeRawPointer,
+        writer: InPlaceWriter,
+        encoder: () -> ValueCoding.NativeEncoder
+    ) -> (changed: Bool, schedulesFlush: Bool)? {
+        let commitsLater = self.commitsLater
+        return state.withLock { state in
+            // System files and refusals are in `writesTakeGeneralPath`.
+            guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
+                state.suiteObservers == nil
+            else { return nil }
+            return state.writeInPlace(of: name, value, writer: writer, encoder: encoder, commitsLater: commitsLater)
+        }
+    }
+
+    /// Stores `new` (`nil` removes) under `name` as one change: the general path for one key, with
+    /// each of the state's tables searched once.
+    ///
+    /// - Returns: What it did; the old stored and decoded values, the key's observers and the
+    ///   whole state's, for the caller to tell after the lock.
+    func commitOne(
+        _ new: JSONValue?,
+        named hashedName: HashedName,
+        decoded: CacheEntry?
+    ) -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?) {
+        let name = hashedName.text
+        let commitsLater = self.commitsLater
+        return state.withLock {
+            state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
+            in
+            if state.openTransactions > 0 || state.writesTakeGeneralPath { return (.general, nil, nil, nil, nil) }
+            // Replaced before comparing, one search of the table: equal JSON is the same bytes,
+            // so replacing a value with an equal one changes nothing.
+            let old =
+                if let new { state.values.updateValue(new, forKey: name) } else {
+                    state.values.removeValue(forKey: name)
+                }
+            guard old != new else {
+                // The same JSON may be stored as another type (a base64 string other code set,
+                // now written as Data): stored again, as this key's type says; no change to report.
+                writeThrough?.set(new, forKey: name)
+                return (.unchanged, nil, nil, nil, nil)
+            }
+            let (oldDecoded, observers) = state.recordChange(
+                of: hashedName,
+                decoded: decoded,
+                marksChanged: commitsLater
+            )
+            state.generation &+= 1
+            var schedulesFlush = false
+            if commitsLater {
+                schedulesFlush = state.flush.changed()
+            } else if let storage = writeThrough {
+                // UserDefaults never calls back into us, so writing under our lock keeps
+                // its order the same as ours.
+                storage.set(new, forKey: name)
+            }
+            // Reads of an overridden key return the override, which did not change.
+            let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
+            return (
+                .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
+                state.suiteObservers
+            )
+        }
+    }
+
+    /// Commits the changes `makeWrites` computes from the stored values, as one change.
+    ///
+    /// `decoded`, for a write of one key, is the written value to keep as the decoded one; with
+    /// `removesEverything` (a `removeAll()`), the next commit removes every key the backend holds.
+    ///
+    /// - Parameters:
+    ///   - all: Every change made, reported or not, for the caller to release after the lock: the
+    ///     old decoded values may be instances of classes of the user's, whose `deinit` must not
+    ///     run under it.
+    ///   - refused: The writes refused, for the caller to report.
+    /// - Returns: The changes to report, whether the caller must arm the timer, and the whole
+    ///   state's observers; `nil` when nothing changed.
+    func commit(
+        _ makeWrites: ([String: JSONValue]) -> [String: JSONValue?],
+        decoded: CacheEntry?,
+        commitsLater: Bool,
+        removesEverything: Bool,
+        all: inout [String: Defaults.StoredChange],
+        refused: inout [(name: String, refusal: Defaults.Suite.WriteRefusal)]
+    ) -> (changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?)? {
+        state.withLock {
+            state -> (
+                changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
+            )?
+            in
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, new) in makeWrites(state.values) {
+                let old = state.values[name]
+                guard old != new else {
+                    // As in a write of one key: stored again as the writer's type says.
+                    writeThrough?.set(new, forKey: name)
+                    continue
+                }
+                if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
+                    refused.append((name, refusal))
+                    continue
+                }
+                state.values[name] = new
+                if let storage = writeThrough {
+                    // UserDefaults never calls back into us, so writing under our lock keeps
+                    // its order the same as ours.
+                    storage.set(new, forKey: name)
+                }
+                // `decoded` is only given for a write of one key.
+                let newDecoded = decoded
+                let (oldDecoded, observers) = state.recordChange(
+                    of: HashedName(name),
+                    decoded: newDecoded,
+                    marksChanged: commitsLater
+                )
+                // What reads see: where the user's file has no value, a system file's stands in.
+                let seenOld = state.layeredValue(named: name, stored: old)
+                let seenNew = state.layeredValue(named: name, stored: new)
+                let change = Defaults.StoredChange(
+                    old: seenOld,
+                    new: seenNew,
+                    oldDecoded: oldDecoded,
+                    newDecoded: newDecoded,
+                    observers: observers
+                )
+                guard seenOld != seenNew else {
+                    all[name] = change
+                    continue
+                }
+                changes[name] = change
+            }
+            // A file this process may not write is not cleared either (the removals were refused).
+            let clears = removesEverything && commitsLater && state.readOnlyReason == nil
+            if clears { state.removesEverything = true }
+            guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
+            state.generation &+= 1
+            // Reads of an overridden key return the override, which did not change.
+            let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
+            all.merge(changes) { kept, _ in kept }
+            let schedule = commitsLater && state.flush.changed()
+            return (reported, schedule, state.suiteObservers)
+        }
+    }
+
+    /// Keeps `first`, a write refused now, for the next `synchronize()` to throw, unless one is
+    /// kept already.
+    func rememberRefusal(_ first: Defaults.StorageError?) {
+        state.withLock { state in
+            if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = first }
+        }
+    }
+
+    /// Takes in `current`, what a write-through backend holds for `name` now.
+    ///
+    /// - Returns: The decoded value forgotten, for the caller to release after the lock.
+    func takeWrittenThrough(_ current: JSONValue?, named name: String) -> CacheEntry? {
+        state.withLock { state -> CacheEntry? in
+            guard state.values[name] != current else { return nil }
+            state.values[name] = current
+            state.generation &+= 1
+            return state.forgetDecoded(name)
+        }
+    }
+
+    // MARK: - Transactions and overrides
+
+    /// Opens a transaction on `suite`: reads consult the task-local scope from now on.
+    func openTransaction(on suite: Defaults.Suite, isExclusive: Bool) -> TransactionScope {
+        state.withLock { state in
+            state.openTransactions += 1
+            return TransactionScope(
+                suite: suite,
+                snapshot: state.values,
+                parent: TransactionScope.current,
+                isExclusive: isExclusive
+            )
+        }
+    }
+
+    /// Closes a transaction ``openTransaction(on:isExclusive:)`` opened.
+    func closeTransaction() {
+        state.withLock { $0.openTransactions -= 1 }
+    }
+
+    /// Takes the writes a system file's lock or a read-only file refuses out of `writes`.
+    ///
+    /// - Returns: Those that would have changed something, for the caller to report.
+    func refuse(_ writes: inout [String: JSONValue?]) -> [(name: String, refusal: Defaults.Suite.WriteRefusal)] {
+        state.withLock { state in
+            guard state.guardsWrites else { return [] }
+            var refused: [(name: String, refusal: Defaults.Suite.WriteRefusal)] = []
+            for (name, new) in writes {
+                guard let refusal = state.refusal(ofWriteTo: name) else { continue }
+                writes[name] = nil
+                if state.values[name] != new { refused.append((name, refusal)) }
+            }
+            return refused
+        }
+    }
+
+    /// Changes this run's overrides with `change`; they are looked up afresh after it.
+    func changeOverrides(_ change: (inout Overrides) -> Void) {
+        state.withLock { state in
+            var overrides = state.overrides ?? Overrides()
+            change(&overrides)
+            overrides.reset()
+            // None at all keeps reads on their fastest path.
+            state.overrides = overrides.isEmpty ? nil : overrides
+            state.hasOverrides = state.overrides != nil
+        }
+    }
+}
