@@ -29,7 +29,7 @@ extension Defaults {
         public let summary: String?
         /// The least and greatest values allowed, as the file stores them; `nil` for any value of
         /// the key's type.
-        package let storedRange: (lower: JSONValue, upper: JSONValue)?
+        let storedRange: (lower: JSONValue, upper: JSONValue)?
 
         init(name: String, suite: Suite, summary: String? = nil, storedRange: (JSONValue, JSONValue)? = nil) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")

@@ -63,7 +63,7 @@ extension Defaults.Suite {
     ///
     /// `$XDG_CONFIG_DIRS`, or `/etc/xdg` when it is unset or empty. Entries that are not absolute
     /// paths are ignored, as the XDG Base Directory spec says.
-    package static func systemConfigurationDirectories(environment: [String: String]) -> [URL] {
+    static func systemConfigurationDirectories(environment: [String: String]) -> [URL] {
         let listed = (environment["XDG_CONFIG_DIRS"] ?? "").split(separator: ":").map(String.init)
         let absolute = listed.filter { $0.hasPrefix("/") }
         return (absolute.isEmpty && listed.isEmpty ? ["/etc/xdg"] : absolute)

@@ -129,7 +129,7 @@ extension Defaults.Suite {
     }
 
     /// Removes the values stored under `names`, as one change.
-    package func removeValues(named names: some Sequence<String>) {
+    func removeValues(named names: some Sequence<String>) {
         let names = Array(names)
         // Values other code set in a UserDefaults are not in the stored values until read; without
         // this, removing them would look like no change and leave them there.

@@ -9,7 +9,7 @@ import Foundation
 /// The store reads through it, asking before each read, and writes through it, at once and under
 /// the store's lock, so the two orders agree. Nothing waits for a commit, and no exclusive
 /// transaction is possible.
-package protocol WriteThroughBackend: Defaults.Backend {
+protocol WriteThroughBackend: Defaults.Backend {
     /// Every name stored now, whoever stored it.
     var storedNames: [String] { get }
 
@@ -38,7 +38,7 @@ package protocol WriteThroughBackend: Defaults.Backend {
 /// Its reports come from reads made under that lock, which its commits hold too: a report that
 /// arrives while a commit runs was read before the commit wrote, so it never overrides the keys the
 /// commit wrote.
-package protocol LockingBackend: Defaults.Backend {
+protocol LockingBackend: Defaults.Backend {
     /// Runs `body` holding the lock, after `catchUp` committed what is pending (returning whether
     /// it committed, and so read what is stored) or, when it did not, after reading and reporting
     /// what changed.
@@ -57,7 +57,7 @@ package protocol LockingBackend: Defaults.Backend {
 }
 
 /// A backend that keeps values in a file at a path: what a suite says of where it stores.
-package protocol FileLocatedBackend: Defaults.Backend {
+protocol FileLocatedBackend: Defaults.Backend {
     /// The file, at the path the suite was given.
     var fileURL: URL { get }
     /// The path as given, normalized: two suites opened on one path share a store.

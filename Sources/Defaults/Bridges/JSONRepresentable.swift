@@ -19,11 +19,11 @@ package enum ValueCoding {
 
     /// Encodes a value of one native type, given its address: what a key of such a type keeps, so
     /// that a write needs no dynamic cast to find the type's encoding.
-    package typealias NativeEncoder = @Sendable (UnsafeRawPointer) -> JSONValue?
+    typealias NativeEncoder = @Sendable (UnsafeRawPointer) -> JSONValue?
 
     /// The encoder of `type`'s values when the store holds them natively; `nil` for types that go
     /// through a bridge.
-    package static func nativeEncoder<T>(for type: T.Type) -> NativeEncoder? {
+    static func nativeEncoder<T>(for type: T.Type) -> NativeEncoder? {
         guard let native = type as? any JSONRepresentable.Type else { return nil }
         return nativeEncoder(opening: native)
     }
@@ -40,7 +40,7 @@ package enum ValueCoding {
     }
 
     /// Whether `value` is an `Optional` holding nothing: storing it removes the value.
-    package static func isEmptyOptional<T>(_ value: T) -> Bool {
+    static func isEmptyOptional<T>(_ value: T) -> Bool {
         guard let optional = value as? any OptionalValue else { return false }
         return optional.isNone
     }

@@ -49,7 +49,7 @@ package final class FileStorage: Sendable {
     }
 
     /// The number of times the file has been replaced; tests use it to check coalescing.
-    package var replacementCount: Int { replacements.load(ordering: .relaxed) }
+    var replacementCount: Int { replacements.load(ordering: .relaxed) }
 
     /// Whether this file is ever written: a system file beneath a suite's own is only read, so
     /// whether this process may write it is never asked.

@@ -57,7 +57,7 @@ package struct JSONParser {
     }
 
     /// A settings document's top-level members, and where each of them starts.
-    package struct TopLevel {
+    struct TopLevel {
         /// The members; a name given twice keeps its last value.
         package var members: [String: JSONValue]
         /// The offset of each member's name (its opening quote), in the order written; `nil` when
@@ -69,7 +69,7 @@ package struct JSONParser {
     /// top-level object starts.
     ///
     /// - Returns: `nil` when the document is valid but its top level is not an object.
-    package static func parseTopLevel(_ bytes: [UInt8]) throws(Failure) -> TopLevel? {
+    static func parseTopLevel(_ bytes: [UInt8]) throws(Failure) -> TopLevel? {
         let records = bytes.count <= Int(UInt32.max)
         let result = bytes.withUnsafeBufferPointer { buffer -> Result<TopLevel?, Failure> in
             var parser = JSONParser(bytes: bytes, buffer: buffer)
@@ -102,7 +102,7 @@ package struct JSONParser {
     ///   says nothing about what follows.
     /// - Throws: Where the document is broken; the failure may say it differently from ``parse(_:)``,
     ///   which should parse it again for the report.
-    package static func parseMembers(
+    static func parseMembers(
         _ bytes: [UInt8],
         from start: Int,
         stoppingAt stop: Int?

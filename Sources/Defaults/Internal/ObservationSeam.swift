@@ -57,7 +57,7 @@ extension Defaults {
         /// True when the write was made inside `Defaults.withoutPropagation`.
         package let isPropagationSuppressed: Bool
         /// The observers of every key of the suite when the change was committed.
-        package let suiteObservers: (any ObserverSlot)?
+        let suiteObservers: (any ObserverSlot)?
         private let storage: Storage
 
         // A write of one key holds its change inline: a dictionary would be an allocation,
@@ -121,7 +121,7 @@ extension Defaults {
         /// Whether observers travel with the change: a changed key's, or the whole suite's.
         ///
         /// A local write of one key hands the change to its observers itself; its event carries none.
-        package var hasObserverSlots: Bool {
+        var hasObserverSlots: Bool {
             if suiteObservers != nil { return true }
             guard case .many(let changes) = storage else { return false }
             return changes.values.contains { $0.observers != nil }
@@ -139,7 +139,7 @@ extension Defaults {
         }
 
         /// Calls `body` with the name of every changed key.
-        package func forEachName(_ body: (String) throws -> Void) rethrows {
+        func forEachName(_ body: (String) throws -> Void) rethrows {
             switch storage {
             case .one(let name, _): try body(name)
             case .many(let changes): for name in changes.keys { try body(name) }
@@ -213,7 +213,7 @@ extension Defaults {
     }
 
     /// Stops delivering committed changes to `sink`.
-    package static func removeChangeSink(_ sink: ChangeSink) {
+    static func removeChangeSink(_ sink: ChangeSink) {
         changeSinks.withLock { sinks in
             let count = sinks.count
             sinks.removeAll { $0 === sink }

@@ -7,7 +7,7 @@ protocol SchemaDescribed {
 }
 
 /// How a value type is stored, as JSON Schema (draft 2020-12): the one place that says it.
-package enum ValueSchema {
+enum ValueSchema {
     /// The schema of `type`'s stored form.
     ///
     /// An enum that is `CaseIterable` lists its cases as stored. A `Codable` type's schema is

@@ -7,7 +7,7 @@ extension Defaults.Suite {
     /// One rule: `UserDefaults.standard` is ``standard``, the JSON file; any other instance is an
     /// adapter over it (``init(userDefaults:)``), one per instance, the same each time while it is
     /// in use. So keys made with equal arguments are equal, as they are for suites given directly.
-    package static func resolving(_ userDefaults: UserDefaults) -> Defaults.Suite {
+    static func resolving(_ userDefaults: UserDefaults) -> Defaults.Suite {
         if userDefaults === UserDefaults.standard { return .standard }
         return UserDefaultsAdapters.shared.adapter(for: userDefaults)
     }
