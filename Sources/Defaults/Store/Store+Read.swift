@@ -23,6 +23,8 @@ extension Store {
     /// What a read of `name` as the type `typeID` finds: a decoded value kept, JSON to decode, an
     /// override to try, or nothing; inside a transaction of `suite` on this task, the
     /// transaction's view.
+    // Inlined into the suite's read or write: a call of its own cost the hot path instructions.
+    @inline(__always)
     func lookup(named name: HashedName, typeID: ObjectIdentifier, in suite: Defaults.Suite) -> Lookup {
         state.withLock { state in
             if state.hasOverrides, let overridden = Self.overrideLookup(&state, named: name.text, typeID: typeID) {
@@ -109,6 +111,8 @@ extension Store {
     }
 
     /// What a read of `name` sees as stored, inside a transaction of `suite` on this task too.
+    // Inlined into the suite's read or write: a call of its own cost the hot path instructions.
+    @inline(__always)
     func storedValue(named name: String, in suite: Defaults.Suite) -> JSONValue? {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {

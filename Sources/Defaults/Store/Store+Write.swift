@@ -20,6 +20,8 @@ extension Store {
     ///
     /// - Returns: `nil` when the write must take the general path; else whether the value changed,
     ///   and whether the caller must arm the timer.
+    // Inlined into the suite's read or write: a call of its own cost the hot path instructions.
+    @inline(__always)
     func writeInPlace(
         of name: HashedName,
         _ value: UnsafeRawPointer,
@@ -41,6 +43,8 @@ extension Store {
     ///
     /// - Returns: What it did; the old stored and decoded values, the key's observers and the
     ///   whole state's, for the caller to tell after the lock.
+    // Inlined into the suite's read or write: a call of its own cost the hot path instructions.
+    @inline(__always)
     func commitOne(
         _ new: JSONValue?,
         named hashedName: HashedName,
