@@ -1,0 +1,173 @@
+import Defaults
+import DefaultsLaunchOverrideSamples
+import Foundation
+import Synchronization
+import Glibc
+
+/// The helper's commands about values released outside the lock, read-only files, removeAll and
+/// watching, run from main.swift's switch.
+func runOutsideLockAndWatchingCommands(_ command: String, url: URL, rest: [String]) throws {
+    switch command {
+    case "release-outside-lock":
+        final class Payload: Codable, Defaults.Serializable, @unchecked Sendable {  // `n` is a `let`
+            let n: Int
+            nonisolated(unsafe) static var onRelease: (@Sendable () -> Void)?  // set before any release
+            deinit { Payload.onRelease?() }
+        }
+        /// Hangs on "q" so the outside change carries an observer slot, and is handed the change as
+        /// the observation module's slots are; told of no one-key write here.
+        final class Slot: Defaults.ObserverSlot {
+            // Set before any change.
+            nonisolated(unsafe) static var onDeliver: (@Sendable (Defaults.SuiteChange) -> Void)?
+
+            func deliverChange(
+                in suite: Defaults.Suite,
+                named name: String,
+                old: JSONValue?,
+                new: JSONValue?,
+                oldDecoded: Defaults.Suite.CacheEntry?,
+                newDecoded: Defaults.Suite.CacheEntry?,
+                isPropagationSuppressed: Bool
+            ) {}
+
+            static func deliver(_ change: Defaults.SuiteChange) { onDeliver?(change) }
+        }
+        let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+        let p = Defaults.Key<Payload?>("p", suite: suite)
+        Payload.onRelease = {
+            _ = suite.storedValues()
+            suite[Defaults.Key<Int>("r", default: 0, suite: suite)] = 1
+            try? suite.synchronize()
+            say("released")
+        }
+        guard suite[p]?.n == 1 else { fail("expected p.n == 1") }
+        Slot.onDeliver = { change in
+            guard change.origin == .external else { return }
+            say("changed n=\(suite[p]?.n ?? -1)")
+            exit(0)
+        }
+        suite.updateObservers(named: .init("q")) { $0 = Slot() }
+        say("ready")
+        withExtendedLifetime(suite) { dispatchMain() }
+
+    case "read-only":
+        let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+        let port = Defaults.Key<Int>("port", default: -1, suite: suite)
+        say("port \(suite[port])")
+        say("source \(suite.source(of: port))")
+        suite[port] = 99
+        suite.removeAll()
+        do {
+            try suite.exclusiveTransaction { suite[port] = 98 }
+            say("exclusive ran")
+        } catch {
+            say("exclusive threw")
+        }
+        // NB: the refused write is never silent: the next synchronize() throws it.
+        do {
+            try suite.synchronize()
+            say("synchronized")
+        } catch {
+            say("synchronize threw \(error)")
+        }
+        say("port \(suite[port])")
+
+    case "follow-read-only":
+        let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+        let port = Defaults.Key<Int>("port", default: -1, suite: suite)
+        let changed = DispatchSemaphore(value: 0)
+        Defaults.addChangeSink(
+            Defaults.ChangeSink { change in
+                if change.suite == suite, change.origin == .external { changed.signal() }
+            }
+        )
+        suite[port] = 1
+        try suite.synchronize()
+        say("ready")
+        changed.wait()
+        say("changed port=\(suite[port])")
+        suite[port] = 2
+        say("port \(suite[port])")
+
+    case "pending-then-read-only":
+        guard rest.count == 1 else { fail("usage: pending-then-read-only <link> <target>") }
+        let refused = DispatchSemaphore(value: 0)
+        let reverted = DispatchSemaphore(value: 0)
+        let suite = Defaults.Suite(fileURL: url) { error in
+            guard case .readOnlyFile = error else { return }
+            say("error \(error)")
+            refused.signal()
+        }
+        let port = Defaults.Key<Int>("port", default: -1, suite: suite)
+        Defaults.addChangeSink(
+            Defaults.ChangeSink { change in
+                if change.suite == suite, change.origin == .external { reverted.signal() }
+            }
+        )
+        suite[port] = 5
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".settings.json.link")
+        guard symlink(rest[0], temporary.path) == 0, rename(temporary.path, url.path) == 0 else { fail("re-pointing") }
+        refused.wait()
+        reverted.wait()
+        say("port \(suite[port])")
+
+    case "remove-all":
+        let suite = Defaults.Suite(fileURL: url) { error in
+            // NB: with DEFAULTS_WATCHER=poll, being told the file is polled is expected.
+            if case .pollingForChanges = error { return }
+            say("error \(error)")
+        }
+        let changed = DispatchSemaphore(value: 0)
+        Defaults.addChangeSink(
+            Defaults.ChangeSink { change in
+                if change.suite == suite, change.origin == .external { changed.signal() }
+            }
+        )
+        let keys = { suite.storedValues().keys.sorted().joined(separator: ",") }
+        say("ready")
+        while let line = readLine() {
+            let words = line.split(separator: " ").map(String.init)
+            switch words.first {
+            case "wait":
+                while suite.storedValue(named: words[1]) == nil { changed.wait() }
+                say("seen \(words[1])")
+            case "remove-all":
+                say("memory had \(keys())")
+                if words.count > 1 {
+                    // "remove-all in-transaction": with a write after it, in one transaction.
+                    suite.transaction {
+                        suite.removeAll()
+                        suite[Defaults.Key<Int>("kept", default: 0, suite: suite)] = 4
+                    }
+                } else {
+                    suite.removeAll()
+                }
+                try suite.synchronize()
+                say("removed")
+            case "keys":
+                say("memory \(keys())")
+            default:
+                fail("unknown command \(line)")
+            }
+        }
+
+    case "watch":
+        let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
+        Defaults.addChangeSink(
+            Defaults.ChangeSink { change in
+                guard change.suite == suite else { return }
+                let origin = change.origin == .external ? "external" : "local"
+                let keys = change.changes.keys.sorted()
+                    .map { name in
+                        "\(name)=\(change.changes[name]?.new.map { String(decoding: JSONWriter.compactBytes($0), as: UTF8.self) } ?? "nil")"
+                    }
+                say("\(origin) \(keys.joined(separator: ","))")
+            }
+        )
+        say("ready")
+        // Runs until the test kills it; the suite stays alive meanwhile.
+        withExtendedLifetime(suite) { dispatchMain() }
+    default:
+        fail("unknown command \(command)")
+    }
+}
