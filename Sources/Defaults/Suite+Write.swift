@@ -114,17 +114,20 @@ extension Defaults.Suite {
                         isPropagationSuppressed: suppressed
                     )
             }
+            // Sinks first, then observers: a write an observer makes is a later change, and
+            // reaches the sinks after this one.
+            if toSinks {
+                let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: decoded)
+                let event = Defaults.SuiteChange(
+                    suite: self,
+                    name: name,
+                    change: change,
+                    isPropagationSuppressed: suppressed
+                )
+                for sink in Defaults.currentChangeSinks { sink.deliver(event) }
+            }
             tell(observers)
             tell(suiteObservers)
-            guard toSinks else { return }
-            let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: decoded)
-            let event = Defaults.SuiteChange(
-                suite: self,
-                name: name,
-                change: change,
-                isPropagationSuppressed: suppressed
-            )
-            for sink in Defaults.currentChangeSinks { sink.deliver(event) }
         }
     }
 
@@ -229,14 +232,14 @@ extension Defaults.Suite {
         )
     }
 
-    /// Committed local changes on their way to the change sinks.
+    /// Committed local changes on their way to the sinks and observers.
     struct Delivery {
         /// The changes observers are told about.
         let propagated: Defaults.SuiteChange?
         /// The changes made inside `withoutPropagation`, delivered marked as such.
         let silenced: Defaults.SuiteChange?
 
-        /// Hands the events to the change sinks, on the calling thread.
+        /// Hands the events to the sinks and observers, on the calling thread.
         func deliver() {
             if let propagated { Defaults.deliver(propagated) }
             if let silenced { Defaults.deliver(silenced) }

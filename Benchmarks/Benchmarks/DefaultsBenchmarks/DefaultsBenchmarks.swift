@@ -299,7 +299,8 @@ func readCodable() {
 
 // MARK: Write an Int key
 
-/// Installs the observation module's change sink, as any program that observes anything has.
+/// Uses the observation module once (an observation made and stopped), as any program that
+/// observes anything has.
 func installObserverRegistry() {
     let suite = Defaults.Suite.inMemory()
     Defaults.observe(Defaults.Key<Int>("warm-up", default: 0, suite: suite), options: []) { _ in }.invalidate()

@@ -163,10 +163,21 @@ extension Defaults {
         /// The suite takes them in as one `.external` change event, as it takes a report, but for
         /// the keys the commit wrote: those hold the commit's values now.
         public var foundChanges: [String: JSONValue?]
+        /// How many reports the backend had made when it found them.
+        ///
+        /// A count the store keeps for the backends of this package: the suite takes the found
+        /// changes in after those reports and before the later ones. `nil`: after every report
+        /// made while the commit ran.
+        var reportsBefore: Int?
 
         /// Creates a result.
         public init(foundChanges: [String: JSONValue?] = [:]) {
             self.foundChanges = foundChanges
+        }
+
+        init(foundChanges: [String: JSONValue?], reportsBefore: Int?) {
+            self.foundChanges = foundChanges
+            self.reportsBefore = reportsBefore
         }
 
         /// The changes are stored, and nothing else was found: what most backends return.
@@ -221,11 +232,17 @@ extension Defaults {
 
         /// What the JSON file reports beside its values.
         ///
-        /// What its system files bring, and whether it may be written. The store reads both beneath and around the values, so they reach it
-        /// by the same door as the values, not through a pointer to it.
+        /// What its system files bring, whether it may be written, that a commit is due again;
+        /// and what it asks: whether the receiver is still there, and how many reports it has had.
+        /// They reach the store by the same door as the values, not through a pointer to it.
         struct FileReports: Sendable {
             /// The system file at this index brings this now.
             let layerChanged: @Sendable (Int, SystemLayers.Layer) -> Void
+            /// How many reports the receiver has had; `nil` once it is gone.
+            ///
+            /// A commit asks under its lock, so its findings go in after those reports and before
+            /// later ones.
+            let reportsReceived: @Sendable () -> Int?
             /// Why the file may not be written now; `nil`: it may.
             let writability: @Sendable (String?) -> Void
             /// The file was put back after it broke: what waits in memory must be committed again.

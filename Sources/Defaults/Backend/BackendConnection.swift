@@ -28,7 +28,9 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards `committi
     private var committing = false
     /// Whether the commit under way has asked the backend yet.
     private var called = false
-    private var held: [(report: Report, isBeforeCall: Bool)] = []
+    private var held: [(report: Report, isBeforeCall: Bool, sequence: Int)] = []
+    /// How many reports arrived, ever: the number of the next one.
+    private var received = 0
 
     init(_ backend: any Defaults.Backend) {
         self.backend = backend
@@ -39,25 +41,41 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards `committi
     func receive(_ report: Report, apply: (Report, Set<String>) -> Void) {
         gate.lock()
         defer { gate.unlock() }
+        received += 1
         if committing {
-            held.append((report, !called))
+            held.append((report, !called, received - 1))
         } else {
             apply(report, [])
         }
     }
+
+    /// How many reports have arrived so far.
+    ///
+    /// For a backend whose commit finds changes (``Defaults/BackendCommitResult/foundChanges``): it
+    /// says how many it had reported when it read them, so they are taken in after those reports
+    /// and before the later ones.
+    var receivedCount: Int { gate.withLock { received } }
 
     /// Notes that the commit under way asks the backend now: reports from here on are newer.
     func callingBackend() {
         gate.withLock { called = true }
     }
 
+    /// What a commit's settling hands back: the keys it wrote, and what it found changed by
+    /// others, with the number of reports made before it found them.
+    struct Settled {
+        var written: Set<String> = []
+        var found: (changes: [String: JSONValue?], afterReports: Int)?
+    }
+
     /// Runs `commit` with reports held back; then, with reports still held, `settle` with its
-    /// result (a failed commit puts its keys back first), which returns the keys the commit wrote;
-    /// then applies the reports that arrived meanwhile, in order (without those keys, for the ones
-    /// that arrived before the backend was asked).
+    /// result (a failed commit puts its keys back first), which returns the keys the commit wrote
+    /// and what it found; then applies the reports that arrived meanwhile and what the commit found,
+    /// in the order they were made (the reports without those keys, for the ones that arrived
+    /// before the backend was asked).
     func committing<Result>(
         _ commit: () -> Result,
-        settle: (Result) -> Set<String>,
+        settle: (Result) -> Settled,
         apply: (Report, Set<String>) -> Void
     ) -> Result {
         gate.lock()
@@ -67,11 +85,18 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards `committi
         let result = commit()
         gate.lock()
         defer { gate.unlock() }
-        let written = settle(result)
+        let settled = settle(result)
         committing = false
-        for (report, isBeforeCall) in held {
-            apply(report, isBeforeCall || heldReportsPrecedeCommits ? written : [])
+        var found = settled.found
+        for (report, isBeforeCall, sequence) in held {
+            // What the commit found was read after the reports made before it, and before the rest.
+            if let (changes, afterReports) = found, sequence >= afterReports {
+                apply(.changed(changes, revision: nil), settled.written)
+                found = nil
+            }
+            apply(report, isBeforeCall || heldReportsPrecedeCommits ? settled.written : [])
         }
+        if let (changes, _) = found { apply(.changed(changes, revision: nil), settled.written) }
         held.removeAll()
         return result
     }

@@ -19,8 +19,15 @@ extension FileBackend {
             }
             throw .readOnlyFile(url: storage.url, reason: reason)
         }
-        let found = try storage.withExclusiveLock { () throws(Defaults.StorageError) in try commitLocked(changes) }
-        return Defaults.BackendCommitResult(foundChanges: found)
+        let (found, reportsBefore) = try storage.withExclusiveLock {
+            () throws(Defaults.StorageError) -> ([String: JSONValue?], Int?) in
+            // Counted under the lock, before the file is read: every report made so far was made
+            // from an earlier read (the watcher reports holding the lock), every later one from a
+            // later read.
+            let reportsBefore = fileReports.flatMap { $0.reportsReceived() }
+            return (try commitLocked(changes), reportsBefore)
+        }
+        return Defaults.BackendCommitResult(foundChanges: found, reportsBefore: reportsBefore)
     }
 
     /// Takes in `file` after refusing `changes`: their keys go back to what the file holds too.

@@ -25,8 +25,7 @@ extension StoreRegistry {
         }
         guard let (file, problems) = opened else { return (store, []) }
         guard isNew else { return (store, problems) }
-        let polling = file.startReporting(to: store.makeUpdates(), returningPollingReports: ())
-        file.attach()
+        let polling = file.startReporting(to: store.makeUpdates(), returningPollingReports: (), attaching: true)
         return (store, problems + polling)
     }
 }

@@ -64,7 +64,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
     var name: String { "file \(storage.url.path)" }
 
     /// Notes that a store is over the backend, and starts following moves of the file.
-    func attach() {
+    private func attach() {
         files.withLock { $0.isAttached = true }
         storage.whenMoved { [weak self] in self?.settle($0) }
     }
@@ -141,11 +141,18 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
 
     /// ``startReporting(to:)``, returning the `pollingForChanges` reports of the files that can
     /// only be polled, for the suite that opened them, instead of reporting them.
+    ///
+    /// - Parameter attaching: Whether a store is over the backend (see ``attach()``): it opened
+    ///   the file, and the backend follows moves and stops for good once that store is gone.
     func startReporting(
         to updates: Defaults.BackendUpdates,
-        returningPollingReports: Void
+        returningPollingReports: Void,
+        attaching: Bool = false
     ) -> [Defaults.StorageError] {
         files.withLock { $0.updates = updates }
+        // Attached before the watch starts: its first look at each file may find a link
+        // re-pointed, and the move must reach the receiver.
+        if attaching { attach() }
         let sources = ([storage] + layerFiles).map(\.current.resolved.watchedEntries)
         return FileWatcher.shared.watch(self, sources: sources)
     }

@@ -192,7 +192,9 @@ extension Defaults {
         /// Tells the observers hanging in every slot `change` carries (``SuiteChange/forEachObserverSlot(_:)``)
         /// about it, each once.
         ///
-        /// Called once per change, on the type of one of its slots, after the change is committed
+        /// Called once per change, on the type of one of its slots, so every type that hangs slots
+        /// must hand the change to the same place (the observation module's two, a subscriber and a
+        /// bucket, both hand it to its registry), after the change is committed
         /// and outside every lock: on the writing thread, or on the delivery queue for a change
         /// from elsewhere.
         static func deliver(_ change: SuiteChange)
@@ -224,13 +226,17 @@ extension Defaults {
     /// The sinks to deliver a change to.
     static var currentChangeSinks: [ChangeSink] { changeSinks.withLock { $0 } }
 
-    /// Hands `event` to its observers, through the type of its slots, and to every sink.
+    /// Hands `event` to every sink, then to its observers, through the type of one of the slots it
+    /// carries (see ``ObserverSlot/deliver(_:)``).
+    ///
+    /// Sinks first: a write an observer makes is a later change, and reaches the sinks after this.
     static func deliver(_ event: SuiteChange) {
+        if hasEveryChangeSinks {
+            for sink in currentChangeSinks { sink.deliver(event) }
+        }
         var door: (any ObserverSlot)?
         event.forEachObserverSlot { slot in if door == nil { door = slot } }
         if let door { type(of: door).deliver(event) }
-        guard hasEveryChangeSinks else { return }
-        for sink in currentChangeSinks { sink.deliver(event) }
     }
 
     /// Whether any sink gets every change, including one-key writes nobody observes.

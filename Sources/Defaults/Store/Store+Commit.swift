@@ -17,6 +17,10 @@ extension Store {
             report: { [weak self] error in self?.reportInBackground(error) },
             fileReports: Defaults.BackendUpdates.FileReports(
                 layerChanged: { [weak self] index, layer in self?.applyLayer(index, layer) },
+                reportsReceived: { [weak self] in
+                    guard case .backend(let connection)? = self?.backend else { return nil }
+                    return connection.receivedCount
+                },
                 writability: { [weak self] reason in self?.setReadOnlyReason(reason) },
                 pendingAgain: { [weak self] in self?.armTimerIfDirty() },
                 receiver: { [weak self] in self }
@@ -83,18 +87,22 @@ extension Store {
                     return (pending, .failure(error))
                 }
             },
-            settle: { outcome -> Set<String> in
-                guard let (pending, result) = outcome else { return [] }
+            settle: { outcome -> BackendConnection.Settled in
+                guard let (pending, result) = outcome else { return BackendConnection.Settled() }
                 // Before the reports held meanwhile are taken in: a key put back is not
                 // overwritten by a report of another's value.
                 switch result {
                 case .success(let committed):
                     state.withLock { $0.flush.committed() }
-                    // What the commit found others had changed is older than the commit: taken
-                    // in but for the keys it wrote, before the reports held meanwhile.
-                    if !committed.foundChanges.isEmpty {
-                        apply(.changed(committed.foundChanges, revision: nil), leaving: pending.changed)
+                    // What the commit found others had changed is taken in but for the keys it
+                    // wrote, in its place among the reports held meanwhile.
+                    guard !committed.foundChanges.isEmpty else {
+                        return BackendConnection.Settled(written: pending.changed)
                     }
+                    return BackendConnection.Settled(
+                        written: pending.changed,
+                        found: (committed.foundChanges, committed.reportsBefore ?? Int.max)
+                    )
                 case .failure(let error) where error.isRefusal:
                     // Refused, not failed: the changes are given up, and memory goes back to what
                     // the backend holds (it reports that). The next `synchronize()` throws it.
@@ -109,10 +117,9 @@ extension Store {
                         return state.flush.failed()
                     }
                 }
-                // What a report held meanwhile must not overwrite: the keys this commit stored.
-                // A refused commit stored nothing, and what the backend reports puts memory back.
-                if case .success = result { return pending.changed }
-                return []
+                // A refused or failed commit stored nothing: the reports held meanwhile are taken in
+                // whole (a refused one's put memory back).
+                return BackendConnection.Settled()
             },
             apply: { apply($0, leaving: $1) }
         )
@@ -147,7 +154,7 @@ extension Store {
                     return .failure(error)
                 }
             },
-            settle: { _ in [] },
+            settle: { _ in BackendConnection.Settled() },
             apply: { apply($0, leaving: $1) }
         )
         switch outcome {

@@ -4,7 +4,7 @@ import Synchronization
 
 /// The values behind one or more suites: what every backend shares.
 ///
-/// A suite's values live in memory, in one ``Defaults/Suite/State`` behind one lock, and are read
+/// A suite's values live in memory, in one ``State`` behind one lock, and are read
 /// from there only. Where they persist is the store's backend: memory only (a private
 /// ``Defaults/InMemoryBackend`` space, which nothing else can read, so nothing is committed), or a
 /// ``Defaults/Backend`` — the JSON file (``FileBackend``), a `UserDefaults` (``UserDefaultsBackend``),
@@ -162,6 +162,8 @@ final class Store: Sendable {
         case .none: return
         case .arm(let delay): armTimer(after: delay)
         case .commit:
+            // Only the timer's firing asks for a commit, never a commit's outcome: the commit lock
+            // is not held here, and is not reentrant.
             if case .failure(let error) = flushNow() {
                 // Not on the flush queue: a handler that calls `synchronize()` or `exit()` would
                 // then wait behind itself.

@@ -8,7 +8,7 @@ import Defaults
 /// the search of its state's table it makes anyway, and calls them, with no lock for a lone
 /// subscriber and no change event for keys nobody observes; other changes (transactions, resets,
 /// changes read from the file) carry the slots of the keys they change, and come here through the
-/// core's change sink only when they carry any.
+/// slots' type (``Defaults/ObserverSlot/deliver(_:)``) only when they carry any.
 ///
 /// Subscribers tied to an owner that is gone leave when their key is next written, or at the
 /// latest at the next sweep: a tie that makes the tied subscribers outnumber max(``sweepFloor``,
