@@ -8,164 +8,23 @@ import Synchronization
 import Glibc
 #endif
 
-/// What the soak is asked to do.
-struct Options: Sendable {
-    var seconds = 600
-    var seed = UInt64.random(in: 1..<UInt64(1) << 48)
-    var threads = 8
-    var processes = 2
-    var workerThreads = 4
-    var toolPath = ""
-    /// The only operations the worker threads make, when not empty.
-    var only: Set<String> = []
-    /// Whether the third actor runs.
-    var thirdActor = true
-    /// The RSS at which the run stops at once.
-    var rssLimitMegabytes = 1024
-}
-
-/// A worker process: its pipes, and the thread that reads its reports.
-final class Child: @unchecked Sendable {  // `process` is only started and waited for
-    let index: Int
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let writeLock = Mutex(())
-
-    init(index: Int, executable: String, arguments: [String]) {
-        self.index = index
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-    }
-
-    var pid: Int32 { process.processIdentifier }
-
-    /// Starts it, and a thread that hands its reports to `ledger`.
-    func start(ledger: Ledger) throws {
-        try process.run()
-        let index = index
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        let thread = Thread {
-            let lines = LineReader(descriptor: descriptor)
-            while let line = lines.next() {
-                if line == "ready" {
-                    ledger.markReady(index)
-                } else if let report = Report(line: line) {
-                    ledger.handle(report, from: index)
-                } else {
-                    Output.line("p\(index): \(line)")
-                }
-            }
-        }
-        thread.name = "soak reports of p\(index)"
-        thread.start()
-    }
-
-    /// Sends one command (lines) to it; a process that is gone is not an error here.
-    func send(_ lines: [String]) {
-        writeLock.withLock { _ in
-            let data = Data(lines.map { $0 + "\n" }.joined().utf8)
-            _ = writeAll(data, to: input.fileHandleForWriting.fileDescriptor)
-        }
-    }
-}
-
-/// Reads the raw file over and over, as any other program might, and checks that it parses, that
-/// the pair is whole, and keeps samples of the `sync.*` keys for the ledger.
-final class RawReader: Sendable {
-    let lane = Lane("file reader")
-    private let path: String
-    private let ledger: Ledger
-    private let thirdActor: ThirdActor
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    private let counts = Mutex((reads: 0, excused: 0))
-
-    init(path: String, ledger: Ledger, thirdActor: ThirdActor) {
-        self.path = path
-        self.ledger = ledger
-        self.thirdActor = thirdActor
-    }
-
-    /// Reads it once: the members, or `nil` (and the failure recorded unless the third actor excuses it).
-    @discardableResult
-    func readOnce(sample: Bool) -> [String: Any]? {
-        let start = now()
-        let data = readWholeFile(path)
-        let end = now()
-        guard let data, let members = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            if thirdActor.excuses(readFrom: start, to: end) {
-                counts.withLock { $0.excused += 1 }
-            } else {
-                let what =
-                    data.map { "did not parse: \(String(decoding: $0.prefix(120), as: UTF8.self))" } ?? "was missing"
-                ledger.fail(.parses, "the file read at \(ledger.at(start)) \(what)")
-            }
-            return nil
-        }
-        counts.withLock { $0.reads += 1 }
-        let pairA = members["pair.a"] as? String
-        let pairB = members["pair.b"] as? String
-        if pairA != pairB {
-            ledger.fail(
-                .halfTransactions,
-                "the file read at \(ledger.at(start)) had pair.a \(pairA ?? "nothing"), pair.b \(pairB ?? "nothing")"
-            )
-        }
-        if sample {
-            var values: [String: Int] = [:]
-            for (key, value) in members where key.hasPrefix("sync.") {
-                if let number = value as? Int { values[key] = number }
-            }
-            ledger.addSample(Ledger.Sample(start: start, end: end, values: values))
-        }
-        return members
-    }
-
-    func start() {
-        let thread = Thread { [self] in
-            var lastSample = 0
-            while !stopping.load(ordering: .relaxed) {
-                let sample = now() - lastSample >= 500_000_000
-                if sample { lastSample = now() }
-                readOnce(sample: sample)
-                lane.tick()
-                usleep(3_000)
-            }
-            finished.signal()
-        }
-        thread.name = "soak file reader"
-        thread.start()
-    }
-
-    func stop(timeout: Double) -> Bool {
-        stopping.store(true, ordering: .relaxed)
-        return finished.wait(timeout: .now() + timeout) == .success
-    }
-
-    var totals: (reads: Int, excused: Int) { counts.withLock { $0 } }
-}
-
 /// The run, from the coordinator's side.
 final class Coordinator {
-    private let options: Options
-    private let fileURL: URL
-    private let ledger = Ledger(runStart: now())
-    private var children: [Child] = []
-    private var rss: [Int: [(time: Int, kilobytes: Int)]] = [:]
-    private var quietSince: [String: (value: Int, since: Int)] = [:]
-    private var longestQuiet: (lane: String, nanoseconds: Int) = ("", 0)
-    private var runEnd = 0
+    let options: Options
+    let fileURL: URL
+    let ledger = Ledger(runStart: now())
+    var children: [Child] = []
+    var rss: [Int: [(time: Int, kilobytes: Int)]] = [:]
+    var quietSince: [String: (value: Int, since: Int)] = [:]
+    var longestQuiet: (lane: String, nanoseconds: Int) = ("", 0)
+    var runEnd = 0
 
     init(options: Options, fileURL: URL) {
         self.options = options
         self.fileURL = fileURL
     }
 
-    private func say(_ text: String) {
+    func say(_ text: String) {
         Output.line(text)
     }
 
@@ -336,7 +195,7 @@ final class Coordinator {
 
     /// Reads the file with a fresh suite in a process of its own: the hot keys' canonical values,
     /// the counter and the `sync.*` keys.
-    private func freshValues() -> [String: String]? {
+    func freshValues() -> [String: String]? {
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let process = Process()
@@ -361,7 +220,7 @@ final class Coordinator {
     }
 
     /// Every process compares its observers with `expected`, waiting up to 20 s for them.
-    private func compareObservers(
+    func compareObservers(
         round: String,
         expected: [String: String],
         board: ObserverBoard,
@@ -386,7 +245,7 @@ final class Coordinator {
 
     // MARK: - The watchdog
 
-    private func sampleMemory(at time: Int) {
+    func sampleMemory(at time: Int) {
         let last = rss[0]?.last?.time ?? 0
         guard time - last >= 1_000_000_000 else { return }
         for (index, pid) in [(0, getpid())] + children.map({ ($0.index, $0.pid) }) {
@@ -395,7 +254,7 @@ final class Coordinator {
     }
 
     /// A lane (a thread, here or in a worker process) whose counter has not moved for 10 s.
-    private func stalledLane(lanes: [Lane], at time: Int) -> String? {
+    func stalledLane(lanes: [Lane], at time: Int) -> String? {
         var current: [(String, Int)] = lanes.map { ($0.name, $0.value) }
         for child in children {
             // NB: a process that stopped reporting at all stalls every lane it has.
@@ -415,7 +274,7 @@ final class Coordinator {
         return nil
     }
 
-    private func status(at time: Int, lanes: [Lane], thirdActor: ThirdActor) -> String {
+    func status(at time: Int, lanes: [Lane], thirdActor: ThirdActor) -> String {
         var perProcess = ["p0 \(lanes.filter { $0.name.hasPrefix("p0 ") }.reduce(0) { $0 + $1.value })"]
         for child in children {
             perProcess.append("p\(child.index) \(ledger.lastProgress(of: child.index)?.counts.reduce(0, +) ?? 0)")
@@ -430,7 +289,7 @@ final class Coordinator {
     }
 
     /// Ends the run at once: for a stall, with every thread's stack of every process first.
-    private func abort(_ reason: String, check: Check = .deadlock) -> Never {
+    func abort(_ reason: String, check: Check = .deadlock) -> Never {
         if check == .deadlock {
             say("DEADLOCK? \(reason); the stacks of every process follow")
             for (index, pid) in [(0, getpid())] + children.map({ ($0.index, $0.pid) }) {
@@ -451,7 +310,7 @@ final class Coordinator {
     }
 
     /// Every thread's stack of process `pid`: gdb when installed, else what /proc tells.
-    private func stacks(of pid: Int32) -> String {
+    func stacks(of pid: Int32) -> String {
         for gdb in ["/usr/bin/gdb", "/usr/local/bin/gdb"] where FileManager.default.isExecutableFile(atPath: gdb) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
@@ -486,159 +345,6 @@ final class Coordinator {
             if stack != "?" { text += stack + "\n" }
         }
         return text
-    }
-
-    // MARK: - The checks
-
-    private func checkEverything(
-        final: [String: String],
-        folder: URL,
-        temporaryFolder: String,
-        temporaryBefore: Set<String>,
-        thirdActor: ThirdActor,
-        reader: RawReader
-    ) -> (passed: Int, failed: Int) {
-        let totals = ledger.totals
-        let third = thirdActor.totals
-        let readerTotals = reader.totals
-        say("")
-        say(
-            "operations: "
-                + totals.operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        )
-        say(
-            "third actor: \(third.inPlace) edits in place, \(third.renamed) saved by rename, \(third.tool) defaults write, "
-                + "\(third.broken) times broken for a moment"
-        )
-        say(
-            "file reader: \(readerTotals.reads) whole reads, \(readerTotals.excused) reads while the third actor had the file broken"
-        )
-        say("")
-
-        var passed = 0
-        var failed = 0
-        func verdict(_ check: Check, _ detail: String, ok: Bool = true) {
-            let failures = ledger.failures(of: check)
-            let pass = ok && failures.count == 0
-            say("\(pass ? "PASS" : "FAIL")  \(check.title) — \(detail)")
-            if failures.count > 0 {
-                for text in failures.first { say("      \(text)") }
-                if failures.count > failures.first.count {
-                    say("      … \(failures.count - failures.first.count) more")
-                }
-            }
-            if pass { passed += 1 } else { failed += 1 }
-        }
-
-        verdict(
-            .deadlock,
-            "longest pause \(seconds(longestQuiet.nanoseconds))\(longestQuiet.lane.isEmpty ? "" : " (\(longestQuiet.lane))")"
-        )
-
-        var memoryOK = true
-        var memoryDetails: [String] = []
-        for index in rss.keys.sorted() {
-            let samples = (rss[index] ?? []).filter { $0.time <= runEnd }
-            let middle = ledger.runStart + (runEnd - ledger.runStart) / 2
-            let secondHalf = samples.filter { $0.time >= middle }.map(\.kilobytes)
-            guard secondHalf.count >= 6 else {
-                memoryDetails.append("p\(index): too few samples")
-                memoryOK = false
-                continue
-            }
-            let tenth = max(3, secondHalf.count / 10)
-            let first = secondHalf.prefix(tenth).sorted()[tenth / 2]
-            let last = secondHalf.suffix(tenth).sorted()[tenth / 2]
-            let growth = Double(last - first) / Double(first) * 100
-            if growth > 10 { memoryOK = false }
-            let peak = samples.map(\.kilobytes).max() ?? 0
-            memoryDetails.append(
-                "p\(index) \(first / 1024) → \(last / 1024) MB (\(String(format: "%+.1f", growth))%, peak \(peak / 1024) MB)"
-            )
-        }
-        verdict(.memory, memoryDetails.joined(separator: ", "), ok: memoryOK)
-
-        verdict(
-            .parses,
-            "\(readerTotals.reads + readerTotals.excused) reads; \(readerTotals.excused) unparsable ones excused, as they "
-                + "overlapped one of the third actor's \(thirdActor.windowCount) rewrites in place or breaks"
-        )
-
-        let errors = ledger.libraryErrorReports
-        let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-        let movedAside = leftovers.filter { $0.contains(".corrupt-") }
-        for text in errors.first { ledger.fail(.libraryErrors, text) }
-        if errors.count > errors.first.count {
-            ledger.fail(.libraryErrors, "… \(errors.count - errors.first.count) more reports")
-        }
-        verdict(
-            .libraryErrors,
-            "\(errors.count) reports to the error handler, \(movedAside.count) files moved aside",
-            ok: errors.count == 0 && movedAside.isEmpty
-        )
-
-        verdict(
-            .halfTransactions,
-            "checked in every read of the file, and in \(totals.operations["read"] ?? 0) reads of a suite"
-        )
-
-        let finalSync = final.filter { $0.key.hasPrefix("sync.") }.compactMapValues { Int($0) }
-        let keysAtEnd = ledger.checkFinalValues(finalSync)
-        let sampled = ledger.sampleTotals
-        verdict(
-            .synchronized,
-            "\(totals.syncReports) synchronized writes; \(sampled.keys) key checks in \(sampled.samples) samples of the "
-                + "file, \(keysAtEnd) keys at the end; \(totals.removeAlls) removeAll() made some of them void"
-        )
-
-        for round in ["live", "quiet"] {
-            let check: Check = round == "live" ? .observersLive : .observersQuiet
-            let results = ledger.observerResults(round)
-            for (process, result) in results.sorted(by: { $0.key < $1.key }) {
-                for mismatch in result.mismatches { ledger.fail(check, "p\(process): \(mismatch)") }
-            }
-            let observers = results.values.reduce(0) { $0 + $1.count }
-            let kinds =
-                round == "live" ? "the observers that read the store or are told fresh values" : "every observer"
-            verdict(check, "\(kinds) of \(results.count) processes (\(observers) long-lived observers in all)")
-        }
-
-        let allowed: Set<String> = ["settings.json", "settings.json.lock"]
-        for name in leftovers where !allowed.contains(name) { ledger.fail(.temporaryFiles, "\(folder.path)/\(name)") }
-        let temporaryAfter = Set((try? FileManager.default.contentsOfDirectory(atPath: temporaryFolder)) ?? [])
-        for name in temporaryAfter.subtracting(temporaryBefore).sorted() {
-            ledger.fail(.temporaryFiles, "\(temporaryFolder)/\(name)")
-        }
-        verdict(.temporaryFiles, "\(folder.path) holds \(leftovers.joined(separator: ", "))")
-
-        let counter = Int(final["counter"] ?? "") ?? -1
-        let expected = totals.increments + third.increments
-        verdict(
-            .counter,
-            "\(counter) = \(totals.increments) exclusive transactions + \(third.increments) edits of the third actor",
-            ok: counter == expected
-        )
-        if counter != expected { say("      the counter is \(counter), the increments \(expected)") }
-
-        verdict(
-            .withoutPropagation,
-            "\(totals.operations["withoutPropagation"] ?? 0) quiet-key writes, half of them inside it"
-        )
-        verdict(
-            .synchronousDelivery,
-            "\((totals.operations["observed write"] ?? 0) + (totals.operations["model"] ?? 0)) writes checked"
-        )
-        verdict(
-            .trackingOnce,
-            "\(totals.operations["withObservationTracking rounds"] ?? 0) rounds; "
-                + "\(totals.operations["rounds told while installing"] ?? 0) told while Observation was still "
-                + "installing them, its own race, called \(totals.operations["later calls of rounds told while installing"] ?? 0) "
-                + "times more, not counted"
-        )
-        verdict(.processes, "\(children.count) worker processes, \(third.tool) runs of defaults")
-
-        say("\(passed) passed, \(failed) failed")
-        return (passed, failed)
     }
 }
 
