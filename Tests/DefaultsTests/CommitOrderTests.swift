@@ -35,7 +35,14 @@ import Testing
                 }
                 // The commit has taken the pending key, so reports are held from here on; it then
                 // waits for the lock this thread holds.
-                while !store.state.withLock({ $0.flush.isCommitting }) { sched_yield() }
+                let deadline = Date().addingTimeInterval(60)
+                while !store.state.withLock({ $0.flush.isCommitting }) {
+                    if Date() > deadline {
+                        Issue.record("the commit never took the pending key")
+                        break
+                    }
+                    sched_yield()
+                }
                 updates.changed(["x": .number("1")])
                 try? Data(#"{"x": 2}"#.utf8).write(to: url, options: .atomic)
             }
@@ -74,8 +81,34 @@ import Testing
         Defaults.addChangeSink(sink)
         defer { Defaults.removeChangeSink(sink) }
         suite.updateObservers(named: .init("a")) { $0 = DerivingSlot() }
+        defer { suite.updateObservers(named: .init("a")) { $0 = nil } }
         suite[a] = 1
         #expect(seen.withLock { $0 } == ["a", "b"])
-        suite.updateObservers(named: .init("a")) { $0 = nil }
+    }
+
+    /// What a commit found goes in after the reports made before it found it, and before the rest:
+    /// before those that arrived after the backend was asked, when the backend gives no count.
+    @Test(arguments: [(nil, ["1", "2", "3"]), (0 as Int?, ["2", "1", "3"]), (2 as Int?, ["1", "3", "2"])])
+    func whatACommitFoundGoesInAmongTheReportsHeldMeanwhile(count: Int?, order: [String]) {
+        let connection = BackendConnection(Defaults.InMemoryBackend())
+        let applied = Mutex<[String]>([])
+        func x(_ report: BackendConnection.Report) -> String {
+            guard case .changed(let values, _) = report, case .number(let text)?? = values["x"] else { return "?" }
+            return text
+        }
+        let apply: (BackendConnection.Report, Set<String>) -> Void = { report, _ in
+            applied.withLock { $0.append(x(report)) }
+        }
+        _ = connection.committing(
+            {
+                connection.receive(.changed(["x": .number("1")], revision: nil), apply: apply)
+                connection.callingBackend()
+                connection.receive(.changed(["x": .number("3")], revision: nil), apply: apply)
+                return 0
+            },
+            settle: { _ in BackendConnection.Settled(written: [], found: (["x": .number("2")], count)) },
+            apply: apply
+        )
+        #expect(applied.withLock { $0 } == order)
     }
 }

@@ -166,8 +166,9 @@ extension Defaults {
         /// How many reports the backend had made when it found them.
         ///
         /// A count the store keeps for the backends of this package: the suite takes the found
-        /// changes in after those reports and before the later ones. `nil`: after every report
-        /// made while the commit ran.
+        /// changes in after those reports and before the later ones. `nil`: after the reports
+        /// that arrived before the suite asked the backend to commit, and before those that
+        /// arrived after, which are newer (see ``Backend``).
         var reportsBefore: Int?
 
         /// Creates a result.
@@ -182,6 +183,11 @@ extension Defaults {
 
         /// The changes are stored, and nothing else was found: what most backends return.
         public static var stored: BackendCommitResult { BackendCommitResult() }
+
+        /// Results are equal when they found the same changes.
+        public static func == (lhs: BackendCommitResult, rhs: BackendCommitResult) -> Bool {
+            lhs.foundChanges == rhs.foundChanges
+        }
     }
 
     /// The outcome of a conditional commit (``Backend/commit(_:ifUnchanged:)``).

@@ -9,7 +9,7 @@ import Synchronization
 /// meanwhile would be overwritten by nothing, or would overwrite what the commit stores. A report
 /// that arrived before the backend was asked to commit is older than the commit: it is taken in
 /// without the keys the commit wrote. One that arrived after is newer, by the protocol's promise.
-final class BackendConnection: @unchecked Sendable {  // `gate` guards `committing`, `called` and `held`
+final class BackendConnection: @unchecked Sendable {  // `gate` guards the `var`s
     /// What a backend reported.
     enum Report {
         case changed([String: JSONValue?], revision: UInt64?)
@@ -31,6 +31,8 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards `committi
     private var held: [(report: Report, isBeforeCall: Bool, sequence: Int)] = []
     /// How many reports arrived, ever: the number of the next one.
     private var received = 0
+    /// ``received`` when the commit under way asked the backend.
+    private var receivedAtCall = 0
 
     init(_ backend: any Defaults.Backend) {
         self.backend = backend
@@ -58,14 +60,18 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards `committi
 
     /// Notes that the commit under way asks the backend now: reports from here on are newer.
     func callingBackend() {
-        gate.withLock { called = true }
+        gate.withLock {
+            called = true
+            receivedAtCall = received
+        }
     }
 
     /// What a commit's settling hands back: the keys it wrote, and what it found changed by
-    /// others, with the number of reports made before it found them.
+    /// others, with the number of reports made before it found them (`nil`: those made before
+    /// the backend was asked).
     struct Settled {
         var written: Set<String> = []
-        var found: (changes: [String: JSONValue?], afterReports: Int)?
+        var found: (changes: [String: JSONValue?], afterReports: Int?)?
     }
 
     /// Runs `commit` with reports held back; then, with reports still held, `settle` with its
@@ -88,9 +94,10 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards `committi
         let settled = settle(result)
         committing = false
         var found = settled.found
+        let foundAfter = settled.found?.afterReports ?? receivedAtCall
         for (report, isBeforeCall, sequence) in held {
             // What the commit found was read after the reports made before it, and before the rest.
-            if let (changes, afterReports) = found, sequence >= afterReports {
+            if let (changes, _) = found, sequence >= foundAfter {
                 apply(.changed(changes, revision: nil), settled.written)
                 found = nil
             }

@@ -21,11 +21,12 @@ extension FileBackend {
         }
         let (found, reportsBefore) = try storage.withExclusiveLock {
             () throws(Defaults.StorageError) -> ([String: JSONValue?], Int?) in
-            // Counted under the lock, before the file is read: every report made so far was made
-            // from an earlier read (the watcher reports holding the lock), every later one from a
+            let found = try commitLocked(changes)
+            // Counted under the lock, once the commit has read: every report made so far was made
+            // from an earlier read (the watcher reports holding the lock, and the commit's own
+            // report of a file it could not read before comes first), every later one from a
             // later read.
-            let reportsBefore = fileReports.flatMap { $0.reportsReceived() }
-            return (try commitLocked(changes), reportsBefore)
+            return (found, fileReports.flatMap { $0.reportsReceived() })
         }
         return Defaults.BackendCommitResult(foundChanges: found, reportsBefore: reportsBefore)
     }

@@ -101,7 +101,7 @@ extension Store {
                     }
                     return BackendConnection.Settled(
                         written: pending.changed,
-                        found: (committed.foundChanges, committed.reportsBefore ?? Int.max)
+                        found: (committed.foundChanges, committed.reportsBefore)
                     )
                 case .failure(let error) where error.isRefusal:
                     // Refused, not failed: the changes are given up, and memory goes back to what
