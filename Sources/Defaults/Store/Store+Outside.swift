@@ -23,6 +23,11 @@ extension Store {
         // decoded becomes a key's decoded value, or leaves with what is dropped.
         var found = refusedChanges(in: values)
         var dropped: [Defaults.Suite.CacheEntry?] = Array(found.decoded.values) + Array(found.lastGood.values)
+        // Out here, not in the closure: each change in it holds its key's observers, and the last
+        // reference to an observer that stopped meanwhile may be here. Its release can release a
+        // suite, which commits (taking the gate the caller holds), so it happens on the delivery
+        // queue with `dropped`.
+        var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             if let revision {
@@ -32,7 +37,6 @@ extension Store {
                 if !isWhole, let known = state.backendRevision, revision <= known { return ([:], nil) }
                 state.backendRevision = revision
             }
-            var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
             var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
             listed.reserveCapacity(values.count)
             let hasLocalChanges = state.isDirty
@@ -83,13 +87,15 @@ extension Store {
             }
             return Self.take(listed, into: &state, dropping: &dropped)
         }
+        let observed = listed.compactMap(\.change)
+        listed = []
         // What was decoded is released with `dropped`, on the delivery queue, not here.
         found = RefusedChanges()
         // Released on the delivery queue, before the event: the caller holds the store's gate
         // (and may hold its commit lock), and a `deinit` of the user's may synchronize.
         // Moved, not copied: a copy left here would keep the values alive until this returns,
         // on this thread, racing the delivery.
-        deliverExternally(changes, suiteObservers: suiteObservers, releasing: consume dropped)
+        deliverExternally(changes, suiteObservers: suiteObservers, releasing: consume dropped, and: observed)
     }
 
     /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
@@ -199,17 +205,23 @@ extension Store {
     }
 
     /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.
+    ///
+    /// `dropped` and `changed` (changes no event carries, and the observers they hold) are
+    /// released there too, first: the caller may hold the store's gate or its commit lock, and a
+    /// release can run a `deinit` of the user's, or release a suite, which commits.
     func deliverExternally(
         _ changes: [String: Defaults.StoredChange],
         suiteObservers: (any Defaults.ObserverSlot)?,
-        releasing dropped: consuming [Defaults.Suite.CacheEntry?] = []
+        releasing dropped: consuming [Defaults.Suite.CacheEntry?] = [],
+        and changed: consuming [Defaults.StoredChange] = []
     ) {
-        guard let deliveryQueue, !changes.isEmpty || !dropped.isEmpty else { return }
-        let released = Released(consume dropped)
+        guard let deliveryQueue, !changes.isEmpty || !dropped.isEmpty || !changed.isEmpty else { return }
+        let released = Released(consume dropped, consume changed)
         deliveryQueue.async { [weak self] in
             // First: the old values go before observers hear of the change, as they did when
             // they were released where they were taken out.
             released.values.removeAll()
+            released.changes.removeAll()
             guard !changes.isEmpty else { return }
             // No suite left means no observer left: an observer holds a key, which holds its suite.
             guard let suite = self?.anySuite else { return }
@@ -229,5 +241,9 @@ extension Store {
 /// (a closure's capture would keep them until the closure is gone).
 private final class Released: @unchecked Sendable {  // touched by the delivery queue alone once made
     var values: [Defaults.Suite.CacheEntry?]
-    init(_ values: consuming [Defaults.Suite.CacheEntry?]) { self.values = values }
+    var changes: [Defaults.StoredChange]
+    init(_ values: consuming [Defaults.Suite.CacheEntry?], _ changes: consuming [Defaults.StoredChange]) {
+        self.values = values
+        self.changes = changes
+    }
 }
