@@ -61,9 +61,55 @@ extension Defaults.Suite {
         let store = store
         if store.writeThrough != nil { return false }
         // The key's encoder is fetched only when the key's JSON starts to wait, not on every write.
-        let outcome = store.writeInPlace(of: key.hashedName, value, writer: writer) { key.nativeEncoder! }
-        guard let outcome else { return false }
-        if outcome.schedulesFlush { store.armTimer() }
+        var observers: (any Defaults.ObserverSlot)?
+        let outcome = store.writeInPlace(
+            of: key.hashedName,
+            value,
+            savingOldTo: nil,
+            observers: &observers,
+            writer: writer
+        ) { key.nativeEncoder! }
+        switch outcome {
+        case .general:
+            return false
+        case .observed:
+            return writeObservedInPlace(value, named: key.hashedName, writer: writer, encoder: key.nativeEncoder!)
+        case .done(_, let schedulesFlush):
+            if schedulesFlush { store.armTimer() }
+            return true
+        }
+    }
+
+    /// ``writeInPlace(_:of:writer:)`` of a key whose observers take its values as bytes: again,
+    /// keeping the value it replaces, then tells them with both values.
+    ///
+    /// Apart, so a write of a key nobody observes pays nothing for it.
+    @inline(never)
+    private func writeObservedInPlace(
+        _ value: UnsafeRawPointer,
+        named name: HashedName,
+        writer: InPlaceWriter,
+        encoder: @escaping ValueCoding.NativeEncoder
+    ) -> Bool {
+        var old: InPlaceWriter.ValueBytes = (0, 0)
+        var observers: (any Defaults.ObserverSlot)?
+        let outcome = withUnsafeMutableBytes(of: &old) { old in
+            store.writeInPlace(of: name, value, savingOldTo: old.baseAddress!, observers: &observers, writer: writer) {
+                encoder
+            }
+        }
+        guard case .done(_, let schedulesFlush) = outcome else { return false }
+        if schedulesFlush { store.armTimer() }
+        guard let observers else { return true }
+        withUnsafeBytes(of: old) { old in
+            observers.deliverValue(
+                in: self,
+                named: name.text,
+                old: old.baseAddress!,
+                new: value,
+                isPropagationSuppressed: Defaults.Propagation.isSuppressed
+            )
+        }
         return true
     }
 

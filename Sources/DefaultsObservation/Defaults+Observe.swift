@@ -33,7 +33,7 @@ extension Defaults {
         // unspecialized code, making each `KeyChange<Value>` is a runtime metadata lookup
         // (`defaults-profile write-1`). Called with the parts of each change of the key, so a
         // write of it makes no event.
-        let subscriber = Subscriber(key: key) { old, new, oldDecoded, newDecoded in
+        let keyHandler: Subscriber.KeyHandler = { old, new, oldDecoded, newDecoded in
             handler(
                 Defaults.KeyChange(
                     oldValue: key.value(from: old, decoded: oldDecoded),
@@ -41,6 +41,19 @@ extension Defaults {
                 )
             )
         }
+        // A value with no references is also taken as bytes, when a write of it stays in place.
+        var valueHandler: Subscriber.ValueHandler?
+        if _isPOD(Value.self) {
+            valueHandler = { old, new in
+                handler(Defaults.KeyChange(oldValue: old.load(as: Value.self), newValue: new.load(as: Value.self)))
+            }
+        }
+        let subscriber = Subscriber(
+            key: key,
+            keyHandler: keyHandler,
+            valueType: ObjectIdentifier(Value.self),
+            valueHandler: valueHandler
+        )
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) {
             let current = key.suite[key]

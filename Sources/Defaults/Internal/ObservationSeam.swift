@@ -198,8 +198,49 @@ extension Defaults {
         /// and outside every lock: on the writing thread, or on the delivery queue for a change
         /// from elsewhere.
         static func deliver(_ change: SuiteChange)
+
+        /// The type of value the observers take as bytes (``deliverValue(in:named:old:new:isPropagationSuppressed:)``),
+        /// as `ObjectIdentifier(Value.self)`; `nil` when they need the change's parts.
+        ///
+        /// Read under the state's lock by a write in place of a value with no references: when
+        /// it is the written value's type, the write stays in place and tells the observers with
+        /// the value's bytes, and no JSON is made.
+        var valueType: ObjectIdentifier? { get }
+
+        /// Tells the observers about a local change of the one key `name` written in place: `old`
+        /// and `new` point at values of the type ``valueType`` names, which hold no references.
+        ///
+        /// Called only when ``valueType`` is the written value's type, on the writing thread,
+        /// after the change is committed and outside every lock; the pointers are valid only
+        /// during the call.
+        func deliverValue(
+            in suite: Suite,
+            named name: String,
+            old: UnsafeRawPointer,
+            new: UnsafeRawPointer,
+            isPropagationSuppressed: Bool
+        )
     }
 
+}
+
+extension Defaults.ObserverSlot {
+    /// None: observers that do not say otherwise need the change's parts.
+    package var valueType: ObjectIdentifier? { nil }
+
+    /// Never called for observers that take no values (their ``valueType`` is `nil`).
+    package func deliverValue(
+        in suite: Defaults.Suite,
+        named name: String,
+        old: UnsafeRawPointer,
+        new: UnsafeRawPointer,
+        isPropagationSuppressed: Bool
+    ) {
+        preconditionFailure("a value was delivered to observers that take none")
+    }
+}
+
+extension Defaults {
     // NB: the sinks are kept in a class box, never as a bare closure in the Mutex: reading a closure
     // back out of `withLock` re-wraps it in a thunk and stores that back, deeper on every read.
     private static let changeSinks = Lock<[ChangeSink]>([])

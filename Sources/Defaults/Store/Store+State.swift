@@ -183,63 +183,87 @@ extension Store {
             return old
         }
 
+        /// What ``writeInPlace(of:_:savingOldTo:writer:encoder:commitsLater:)`` did.
+        enum InPlaceOutcome {
+            /// Nothing: the write must take the general path.
+            case general
+            /// Nothing: the key has observers that take its values as bytes, so the write must
+            /// be made again with room for the value it replaces.
+            case observed
+            /// The write is done; `changed` is false when the key held the value already.
+            case done(changed: Bool, schedulesFlush: Bool)
+        }
+
         /// Writes a lossless value with no references in place, the fast path of a one-key write:
         /// into the box the key keeps already, with no JSON made now (``values`` gets it when read,
         /// see ``values``).
         ///
-        /// Only when nothing needs the write's JSON or old value now: no transaction open, no
-        /// system file, override, read-only refusal, whole-suite observer or sink that gets every
-        /// change (the caller checks those), the key has no observers, and no one else holds its box.
-        ///
-        /// - Returns: `nil` when the write must take the general path; else whether the value
-        ///   changed, and whether this write must schedule a flush.
+        /// Only when nothing needs the write's JSON now: no transaction open, no system file,
+        /// override, read-only refusal, whole-suite observer or sink that gets every change (the
+        /// caller checks those), and no one else holds the key's box. A key with observers takes
+        /// it only when they take values of its type as bytes (``Defaults/ObserverSlot/valueType``),
+        /// and `old` is given: the value the write replaces is copied there, and `observers` set to
+        /// them when it changed, for the caller to tell after the lock.
         mutating func writeInPlace(
             of name: HashedName,
             _ value: UnsafeRawPointer,
+            savingOldTo old: UnsafeMutableRawPointer?,
+            observers: inout (any Defaults.ObserverSlot)?,
             writer: InPlaceWriter,
             encoder: () -> ValueCoding.NativeEncoder,
             commitsLater: Bool
-        ) -> (changed: Bool, schedulesFlush: Bool)? {
-            guard let index = keys.index(forKey: name) else { return nil }
-            switch Self.assign(value, writer, into: &keys.values[index]) {
+        ) -> InPlaceOutcome {
+            guard let index = keys.index(forKey: name) else { return .general }
+            switch Self.assign(value, writer, into: &keys.values[index], savingOldTo: old) {
             case .notAssigned:
-                return nil
+                return .general
+            case .observed:
+                return .observed
             case .equal:
-                return (false, false)
+                return .done(changed: false, schedulesFlush: false)
             case .assigned(let wasStale):
                 if !wasStale { staleJSON.append((name, encoder())) }
                 generation &+= 1
-                guard commitsLater else { return (true, false) }
+                if old != nil { observers = KeyState.observers(of: &keys.values[index]) }
+                guard commitsLater else { return .done(changed: true, schedulesFlush: false) }
                 if !keys.values[index].markChanged() { changedCount += 1 }
-                return (true, flush.changed())
+                return .done(changed: true, schedulesFlush: flush.changed())
             }
         }
 
-        /// What ``assign(_:_:into:)`` did.
+        /// What ``assign(_:_:into:savingOldTo:)`` did.
         private enum Assignment {
             /// The entry cannot take the value in place.
             case notAssigned
+            /// The entry's observers take its values as bytes, and there is no room for the old one.
+            case observed
             /// The box held the same value, written in place before (so its JSON is the write's).
             case equal
             /// The box took the value; `wasStale` when its JSON was waiting already.
             case assigned(wasStale: Bool)
         }
 
-        /// Stores the value into `entry`'s box, when the entry has no observers and a box of the
-        /// value's type that nothing else holds.
+        /// Stores the value into `entry`'s box, when the entry has a box of the value's type that
+        /// nothing else holds, and no observers, or observers that take values of that type as
+        /// bytes and room for the value replaced at `old`.
         private static func assign(
             _ value: UnsafeRawPointer,
             _ writer: InPlaceWriter,
-            into entry: inout KeyState
+            into entry: inout KeyState,
+            savingOldTo old: UnsafeMutableRawPointer?
         ) -> Assignment {
-            guard entry.observers == nil, entry.decoded?.type == writer.type,
+            guard entry.decoded?.type == writer.type,
                 entry.decoded?.box != nil, isKnownUniquelyReferenced(&entry.decoded!.box!)
             else { return .notAssigned }
+            if entry.observers != nil {
+                guard writer.isObservable, entry.observers!.valueType == writer.type else { return .notAssigned }
+                if old == nil { return .observed }
+            }
             let wasStale = entry.isJSONStale
             // Equal bits are equal JSON only for a value this path wrote: a value decoded from
             // the file may be spelled otherwise there ("1.0" for 1), which a write must replace,
             // so the general path compares JSON then.
-            guard writer.boxType.replace(value, in: entry.decoded!.box!) else {
+            guard writer.boxType.replace(value, in: entry.decoded!.box!, savingOldTo: old) else {
                 return wasStale ? .equal : .notAssigned
             }
             entry.isJSONStale = true

@@ -14,27 +14,38 @@ extension Store {
         case changed(isReported: Bool, schedulesFlush: Bool)
     }
 
-    /// A one-key write in place (see ``State/writeInPlace(of:_:writer:encoder:commitsLater:)``),
-    /// when nothing needs its JSON or its old value now: no transaction open, no system file,
-    /// override or refusal, no whole-suite observers.
+    /// A one-key write in place (see ``State/writeInPlace(of:_:savingOldTo:observers:writer:encoder:commitsLater:)``),
+    /// when nothing needs its JSON now: no transaction open, no system file, override or refusal,
+    /// no whole-suite observers.
     ///
-    /// - Returns: `nil` when the write must take the general path; else whether the value changed,
-    ///   and whether the caller must arm the timer.
-    // Inlined into the suite's read or write: a call of its own cost the hot path instructions.
+    /// A key with observers that take its values as bytes is written only when `old` is given,
+    /// with room for the value the write replaces, and `observers` is set to them when it
+    /// changed; without `old`, the outcome is `.observed`.
+    // Inlined into the suite's write: a call of its own cost the hot path instructions.
     @inline(__always)
     func writeInPlace(
         of name: HashedName,
         _ value: UnsafeRawPointer,
+        savingOldTo old: UnsafeMutableRawPointer?,
+        observers: inout (any Defaults.ObserverSlot)?,
         writer: InPlaceWriter,
         encoder: () -> ValueCoding.NativeEncoder
-    ) -> (changed: Bool, schedulesFlush: Bool)? {
+    ) -> State.InPlaceOutcome {
         let commitsLater = self.commitsLater
         return state.withLock { state in
             // System files and refusals are in `writesTakeGeneralPath`.
             guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
                 state.suiteObservers == nil
-            else { return nil }
-            return state.writeInPlace(of: name, value, writer: writer, encoder: encoder, commitsLater: commitsLater)
+            else { return .general }
+            return state.writeInPlace(
+                of: name,
+                value,
+                savingOldTo: old,
+                observers: &observers,
+                writer: writer,
+                encoder: encoder,
+                commitsLater: commitsLater
+            )
         }
     }
 

@@ -23,6 +23,12 @@ final class Subscriber: Sendable {
     /// For a subscriber of one key: called with the parts of each change of it (old and new
     /// stored values, old and new decoded ones), so a write of the key makes no change event.
     let keyHandler: KeyHandler?
+    /// For a subscriber of one key whose values hold no references: called with the old and new
+    /// value's bytes when a write of the key stays in place, so no JSON is made (see
+    /// ``Defaults/ObserverSlot/valueType``).
+    let valueHandler: ValueHandler?
+    /// `ObjectIdentifier(Value.self)` for the values ``valueHandler`` takes.
+    let valueType: ObjectIdentifier?
     /// Called once when the subscriber stops, for subscribers that hold work of their own (timers).
     let onStop: (@Sendable () -> Void)?
     private let active = Atomic<Bool>(true)
@@ -57,15 +63,28 @@ final class Subscriber: Sendable {
             JSONValue?, JSONValue?, Defaults.Suite.CacheEntry?, Defaults.Suite.CacheEntry?
         ) -> Void
 
-    /// A subscriber of `key` alone, called with the parts of each change of it.
+    /// What a subscriber of one key whose values hold no references is called with when a write
+    /// stays in place: the old and the new value, as bytes of the key's type.
     @usableFromInline
-    init(key: Defaults._AnyKey, keyHandler: @escaping KeyHandler) {
+    typealias ValueHandler = @Sendable (UnsafeRawPointer, UnsafeRawPointer) -> Void
+
+    /// A subscriber of `key` alone, called with the parts of each change of it, or, when
+    /// `valueHandler` is given, with the values of `valueType` a write in place stored.
+    @usableFromInline
+    init(
+        key: Defaults._AnyKey,
+        keyHandler: @escaping KeyHandler,
+        valueType: ObjectIdentifier? = nil,
+        valueHandler: ValueHandler? = nil
+    ) {
         self.firstTarget = Target(address: KeyAddress(key), suite: key.suite)
         self.otherTargets = []
         self.wholeSuites = []
         self.onStop = nil
         self.keyHandler = keyHandler
         self.handler = nil
+        self.valueHandler = valueHandler
+        self.valueType = valueHandler == nil ? nil : valueType
     }
 
     /// A subscriber of `keys` (each state and name once) and of every key of `wholeSuites`.
@@ -98,6 +117,8 @@ final class Subscriber: Sendable {
         self.onStop = onStop
         self.keyHandler = nil
         self.handler = handler
+        self.valueHandler = nil
+        self.valueType = nil
     }
 
     /// Calls the subscriber with `change`: its handler, or its key handler with the parts of the
@@ -224,6 +245,22 @@ extension Subscriber: Defaults.ObserverSlot {
             isPropagationSuppressed: isPropagationSuppressed,
             event: &event
         )
+    }
+
+    func deliverValue(
+        in suite: Defaults.Suite,
+        named name: String,
+        old: UnsafeRawPointer,
+        new: UnsafeRawPointer,
+        isPropagationSuppressed: Bool
+    ) {
+        if let tie = releaseIfOwnerGone() {
+            // Outside every lock: stopping takes the registry's.
+            tie.invalidate()
+            return
+        }
+        guard !isPropagationSuppressed, isActive else { return }
+        valueHandler?(old, new)
     }
 
     static func deliver(_ change: Defaults.SuiteChange) {

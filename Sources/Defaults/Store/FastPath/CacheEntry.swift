@@ -34,12 +34,17 @@ extension Defaults.Suite {
         @exclusivity(unchecked) package fileprivate(set) var value: Value
         package init(_ value: Value) { self.value = value }
 
-        override class func replace(_ value: UnsafeRawPointer, in box: AnyBox) -> Bool {
+        override class func replace(
+            _ value: UnsafeRawPointer,
+            in box: AnyBox,
+            savingOldTo old: UnsafeMutableRawPointer?
+        ) -> Bool {
             // By address, with no copy of the value: the unspecialized generic copy cost more
             // than the comparison. The caller made sure `Value` holds no references.
             withUnsafeMutablePointer(to: &unsafeDowncast(box, to: Box<Value>.self).value) { held in
                 let size = MemoryLayout<Value>.size
                 if memcmp(held, value, size) == 0 { return false }
+                old?.copyMemory(from: held, byteCount: size)
                 UnsafeMutableRawPointer(held).copyMemory(from: value, byteCount: size)
                 return true
             }
@@ -58,7 +63,9 @@ extension Defaults.Suite {
     package class AnyBox: @unchecked Sendable {  // no stored state; only class methods
         /// Stores the value at `value`, which holds no references, into `box`, a box of the type
         /// the subclass boxes, unless the box holds the same bits already; returns whether it did.
-        class func replace(_ value: UnsafeRawPointer, in box: AnyBox) -> Bool {
+        ///
+        /// When it does and `old` is given, the value it replaced is copied there first.
+        class func replace(_ value: UnsafeRawPointer, in box: AnyBox, savingOldTo old: UnsafeMutableRawPointer?) -> Bool {
             preconditionFailure("abstract")
         }
 

@@ -6,7 +6,10 @@
 // - `CacheEntry`, `Box`, `AnyBox`: a key's decoded value kept beside its JSON, so a read decodes
 //   nothing (`read-int`, `Benchmarks/ratios` ReadInt and ReadCodable).
 // - `InPlaceWriter`: a write of a lossless value with no references goes into the box the key keeps,
-//   its JSON made only when the values are read (`write-0`, `write-file`, ratios WriteInt).
+//   its JSON made only when the values are read (`write-0`, `write-file`, ratios WriteInt); a key
+//   whose one observer takes values of its type as bytes (`ObserverSlot.valueType`, set by
+//   `Defaults.observe` for such types) is written so too, again with room for the old value, and
+//   the observer told with both (`write-1`, ratios "WriteInt/Defaults.inMemory 1 observer").
 //
 // Measure with `valgrind --tool=callgrind --toggle-collect='*measured*'
 // Benchmarks/.build/release/defaults-profile <scenario> 20000` (see "Profiling" in

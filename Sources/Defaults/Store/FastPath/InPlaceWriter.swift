@@ -16,6 +16,16 @@ extension Defaults.Suite {
         let type: ObjectIdentifier
         /// `Box<Value>`.
         let boxType: AnyBox.Type
+        /// Whether a write of an observed key can take this path too: the value fits the room the
+        /// writer keeps for the value it replaces, which the observers are told with.
+        let isObservable: Bool
+
+        /// Room for the value a write replaced, for its observers: at most 16 bytes, aligned as a
+        /// `UInt64`.
+        typealias ValueBytes = (UInt64, UInt64)
+
+        /// The most bytes a ``ValueBytes`` holds.
+        static let maximumObservedSize = MemoryLayout<ValueBytes>.size
 
         /// The writer for `Value`, or `nil` when its values hold references, which a write must
         /// not release under the lock, or are not stored natively.
@@ -23,7 +33,12 @@ extension Defaults.Suite {
         /// No closure in here: a copy of the writer would retain it on every write.
         static func make<Value: Sendable>(for _: Value.Type) -> InPlaceWriter? {
             guard _isPOD(Value.self), ValueCoding.nativeEncoder(for: Value.self) != nil else { return nil }
-            return InPlaceWriter(type: ObjectIdentifier(Value.self), boxType: Box<Value>.self)
+            return InPlaceWriter(
+                type: ObjectIdentifier(Value.self),
+                boxType: Box<Value>.self,
+                isObservable: MemoryLayout<Value>.size <= maximumObservedSize
+                    && MemoryLayout<Value>.alignment <= MemoryLayout<UInt64>.alignment
+            )
         }
     }
 }
