@@ -10,7 +10,7 @@ extension Defaults {
     /// let count: Int? = Defaults[.magic]["count"]?.get()
     /// ```
     public struct AnySerializable: Hashable, Sendable {
-        package var json: JSONValue
+        var json: JSONValue
 
         /// How the wrapped value is laid out in a `UserDefaults`: worked out from its type only
         /// when asked (a suite over a `UserDefaults` writing it), so other suites do not pay for it.
@@ -33,7 +33,7 @@ extension Defaults {
             }
         }
 
-        package init(json: JSONValue) {
+        init(json: JSONValue) {
             self.init(json: json, shape: .any)
         }
 

@@ -41,7 +41,7 @@ extension Defaults {
         }
 
         /// The JSON Schema of the key's stored value, with its summary and default; `Key` says.
-        package func schema() -> [String: JSONValue] { [:] }
+        func schema() -> [String: JSONValue] { [:] }
 
         /// Removes the stored value, so the key reads its default again.
         public func reset() {
@@ -89,7 +89,7 @@ extension Defaults {
         /// that is not of it is then kept out (see `Store+ReadTypes.swift`).
         let hasToldType = Atomic<Bool>(false)
 
-        override package func schema() -> [String: JSONValue] { ValueSchema.entry(for: self) }
+        override func schema() -> [String: JSONValue] { ValueSchema.entry(for: self) }
 
         /// The value the key reads while nothing valid is stored.
         ///

@@ -74,7 +74,7 @@ extension Defaults.Suite {
 
     /// The system files beneath the suite named `name`: its file in each system configuration
     /// directory, but `file` itself (the user's, which may be listed there too).
-    package static func systemFileURLs(
+    static func systemFileURLs(
         forSuiteNamed name: String,
         environment: [String: String],
         excluding file: URL
@@ -116,7 +116,7 @@ extension Defaults.Suite {
     /// or until `deadline`; for tests that remove a temporary directory afterwards.
     ///
     /// - Returns: The paths of the files still open at the deadline; empty when none is.
-    package static func waitUntilNoFileIsOpen(under directory: URL, until deadline: Date) -> [String] {
+    static func waitUntilNoFileIsOpen(under directory: URL, until deadline: Date) -> [String] {
         StoreRegistry.waitUntilNoFileStore(under: ResolvedPath.normalize(directory.path), until: deadline)
     }
 }

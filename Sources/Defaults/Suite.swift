@@ -218,12 +218,12 @@ extension Defaults {
         }
 
         /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
-        package static var coalescingDelay: Duration { FlushMachine.coalescingDelay }
+        static var coalescingDelay: Duration { FlushMachine.coalescingDelay }
 
         /// Runs `body` with the timer's commits held back: only `synchronize()` (and transactions)
         /// commit meanwhile; for tests that look at the file or the error handler between their own
         /// `synchronize()` calls, which may take longer than the coalescing delay.
-        package func holdingTimedCommits<Result>(_ body: () throws -> Result) rethrows -> Result {
+        func holdingTimedCommits<Result>(_ body: () throws -> Result) rethrows -> Result {
             store.holdTimedCommits(true)
             defer { store.holdTimedCommits(false) }
             return try body()
@@ -235,13 +235,13 @@ extension Defaults {
         /// Meanwhile the file is not moved aside or taken as deleted: for tests that rewrite it in
         /// place or remake a link to it in two steps, between which a busy machine may pause longer
         /// than every retry. After it returns, the usual retries follow. Other files are untouched.
-        package func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
+        func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
             guard let file = store.file else { return try body() }
             return try file.holdingBrokenFileRetries(body)
         }
 
         /// The number of times this suite has replaced its file; for tests of coalescing.
-        package var fileReplacementCount: Int {
+        var fileReplacementCount: Int {
             store.file?.replacementCount ?? 0
         }
     }

@@ -1,3 +1,4 @@
+@testable import Defaults
 import DefaultsBackendTesting
 import DefaultsObservation
 import DefaultsTestSupport

@@ -1,3 +1,4 @@
+@testable import Defaults
 import DefaultsObservation
 import DefaultsTestSupport
 import Foundation

@@ -4,10 +4,11 @@ import Dispatch
 import Foundation
 import Testing
 
-/// A write of a value with no references (an `Int`, a `Double`, a `Bool`, a `Date`) to a key with
-/// one observer stays in place: the observer is told with the old and new value's bytes, and no
-/// JSON is made until something reads the stored values. What the observer is told, and what is
-/// stored, must be exactly what the general path tells and stores.
+/// Writes of a value with no references to a key with one observer stay in place.
+///
+/// For an `Int`, a `Double`, a `Bool` or a `Date`, the observer is told with the old and new
+/// value's bytes, and no JSON is made until something reads the stored values. What the observer
+/// is told, and what is stored, must be exactly what the general path tells and stores.
 @Suite struct InPlaceObservedWriteTests {
     private struct Told<Value: Sendable & Equatable>: Sendable, Equatable {
         let old: Value
@@ -78,7 +79,9 @@ import Testing
         let asInt = Defaults.Key<Int>("level", default: 0, suite: suite)
         let asDouble = Defaults.Key<Double>("level", default: 0, suite: suite)
         let told = Recorder<Told<Double>>()
-        let observation = Defaults.observe(asDouble, options: []) { told.append(Told(old: $0.oldValue, new: $0.newValue)) }
+        let observation = Defaults.observe(asDouble, options: []) {
+            told.append(Told(old: $0.oldValue, new: $0.newValue))
+        }
         defer { observation.invalidate() }
         for value in [3, 3, 4] { Defaults[asInt] = value }
         #expect(told.elements == [Told(old: 0, new: 3), Told(old: 3, new: 4)])

@@ -1,4 +1,4 @@
-import Defaults
+@testable import Defaults
 import Testing
 
 @Suite struct JSONWriterTests {

@@ -9,7 +9,7 @@ protocol JSONRepresentable: SendableMetatype {
 /// The one place where values become JSON and back, following bridges as deep as they go.
 package enum ValueCoding {
     /// The stored form of `value`, or `nil` when the bridge declines to store it.
-    package static func encode<T: Defaults.Serializable>(_ value: T) -> JSONValue? {
+    static func encode<T: Defaults.Serializable>(_ value: T) -> JSONValue? {
         if let native = value as? any JSONRepresentable {
             return native.jsonValue
         }

@@ -69,7 +69,7 @@ private func wholeNumberText(_ text: String) -> String? {
 /// small string, with no allocation, and it costs a fraction of the generic formatting, on every
 /// write of an integer.
 @inline(__always)
-package func decimalText<T: FixedWidthInteger>(_ value: T) -> String {
+func decimalText<T: FixedWidthInteger>(_ value: T) -> String {
     let magnitude = UInt64(truncatingIfNeeded: value.magnitude)
     var digits = 1
     var limit: UInt64 = 10

@@ -10,25 +10,25 @@ extension FileStorage {
     // MARK: - Reading
 
     /// A version of the file: its bytes and its top-level members.
-    package struct Snapshot: Sendable {
-        package let bytes: [UInt8]
-        package let members: [String: JSONValue]
+    struct Snapshot: Sendable {
+        let bytes: [UInt8]
+        let members: [String: JSONValue]
         /// Where each member starts in `bytes` (its name's opening quote), in the order written.
         ///
         /// `nil` when not known: a file written here, one with a byte order mark, one that gives a
         /// name twice. A later version is parsed only where it differs (``parseChange(of:to:)``).
-        package let memberStarts: [UInt32]?
+        let memberStarts: [UInt32]?
         /// Names this snapshot alone among its kind: what ``Changes/base`` refers to.
-        package let serial: UInt64
+        let serial: UInt64
         /// What changed since the snapshot this one was parsed as a change of, when it was.
-        package let changes: Changes?
+        let changes: Changes?
 
         /// The members whose values differ from those of the snapshot `base`.
-        package struct Changes: Sendable {
+        struct Changes: Sendable {
             /// The ``Snapshot/serial`` of the version these are changes of.
-            package let base: UInt64
+            let base: UInt64
             /// The names whose values differ: added, removed, or changed.
-            package let names: [String]
+            let names: [String]
         }
 
         init(bytes: [UInt8], members: [String: JSONValue], memberStarts: [UInt32]? = nil, changes: Changes? = nil) {
@@ -88,7 +88,7 @@ extension FileStorage {
 
     /// The file `bytes`, parsed whole, with where its members start; `nil` when its top level is
     /// not an object.
-    package static func snapshot(of bytes: [UInt8]) throws(JSONParser.Failure) -> Snapshot? {
+    static func snapshot(of bytes: [UInt8]) throws(JSONParser.Failure) -> Snapshot? {
         guard !bytes.starts(with: [0xEF, 0xBB, 0xBF]) else {
             return try members(of: bytes).map { Snapshot(bytes: bytes, members: $0) }
         }
@@ -111,7 +111,7 @@ extension FileStorage {
     /// - Returns: `nil` when that cannot be done: `known`'s starts are unknown, the change reaches
     ///   its first member, the new version gives a name twice, or it is broken (a full parse then
     ///   reports it as it always does).
-    package static func parseChange(of known: Snapshot, to bytes: [UInt8]) -> Snapshot? {
+    static func parseChange(of known: Snapshot, to bytes: [UInt8]) -> Snapshot? {
         guard let starts = known.memberStarts, starts.count >= 2, bytes.count <= Int(UInt32.max) else { return nil }
         let old = known.bytes
         let prefix = sharedPrefix(old, bytes)
@@ -234,7 +234,7 @@ extension FileStorage {
 
     /// Whether ``readSettled(knowing:)`` looks again while a file is broken; the fuzz target turns
     /// it off, since every other input it makes is broken and would wait 300 ms.
-    package static let waitsForBrokenFilesToSettle = Atomic<Bool>(true)
+    static let waitsForBrokenFilesToSettle = Atomic<Bool>(true)
 
     /// What opening the file found.
     enum LoadResult {

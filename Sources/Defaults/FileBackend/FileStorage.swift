@@ -14,7 +14,7 @@ import Musl
 /// flushed too. Directories it creates get mode 0700. Writers hold ``lock``; readers take no lock.
 package final class FileStorage: Sendable {
     /// The file as the suite was given it.
-    package let url: URL
+    let url: URL
     /// ``url``'s path, as given: reads open it, so they follow whatever links are on the way now.
     let givenPath: String
     /// Serialises read-merge-replace cycles, in this process and across processes.
@@ -58,7 +58,7 @@ package final class FileStorage: Sendable {
     /// - Parameters:
     ///   - url: The file.
     ///   - isWritten: Whether it is written (a suite's own file), or only read (a system file).
-    package init(url: URL, isWritten: Bool = true) {
+    init(url: URL, isWritten: Bool = true) {
         self.givenPath = ResolvedPath.normalize(url.path)
         self.url = url.path == givenPath ? url : URL(fileURLWithPath: givenPath, isDirectory: false)
         self.isWritten = isWritten
@@ -247,7 +247,7 @@ package final class FileStorage: Sendable {
 
 /// A failed system call: the operation and `errno`.
 package struct SystemError: Error, CustomStringConvertible {
-    package var operation: String
+    var operation: String
     package var code: Int32
 
     static func current(_ operation: String) -> SystemError {

@@ -5,7 +5,7 @@ package struct JSONParser {
     /// Why a document could not be parsed, and where: as a byte offset, and as the line and column
     /// a person finds in an editor (both from 1; a column counts characters).
     package struct Failure: Error, CustomStringConvertible, Sendable {
-        package var offset: Int
+        var offset: Int
         package var line: Int
         package var column: Int
         package var reason: String
@@ -13,7 +13,7 @@ package struct JSONParser {
     }
 
     /// Nesting deeper than this is rejected instead of risking the stack.
-    package static let maximumDepth = 512
+    static let maximumDepth = 512
 
     private let bytes: [UInt8]
     /// `bytes`, read without bounds checks: every read is behind a test of `index < count`.
@@ -59,10 +59,10 @@ package struct JSONParser {
     /// A settings document's top-level members, and where each of them starts.
     struct TopLevel {
         /// The members; a name given twice keeps its last value.
-        package var members: [String: JSONValue]
+        var members: [String: JSONValue]
         /// The offset of each member's name (its opening quote), in the order written; `nil` when
         /// a name is given twice, or the document is too large for 32-bit offsets.
-        package var starts: [UInt32]?
+        var starts: [UInt32]?
     }
 
     /// Parses one complete JSON document, as ``parse(_:)`` does, and says where each member of its
@@ -86,13 +86,13 @@ package struct JSONParser {
     }
 
     /// Members of a document's top-level object, parsed from the middle of the document.
-    package struct Run {
+    struct Run {
         /// The members parsed, in the order written (a name may come twice).
-        package var members: [(key: String, value: JSONValue)]
+        var members: [(key: String, value: JSONValue)]
         /// Where each of them starts.
-        package var starts: [UInt32]
+        var starts: [UInt32]
         /// Whether the parse stopped at the offset it was given, rather than at the document's end.
-        package var stopped: Bool
+        var stopped: Bool
     }
 
     /// Parses the members of `bytes`' top-level object from `start`, the start of a member's name

@@ -73,7 +73,7 @@ package enum JSONWriter {
     /// most comparisons of a sort compare two integers, and only names sharing their first eight
     /// bytes compare the rest. (Comparing the text in each of the sort's comparisons was most of
     /// the cost of writing a 10,000-key file.)
-    package static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+    static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
         var entries = members.map { member in (prefix: utf8Prefix(member.key), member: member) }
         entries.sort { lhs, rhs in
             if lhs.prefix != rhs.prefix { return lhs.prefix < rhs.prefix }

@@ -26,7 +26,7 @@ extension Defaults {
         package var oldDecoded: Suite.CacheEntry?
         package var newDecoded: Suite.CacheEntry?
         /// The key's observers when the change was committed (see ``ObserverSlot``).
-        package var observers: (any ObserverSlot)?
+        var observers: (any ObserverSlot)?
 
         package init(
             old: JSONValue?,
@@ -69,7 +69,7 @@ extension Defaults {
 
         /// A change of several keys (or of none), with the observers of each changed key (in its
         /// ``StoredChange``) and of the whole suite.
-        package init(
+        init(
             suite: Suite,
             changes: [String: StoredChange],
             origin: ChangeOrigin,
@@ -101,7 +101,7 @@ extension Defaults {
         }
 
         /// The number of changed keys.
-        package var count: Int {
+        var count: Int {
             switch storage {
             case .one: 1
             case .many(let changes): changes.count
@@ -293,7 +293,7 @@ extension Defaults {
 extension Defaults.Suite {
     /// The entries of the state's table of keys: keys with a decoded value kept, a change not yet
     /// flushed, or observers; for tests that it does not grow.
-    package var keyEntryCount: Int { store.keyEntryCount }
+    var keyEntryCount: Int { store.keyEntryCount }
 
     /// Changes what hangs on the key `name` of this suite's state (shared by every suite on its
     /// file): `body` gets the key's observer slot, under the state's lock, and may change it.

@@ -14,7 +14,7 @@ enum ValueSchema {
     /// derived from its `init(from:)` (see `CodableSchema`); where it cannot be, from the encoding
     /// of `sample` (a key's default): its members' names and JSON kinds, none of them required;
     /// without a sample, any JSON.
-    package static func schema<T: Defaults.Serializable>(for type: T.Type, sample: T? = nil) -> [String: JSONValue] {
+    static func schema<T: Defaults.Serializable>(for type: T.Type, sample: T? = nil) -> [String: JSONValue] {
         if let iterable = T.self as? any CaseIterable.Type {
             let cases = allCases(of: iterable).compactMap { ($0 as? T).flatMap(ValueCoding.encode) }
             if !cases.isEmpty { return ["enum": .array(cases)] }

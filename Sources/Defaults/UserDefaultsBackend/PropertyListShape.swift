@@ -6,7 +6,7 @@ import Foundation
 /// A suite keeps every value as JSON, which has no dates, no bytes and no difference between a
 /// `Codable` struct and a dictionary; the shape, derived from the Swift type, puts that back when a
 /// value goes into a `UserDefaults` and takes it out again when it is read.
-package indirect enum PropertyListShape: Sendable, Equatable {
+indirect enum PropertyListShape: Sendable, Equatable {
     /// Strings, booleans, integers and doubles as themselves; arrays and objects member by member,
     /// each as its JSON says.
     case plain

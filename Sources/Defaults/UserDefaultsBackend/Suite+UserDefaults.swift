@@ -29,9 +29,9 @@ extension Defaults.Suite {
 /// holds either: a key made with the instance, the adapter, or the instance itself. An entry that
 /// nobody else can reach any more is released the next time an adapter is made for another instance,
 /// so instances that are gone are not kept.
-package final class UserDefaultsAdapters: Sendable {
+final class UserDefaultsAdapters: Sendable {
     /// The one table of the process.
-    package static let shared = UserDefaultsAdapters()
+    static let shared = UserDefaultsAdapters()
 
     private let table = Lock(Table())
 
@@ -49,7 +49,7 @@ package final class UserDefaultsAdapters: Sendable {
     }
 
     /// How many entries the table holds; for tests that it does not grow with instances that are gone.
-    package var entryCount: Int { table.withLock { $0.entries.count } }
+    var entryCount: Int { table.withLock { $0.entries.count } }
 
     /// The table's state: decides under the lock; what it releases is freed by the caller after it.
     struct Table: Sendable {

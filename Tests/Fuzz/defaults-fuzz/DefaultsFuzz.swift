@@ -5,7 +5,7 @@
 // - what the store wrote must parse, and open with no problem reported;
 // - every key the input held, other than the one written, must still hold what it held.
 // Built without `-DDEFAULTS_FUZZ` (as `swift build` does) it only says how to run it.
-import Defaults
+@testable import Defaults
 import Foundation
 
 #if canImport(Glibc)

@@ -11,12 +11,12 @@ extension Defaults.Suite {
         package var box: AnyBox?
 
         /// The entry for a decoded value of type `Value`.
-        package static func holding<Value: Sendable>(_ value: Value) -> CacheEntry {
+        static func holding<Value: Sendable>(_ value: Value) -> CacheEntry {
             CacheEntry(type: ObjectIdentifier(Value.self), box: Box(value))
         }
 
         /// The entry recording that the stored value does not decode as `Value`.
-        package static func undecodable<Value>(as type: Value.Type) -> CacheEntry {
+        static func undecodable<Value>(as type: Value.Type) -> CacheEntry {
             CacheEntry(type: ObjectIdentifier(Value.self), box: nil)
         }
 
@@ -32,7 +32,7 @@ extension Defaults.Suite {
     package final class Box<Value: Sendable>: AnyBox, @unchecked Sendable {  // value set only unshared, locked
         // No dynamic exclusivity check: reads would pay for one on every call.
         @exclusivity(unchecked) package fileprivate(set) var value: Value
-        package init(_ value: Value) { self.value = value }
+        init(_ value: Value) { self.value = value }
 
         override class func replace(
             _ value: UnsafeRawPointer,
@@ -65,7 +65,11 @@ extension Defaults.Suite {
         /// the subclass boxes, unless the box holds the same bits already; returns whether it did.
         ///
         /// When it does and `old` is given, the value it replaced is copied there first.
-        class func replace(_ value: UnsafeRawPointer, in box: AnyBox, savingOldTo old: UnsafeMutableRawPointer?) -> Bool {
+        class func replace(
+            _ value: UnsafeRawPointer,
+            in box: AnyBox,
+            savingOldTo old: UnsafeMutableRawPointer?
+        ) -> Bool {
             preconditionFailure("abstract")
         }
 
