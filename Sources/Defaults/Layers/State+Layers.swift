@@ -3,18 +3,42 @@ import Foundation
 extension Store.State {
     // MARK: - What reads see beneath the user's values
 
-    /// Sets the flags that follow from ``readOnlyReason`` and ``layers``; call it after
-    /// changing either.
-    mutating func updateLayerFlags() {
-        hasLayers = layers.map { !$0.values.isEmpty || !$0.locks.isEmpty } ?? false
-        guardsWrites = readOnlyReason != nil || layers?.locks.isEmpty == false
-        writesTakeGeneralPath = hasLayers || guardsWrites
+    /// What a state's reads and writes must consult beyond the user's values: one value, worked
+    /// out once from its system files, this run's overrides and its read-only state, so the hot
+    /// paths test one field (an empty set: the user's values alone, and every write goes).
+    struct Layering: OptionSet {
+        let rawValue: UInt8
+
+        /// Some system file sets or locks a key: a read sees ``SystemLayers/seen(_:stored:)``.
+        static let systemFiles = Layering(rawValue: 1 << 0)
+        /// This run overrides some keys (launch arguments, environment): a read of one sees the
+        /// override, and a change of one is not reported.
+        static let overrides = Layering(rawValue: 1 << 1)
+        /// Some writes are refused: the file is read-only, or a system file locks keys.
+        static let refusals = Layering(rawValue: 1 << 2)
+
+        /// What a write of one key by its JSON must check first (overrides change only what is
+        /// reported, which the write works out itself).
+        static let checkedByWrites: Layering = [.systemFiles, .refusals]
+    }
+
+    /// Works ``layering`` out again; call it after changing ``layers``, ``overrides`` or
+    /// ``readOnlyReason``.
+    mutating func updateLayering() {
+        var layering: Layering = []
+        if let layers, !layers.values.isEmpty || !layers.locks.isEmpty { layering.insert(.systemFiles) }
+        if overrides != nil { layering.insert(.overrides) }
+        if readOnlyReason != nil || layers?.locks.isEmpty == false { layering.insert(.refusals) }
+        self.layering = layering
     }
 
     /// Why a write of `name` is refused; `nil` when it is not.
     func refusal(ofWriteTo name: String) -> Defaults.Suite.WriteRefusal? {
+        guard layering.contains(.refusals) else { return nil }
         if let readOnlyReason { return .readOnly(readOnlyReason) }
-        if hasLayers, let index = layers!.locks[name] { return .locked(by: layers!.layers[index].url) }
+        if layering.contains(.systemFiles), let index = layers!.locks[name] {
+            return .locked(by: layers!.layers[index].url)
+        }
         return nil
     }
 
@@ -26,26 +50,42 @@ extension Store.State {
         let stored = values[name]
         // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from
         // here passes it a copy of the whole state (a memcpy of the state on every call).
-        guard hasLayers else { return stored }
+        guard layering.contains(.systemFiles) else { return stored }
         return layers!.seen(name, stored: stored)
     }
 
     /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view,
     /// or a change about to be made).
     func layeredValue(named name: String, stored: JSONValue?) -> JSONValue? {
-        guard hasLayers else { return stored }
+        guard layering.contains(.systemFiles) else { return stored }
         return layers!.seen(name, stored: stored)
     }
 
     /// Every key's value as reads see it before this run's overrides: ``layeredValue(named:)``
     /// of every key set somewhere, where the user's layer holds `stored`.
     func layeredValues(stored: [String: JSONValue]) -> [String: JSONValue] {
-        guard hasLayers else { return stored }
+        guard layering.contains(.systemFiles) else { return stored }
         return layers!.seen(stored: stored)
     }
 
     /// Whether a system file locks `name`.
     func isLocked(_ name: String) -> Bool {
-        hasLayers && layers!.locks[name] != nil
+        layering.contains(.systemFiles) && layers!.locks[name] != nil
+    }
+
+    /// Whether a change of `name` is reported: not when this run overrides it, as reads of it
+    /// return the override, which did not change.
+    mutating func reportsChange(of name: String) -> Bool {
+        !layering.contains(.overrides) || !overrides!.overrides(name)
+    }
+
+    /// The changes of `changes` that are reported (``reportsChange(of:)``).
+    mutating func reported<Change>(_ changes: [String: Change]) -> [String: Change] {
+        layering.contains(.overrides) ? overrides!.reportable(changes) : changes
+    }
+
+    /// This run's overrides of `name` still in force, strongest first.
+    mutating func overrideCandidates(for name: String) -> [Overrides.Candidate] {
+        layering.contains(.overrides) ? overrides!.candidates(for: name) : []
     }
 }

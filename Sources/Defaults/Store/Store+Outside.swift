@@ -60,7 +60,7 @@ extension Store {
                 // file's value stands in for the user's where the user's file has none.
                 let seenOld = state.layeredValue(named: name, stored: old)
                 let seenNew = state.layeredValue(named: name, stored: new)
-                guard !state.hasLayers || (!state.isLocked(name) && seenOld != seenNew) else {
+                guard !state.layering.contains(.systemFiles) || (!state.isLocked(name) && seenOld != seenNew) else {
                     listed.append((name, new, nil))
                     return
                 }
@@ -69,7 +69,8 @@ extension Store {
                     new: seenNew,
                     oldDecoded: entry?.decoded,
                     // Decoded from the stored value, which reads see when no layer is there.
-                    newDecoded: state.hasLayers || found.decoded.isEmpty ? nil : found.decoded[name],
+                    newDecoded: state.layering.contains(.systemFiles) || found.decoded.isEmpty
+                        ? nil : found.decoded[name],
                     observers: entry?.observers
                 )
                 listed.append((name, new, change))
@@ -133,9 +134,8 @@ extension Store {
         }
         state.generation &+= 1
         guard !changes.isEmpty else { return ([:], nil) }
-        guard state.hasOverrides else { return (changes, state.suiteObservers) }
-        // Reads of an overridden key return the override, which did not change.
-        let reported = state.overrides!.reportable(changes)
+        guard state.layering.contains(.overrides) else { return (changes, state.suiteObservers) }
+        let reported = state.reported(changes)
         for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
         return (reported, state.suiteObservers)
     }
@@ -160,7 +160,7 @@ extension Store {
             for name in before.locks.keys where after.locks[name] == nil { names.insert(name) }
             let seenBefore = names.map { Self.seen($0, under: before, in: &state) }
             state.layers = after
-            state.updateLayerFlags()
+            state.updateLayering()
             guard !names.isEmpty else { return ([:], nil) }
             state.generation &+= 1
             let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
@@ -198,7 +198,7 @@ extension Store {
     ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
         let beneath = layers.seen(name, stored: state.values[name])
         if layers.locks[name] != nil { return (beneath, nil, true, beneath) }
-        if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
+        if let candidate = state.overrideCandidates(for: name).first {
             return (candidate.forms.first, state.overrides!.cache[name], true, beneath)
         }
         return (beneath, nil, false, beneath)

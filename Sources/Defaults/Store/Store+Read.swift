@@ -27,7 +27,9 @@ extension Store {
     @inline(__always)
     func lookup(named name: HashedName, typeID: ObjectIdentifier, in suite: Defaults.Suite) -> Lookup {
         state.withLock { state in
-            if state.hasOverrides, let overridden = Self.overrideLookup(&state, named: name.text, typeID: typeID) {
+            if state.layering.contains(.overrides),
+                let overridden = Self.overrideLookup(&state, named: name.text, typeID: typeID)
+            {
                 return overridden
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
@@ -49,9 +51,7 @@ extension Store {
                 if let box = State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
             }
             // The decoded value kept is that of what reads see, system files and locks included.
-            guard let json = state.hasLayers ? state.layeredValue(named: name.text) : state.values[name.text] else {
-                return .absent
-            }
+            guard let json = state.layeredValue(named: name.text) else { return .absent }
             return .decode(Box(json), generation: state.generation)
         }
     }
@@ -91,7 +91,7 @@ extension Store {
     /// The overrides of `name` still in force, strongest first.
     func overrideCandidates(for name: String) -> [Overrides.Candidate] {
         state.withLock { state in
-            state.hasOverrides ? state.overrides!.candidates(for: name) : []
+            state.overrideCandidates(for: name)
         }
     }
 
@@ -156,7 +156,7 @@ extension Store {
                     valueFrom: layers.origin(of: name).map { layers.layers[$0].url }
                 )
             }
-            if state.hasOverrides, let candidate = state.overrides!.candidates(for: name).first {
+            if let candidate = state.overrideCandidates(for: name).first {
                 switch candidate.source {
                 case .launchArgument: return .launchArgument
                 case .environment(let variable): return .environment(variable: variable)

@@ -77,20 +77,13 @@ extension Store {
         var openTransactions = 0
         /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
         var overrides: Overrides?
-        /// Whether ``overrides`` is set: a stored flag, which the read path tests in fewer
-        /// instructions than the optional (set the two together).
-        var hasOverrides = false
         /// The system files beneath the user's file, when the suite was opened with some.
         var layers: SystemLayers?
-        /// Whether some system file sets or locks a key, so reads and changes must look beneath
-        /// the user's values: a stored flag, as ``hasOverrides`` is (see ``updateLayerFlags()``).
-        var hasLayers = false
         /// Why this process may not write the suite's file, when it may not.
         var readOnlyReason: String?
-        /// Whether some writes are refused: the file is read-only, or a system file locks keys.
-        var guardsWrites = false
-        /// Whether a write of one key takes the general path, which knows layers and refusals.
-        var writesTakeGeneralPath = false
+        /// What reads and writes must consult beyond the user's values, worked out from the three
+        /// above by ``updateLayering()`` whenever one of them changes.
+        var layering: Layering = []
 
         /// File stores: set by `removeAll()` until the next successful write, which then keeps
         /// none of the keys the file holds (but those a system file locks), seen here or not.

@@ -33,9 +33,8 @@ extension Store {
     ) -> State.InPlaceOutcome {
         let commitsLater = self.commitsLater
         return state.withLock { state in
-            // System files and refusals are in `writesTakeGeneralPath`.
-            guard state.openTransactions == 0, !state.writesTakeGeneralPath, !state.hasOverrides,
-                state.suiteObservers == nil
+            // No system files, overrides or refusals.
+            guard state.openTransactions == 0, state.layering.isEmpty, state.suiteObservers == nil
             else { return .general }
             return state.writeInPlace(
                 of: name,
@@ -66,7 +65,9 @@ extension Store {
         return state.withLock {
             state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
             in
-            if state.openTransactions > 0 || state.writesTakeGeneralPath { return (.general, nil, nil, nil, nil) }
+            if state.openTransactions > 0 || !state.layering.isDisjoint(with: .checkedByWrites) {
+                return (.general, nil, nil, nil, nil)
+            }
             // Replaced before comparing, one search of the table: equal JSON is the same bytes,
             // so replacing a value with an equal one changes nothing.
             let old =
@@ -93,8 +94,7 @@ extension Store {
                 // its order the same as ours.
                 storage.set(new, forKey: name)
             }
-            // Reads of an overridden key return the override, which did not change.
-            let isReported = !state.hasOverrides || !state.overrides!.overrides(name)
+            let isReported = state.reportsChange(of: name)
             return (
                 .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
                 state.suiteObservers
@@ -135,7 +135,7 @@ extension Store {
                     writeThrough?.set(new, forKey: name)
                     continue
                 }
-                if state.guardsWrites, let refusal = state.refusal(ofWriteTo: name) {
+                if let refusal = state.refusal(ofWriteTo: name) {
                     refused.append((name, refusal))
                     continue
                 }
@@ -174,7 +174,7 @@ extension Store {
             guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
             state.generation &+= 1
             // Reads of an overridden key return the override, which did not change.
-            let reported = state.hasOverrides ? state.overrides!.reportable(changes) : changes
+            let reported = state.reported(changes)
             all.merge(changes) { kept, _ in kept }
             let schedule = commitsLater && state.flush.changed()
             return (reported, schedule, state.suiteObservers)
@@ -226,7 +226,7 @@ extension Store {
     /// - Returns: Those that would have changed something, for the caller to report.
     func refuse(_ writes: inout [String: JSONValue?]) -> [(name: String, refusal: Defaults.Suite.WriteRefusal)] {
         state.withLock { state in
-            guard state.guardsWrites else { return [] }
+            guard state.layering.contains(.refusals) else { return [] }
             var refused: [(name: String, refusal: Defaults.Suite.WriteRefusal)] = []
             for (name, new) in writes {
                 guard let refusal = state.refusal(ofWriteTo: name) else { continue }
@@ -245,7 +245,7 @@ extension Store {
             overrides.reset()
             // None at all keeps reads on their fastest path.
             state.overrides = overrides.isEmpty ? nil : overrides
-            state.hasOverrides = state.overrides != nil
+            state.updateLayering()
         }
     }
 }

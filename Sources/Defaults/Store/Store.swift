@@ -99,7 +99,7 @@ final class Store: Sendable {
         initial.backendRevision = contents?.revision
         initial.readOnlyReason = readOnlyReason
         if let layers, !layers.layers.isEmpty { initial.layers = layers }
-        initial.updateLayerFlags()
+        initial.updateLayering()
         self.state = Lock(initial)
     }
 
@@ -215,7 +215,7 @@ final class Store: Sendable {
     func setReadOnlyReason(_ reason: String?) {
         state.withLock { state in
             state.readOnlyReason = reason
-            state.updateLayerFlags()
+            state.updateLayering()
         }
     }
 
