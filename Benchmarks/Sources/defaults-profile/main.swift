@@ -40,7 +40,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
+        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
     )
     exit(2)
 }
@@ -137,6 +137,21 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         }
         suite[key] = 5
         measured(iterations) { index in suite[key] = index & 1 }
+        sink(observations)
+    case "write-string", "write-string-1":
+        // The one-key write by JSON (`Store.commitOne`): a value that cannot be written in place,
+        // unobserved and with one observer.
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<String>("title", default: "", suite: suite)
+        installRegistry()
+        let counter = Counter()
+        var observations: [Defaults.Observation] = []
+        if scenario == "write-string-1" {
+            observations.append(Defaults.observe(key, options: []) { _ in counter.count.add(1, ordering: .relaxed) })
+        }
+        let titles = ["Untitled", "Untitled 2"]
+        suite[key] = "first"
+        measured(iterations) { index in suite[key] = titles[index & 1] }
         sink(observations)
     case "tied-owners":
         // Not for callgrind: prints the resident memory before and after `iterations` view-models
