@@ -23,12 +23,12 @@ extension Defaults {
     package struct StoredChange: Sendable, Equatable {
         package var old: JSONValue?
         package var new: JSONValue?
-        package var oldDecoded: Suite.CacheEntry?
-        package var newDecoded: Suite.CacheEntry?
+        var oldDecoded: Suite.CacheEntry?
+        var newDecoded: Suite.CacheEntry?
         /// The key's observers when the change was committed (see ``ObserverSlot``).
         var observers: (any ObserverSlot)?
 
-        package init(
+        init(
             old: JSONValue?,
             new: JSONValue?,
             oldDecoded: Suite.CacheEntry? = nil,
@@ -83,8 +83,26 @@ extension Defaults {
             self.storage = .many(changes)
         }
 
+        /// A local change of the one key `name`, from its parts.
+        package init(
+            suite: Suite,
+            name: String,
+            old: JSONValue?,
+            new: JSONValue?,
+            oldDecoded: Suite.CacheEntry?,
+            newDecoded: Suite.CacheEntry?,
+            isPropagationSuppressed: Bool
+        ) {
+            self.init(
+                suite: suite,
+                name: name,
+                change: StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded),
+                isPropagationSuppressed: isPropagationSuppressed
+            )
+        }
+
         /// A local change of the one key `name`.
-        package init(suite: Suite, name: String, change: StoredChange, isPropagationSuppressed: Bool) {
+        init(suite: Suite, name: String, change: StoredChange, isPropagationSuppressed: Bool) {
             self.suite = suite
             self.origin = .local
             self.isPropagationSuppressed = isPropagationSuppressed
@@ -108,13 +126,17 @@ extension Defaults {
             }
         }
 
-        /// Calls `body` with the change of `name`, lent, when it changed.
-        package func withChange(named name: String, _ body: (borrowing StoredChange) -> Void) {
+        /// Calls `body` with the parts of the change of `name` (old and new stored value, old and
+        /// new decoded one), when it changed.
+        package func withChange(
+            named name: String,
+            _ body: (JSONValue?, JSONValue?, Suite.CacheEntry?, Suite.CacheEntry?) -> Void
+        ) {
             switch storage {
             case .one(let changed, let change):
-                if changed == name { body(change) }
+                if changed == name { body(change.old, change.new, change.oldDecoded, change.newDecoded) }
             case .many(let changes):
-                if let change = changes[name] { body(change) }
+                if let change = changes[name] { body(change.old, change.new, change.oldDecoded, change.newDecoded) }
             }
         }
 

@@ -127,9 +127,7 @@ final class Subscriber: Sendable {
         if let handler {
             handler(change)
         } else if let keyHandler {
-            change.withChange(named: firstTarget!.address.name.text) { change in
-                keyHandler(change.old, change.new, change.oldDecoded, change.newDecoded)
-            }
+            change.withChange(named: firstTarget!.address.name.text, keyHandler)
         }
     }
 
@@ -166,11 +164,13 @@ final class Subscriber: Sendable {
         }
         guard let handler else { return }
         if event == nil {
-            let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)
             event = Defaults.SuiteChange(
                 suite: suite,
                 name: name,
-                change: change,
+                old: old,
+                new: new,
+                oldDecoded: oldDecoded,
+                newDecoded: newDecoded,
                 isPropagationSuppressed: isPropagationSuppressed
             )
         }
