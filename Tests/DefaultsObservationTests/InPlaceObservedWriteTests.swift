@@ -56,6 +56,26 @@ import Testing
         #expect(Defaults[date] == later)
     }
 
+    @Test func oneNaNWrittenOverAnotherIsNoChangeAsOnTheGeneralPath() {
+        // Every NaN is stored as "NaN", whatever its bits: one observer (a write in place) is told
+        // what two (the general path, which compares JSON) are.
+        func told(observers: Int) -> [String] {
+            let suite = Defaults.Suite.inMemory()
+            let key = Defaults.Key<Double>("ratio", default: 0, suite: suite)
+            let told = Recorder<String>()
+            var observations = [Defaults.observe(key, options: []) { told.append("\($0.oldValue)->\($0.newValue)") }]
+            if observers == 2 { observations.append(Defaults.observe(key, options: []) { _ in }) }
+            for value in [1, .nan, -Double.nan, Double(nan: 5, signaling: false), 2] { Defaults[key] = value }
+            for observation in observations { observation.invalidate() }
+            return told.elements
+        }
+        #expect(told(observers: 1) == ["0.0->1.0", "1.0->nan", "nan->2.0"])
+        #expect(told(observers: 2) == told(observers: 1))
+        let suite = Defaults.Suite.inMemory()
+        let key = Defaults.Key<Float>("scale", default: 0, suite: suite)
+        #expect(recordChanges(of: key, writing: [1, .nan, -Float.nan, 3]).count == 3)
+    }
+
     @Test func writesOfAnObservedKeyReachTheFileAndAnotherSuiteOnIt() throws {
         try withTemporaryDirectory { directory in
             let url = directory.appending(path: "observed.json")

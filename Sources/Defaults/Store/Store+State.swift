@@ -197,6 +197,8 @@ extension Store {
         /// it only when they take values of its type as bytes (``Defaults/ObserverSlot/valueType``),
         /// and `old` is given: the value the write replaces is copied there, and `observers` set to
         /// them when it changed, for the caller to tell after the lock.
+        // Inlined into both of the store's calls: out of line, it retained the state's parts.
+        @inline(__always)
         mutating func writeInPlace(
             of name: HashedName,
             _ value: UnsafeRawPointer,
@@ -206,6 +208,8 @@ extension Store {
             encoder: () -> ValueCoding.NativeEncoder,
             commitsLater: Bool
         ) -> InPlaceOutcome {
+            // Every NaN is stored as "NaN": whether one is a change is the general path's to say.
+            if writer.nan != .none && writer.nan.isNaN(value) { return .general }
             guard let index = keys.index(forKey: name) else { return .general }
             switch Self.assign(value, writer, into: &keys.values[index], savingOldTo: old) {
             case .notAssigned:

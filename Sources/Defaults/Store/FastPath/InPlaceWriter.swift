@@ -20,6 +20,44 @@ extension Defaults.Suite {
         /// writer keeps for the value it replaces, which the observers are told with.
         let isObservable: Bool
 
+        /// How the value's bits show a NaN, for floating-point values: every NaN is stored as
+        /// `"NaN"`, whatever its bits, so bits are no test of a change, and a NaN is written by
+        /// the general path, which compares the stored form.
+        let nan: NaNBits
+
+        /// Where a value keeps a floating-point number that may be a NaN.
+        enum NaNBits: Sendable {
+            /// Nowhere: equal bits are the only equal values.
+            case none
+            /// The value is a `Double` (or holds only one: a `Date`).
+            case double
+            /// The value is a `Float`.
+            case float
+
+            /// Whether the value at `value` is a NaN.
+            func isNaN(_ value: UnsafeRawPointer) -> Bool {
+                switch self {
+                case .none: false
+                case .double: value.loadUnaligned(as: Double.self).isNaN
+                case .float: value.loadUnaligned(as: Float.self).isNaN
+                }
+            }
+
+            /// Where `Value` keeps a NaN; `nil` for a floating-point type this does not know, which
+            /// is then not written in place.
+            static func of<Value>(_: Value.Type) -> NaNBits? {
+                if Value.self == Date.self {
+                    return MemoryLayout<Date>.size == MemoryLayout<Double>.size ? .double : nil
+                }
+                guard Value.self is any FloatingPoint.Type else { return NaNBits.none }
+                switch MemoryLayout<Value>.size {
+                case MemoryLayout<Double>.size: return .double
+                case MemoryLayout<Float>.size: return .float
+                default: return nil
+                }
+            }
+        }
+
         /// Room for the value a write replaced, for its observers: at most 16 bytes, aligned as a
         /// `UInt64`.
         typealias ValueBytes = (UInt64, UInt64)
@@ -32,12 +70,15 @@ extension Defaults.Suite {
         ///
         /// No closure in here: a copy of the writer would retain it on every write.
         static func make<Value: Sendable>(for _: Value.Type) -> InPlaceWriter? {
-            guard _isPOD(Value.self), ValueCoding.nativeEncoder(for: Value.self) != nil else { return nil }
+            guard _isPOD(Value.self), ValueCoding.nativeEncoder(for: Value.self) != nil,
+                let nan = NaNBits.of(Value.self)
+            else { return nil }
             return InPlaceWriter(
                 type: ObjectIdentifier(Value.self),
                 boxType: Box<Value>.self,
                 isObservable: MemoryLayout<Value>.size <= maximumObservedSize
-                    && MemoryLayout<Value>.alignment <= MemoryLayout<UInt64>.alignment
+                    && MemoryLayout<Value>.alignment <= MemoryLayout<UInt64>.alignment,
+                nan: nan
             )
         }
     }
