@@ -33,8 +33,9 @@ extension Store {
         }
         /// ``values`` as it is, without the JSON of the keys written in place since it was last settled.
         private var rawValues: [String: JSONValue] = [:]
-        /// The keys whose decoded value was written in place (``writeInPlace(of:_:writer:encoder:commitsLater:)``)
-        /// and whose JSON in ``values`` is older: the write's encoding waits until something reads
+        /// The keys whose decoded value was written in place
+        /// (``writeInPlace(of:_:savingOldTo:observers:writer:encoder:commitsLater:)``) and whose
+        /// JSON in ``values`` is older: the write's encoding waits until something reads
         /// the values, as the next flush does, so a burst of writes encodes and stores each key once.
         private var staleJSON: [(name: HashedName, encoder: ValueCoding.NativeEncoder)] = []
 
@@ -176,7 +177,7 @@ extension Store {
             return old
         }
 
-        /// What ``writeInPlace(of:_:savingOldTo:writer:encoder:commitsLater:)`` did.
+        /// What ``writeInPlace(of:_:savingOldTo:observers:writer:encoder:commitsLater:)`` did.
         enum InPlaceOutcome {
             /// Nothing: the write must take the general path.
             case general

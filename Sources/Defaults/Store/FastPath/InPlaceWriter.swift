@@ -6,7 +6,8 @@ extension Defaults.Suite {
     /// How a write keeps its value as the decoded one when the value is lossless and holds no
     /// references (an `Int`, a `Bool`, a `Double`, a `Date`): into the box the key keeps already,
     /// when nothing but the state holds it, instead of a new one; its JSON is made later, when
-    /// something reads the state's tree (see `State.writeInPlace(of:_:writer:encoder:isFile:)`).
+    /// something reads the state's values (see
+    /// `State.writeInPlace(of:_:savingOldTo:observers:writer:encoder:commitsLater:)`).
     ///
     /// An `Int` write was 2,139 instructions (callgrind, `defaults-profile write-0`): a box
     /// allocated and the old one freed, the value's text made, the tree's `String` key hashed, two
