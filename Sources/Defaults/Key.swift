@@ -23,7 +23,7 @@ extension Defaults {
         /// The suite the key reads and writes through `Defaults[key]`.
         public let suite: Suite
         /// The name with its hash, by which a suite's table of keys is searched.
-        package let hashedName: Suite.HashedName
+        let hashedName: Suite.HashedName
         /// A one-line summary of what the key means, for its suite's published schema and
         /// `defaults describe`; `nil` when none was given.
         public let summary: String?
@@ -241,5 +241,24 @@ extension Defaults.Key where Value: Equatable {
     /// Whether the key currently reads its default value, stored or not.
     public var isDefaultValue: Bool {
         suite[self] == defaultValue
+    }
+}
+
+extension Defaults.Key {
+    /// `stored` decoded as this key's value, as a read finds it: the default when `stored` is `nil`
+    /// or does not decode as `Value`.
+    ///
+    /// For code that holds stored JSON (from ``Defaults/Suite/storedValue(named:)``, a change's
+    /// description or a file of its own) and wants what the key would read from it.
+    ///
+    /// ```swift
+    /// let port = portKey.value(decoding: .number("8080"))  // 8080
+    /// ```
+    ///
+    /// - Parameter stored: The stored JSON, or `nil` for nothing stored.
+    /// - Returns: The decoded value, or ``defaultValue``.
+    public func value(decoding stored: Defaults.JSONValue?) -> Value {
+        guard let stored else { return defaultValue }
+        return ValueCoding.decode(stored, as: Value.self) ?? defaultValue
     }
 }

@@ -184,7 +184,52 @@ extension Defaults.Suite {
     /// Every value the suite's own file holds (or will, once pending writes are flushed), without
     /// the system files beneath it: what `defaults read <suite>` prints and `defaults delete --all`
     /// removes.
-    package func userStoredValues() -> [String: Defaults.JSONValue] {
+    ///
+    /// ```swift
+    /// for name in suite.userStoredValues().keys.sorted() { print(name) }
+    /// ```
+    ///
+    /// - Returns: The stored JSON of every key the suite's own file holds.
+    public func userStoredValues() -> [String: Defaults.JSONValue] {
         store.userStoredValues(in: self)
+    }
+
+    /// Stores JSON values by name (`nil` removes one), as one change: for a tool that edits
+    /// settings it has no ``Defaults/Key`` for, as the `defaults` command does.
+    ///
+    /// The values are kept as given; no bridge runs and no type is checked, so a key that reads one
+    /// later decodes it then (a value that does not decode reads as the key's default). Observers
+    /// see one change, and inside a ``transaction(_:)`` the values are part of it. Values locked by a
+    /// system file, or refused by a read-only file, are left as they are and reported, as for a typed
+    /// write.
+    ///
+    /// ```swift
+    /// suite.setStoredValues(["http.port": .number("8080"), "legacyMode": nil])
+    /// ```
+    ///
+    /// A value nested deeper than ``Defaults/JSONValue/maximumStoredDepth`` levels, or an empty
+    /// name, is refused before anything is stored: nothing changes and the error handler is told
+    /// (``Defaults/StorageError/serializationFailed(key:valueType:)``).
+    ///
+    /// - Parameter values: The JSON to store under each name, or `nil` to remove it.
+    public func setStoredValues(_ values: [String: Defaults.JSONValue?]) {
+        let refused = values.lazy
+            .filter { name, value in
+                name.isEmpty || value?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
+            }
+            .map(\.key).min(by: JSONWriter.utf8Precedes)
+        if let refused {
+            let reason =
+                refused.isEmpty
+                ? "JSON (a key's name cannot be empty)"
+                : "JSON nested more than \(JSONValue.maximumStoredDepth) levels deep"
+            report(.serializationFailed(key: refused, valueType: reason))
+            return
+        }
+        guard !values.isEmpty else { return }
+        if let storage = store.writeThrough {
+            for name in values.keys { refresh(name, from: storage) }
+        }
+        write(values)
     }
 }

@@ -50,8 +50,31 @@ extension Defaults.Suite {
         return suite
     }()
 
+    /// The XDG configuration directory that suites opened by name keep their files in:
+    /// `$XDG_CONFIG_HOME`, or `~/.config` when that variable is unset or not absolute.
+    ///
+    /// Read from the environment at each call, as ``init(name:errorHandler:)`` reads it.
+    public static var configurationDirectory: URL {
+        configurationDirectory(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Where ``init(name:errorHandler:)`` keeps the file of the suite named `name`:
+    /// `settings.json` in the directory `name` under ``configurationDirectory``.
+    ///
+    /// Nothing is created or read: for a tool that finds a program's settings by its suite's name.
+    ///
+    /// ```swift
+    /// let file = try Defaults.Suite.fileURL(forSuiteNamed: "org.example.editor")
+    /// ```
+    ///
+    /// - Throws: ``Defaults/SuiteNameError`` for a name ``init(name:errorHandler:)`` rejects.
+    public static func fileURL(forSuiteNamed name: String) throws(Defaults.SuiteNameError) -> URL {
+        try validate(name: name)
+        return fileURL(forSuiteNamed: name, in: configurationDirectory)
+    }
+
     /// The XDG configuration directory for `environment`.
-    package static func configurationDirectory(environment: [String: String]) -> URL {
+    static func configurationDirectory(environment: [String: String]) -> URL {
         if let configured = environment["XDG_CONFIG_HOME"], configured.hasPrefix("/") {
             return URL(fileURLWithPath: configured, isDirectory: true)
         }
@@ -86,13 +109,13 @@ extension Defaults.Suite {
     }
 
     /// Where the suite named `name` keeps its file inside `configurationDirectory`.
-    package static func fileURL(forSuiteNamed name: String, in configurationDirectory: URL) -> URL {
+    static func fileURL(forSuiteNamed name: String, in configurationDirectory: URL) -> URL {
         configurationDirectory.appendingPathComponent(name, isDirectory: true)
             .appendingPathComponent("settings.json", isDirectory: false)
     }
 
     /// Checks that `name` is a single, ordinary path component.
-    package static func validate(name: String) throws(Defaults.SuiteNameError) {
+    static func validate(name: String) throws(Defaults.SuiteNameError) {
         if name.isEmpty {
             throw Defaults.SuiteNameError(name: name, reason: "a suite name cannot be empty")
         }

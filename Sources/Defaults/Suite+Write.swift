@@ -163,11 +163,13 @@ extension Defaults.Suite {
             // Sinks first, then observers: a write an observer makes is a later change, and
             // reaches the sinks after this one.
             if toSinks {
-                let change = Defaults.StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: decoded)
                 let event = Defaults.SuiteChange(
                     suite: self,
                     name: name,
-                    change: change,
+                    old: old,
+                    new: new,
+                    oldDecoded: oldDecoded,
+                    newDecoded: decoded,
                     isPropagationSuppressed: suppressed
                 )
                 for sink in Defaults.currentChangeSinks { sink.deliver(event) }
@@ -189,7 +191,7 @@ extension Defaults.Suite {
     }
 
     /// Applies `writes` (`nil` removes) inside the current transaction, or as one commit.
-    package func write(_ writes: [String: JSONValue?]) {
+    func write(_ writes: [String: JSONValue?]) {
         if let scope = TransactionScope.find(for: self),
             scope.record(writes, suppressed: Defaults.Propagation.isSuppressed)
         {

@@ -28,10 +28,10 @@ func run(_ arguments: ParsedArguments) throws(ToolError) {
 // MARK: - Reading
 
 private func listSuites() throws(ToolError) {
-    let directory = SuiteLocation.configurationDirectory
+    let directory = Defaults.Suite.configurationDirectory
     let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
     for name in names.sorted() {
-        let file = Defaults.Suite.fileURL(forSuiteNamed: name, in: directory).path
+        guard let file = try? Defaults.Suite.fileURL(forSuiteNamed: name).path else { continue }
         var info = stat()
         if stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG { printLine(name) }
     }
@@ -47,7 +47,7 @@ private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolErr
     } else {
         names.formUnion(try location.readExisting().keys)
     }
-    for name in names.sorted(by: JSONWriter.utf8Precedes) { printLine(name) }
+    for name in names.sorted(by: utf8Precedes) { printLine(name) }
 }
 
 private func read(_ arguments: ParsedArguments) throws(ToolError) {
@@ -68,7 +68,7 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
             printLine(render(.object(values)))
             return
         }
-        for name in values.keys.sorted(by: JSONWriter.utf8Precedes) {
+        for name in values.keys.sorted(by: utf8Precedes) {
             printLine("\(name): \(renderCompact(values[name]!))  # from \(suite.source(ofValueNamed: name))")
         }
         return
@@ -118,14 +118,14 @@ private func change(
         try suite.exclusiveTransaction {
             do throws(ToolError) {
                 let writes = try makeWrites(suite)
-                let locked = writes.keys.sorted(by: JSONWriter.utf8Precedes)
+                let locked = writes.keys.sorted(by: utf8Precedes)
                     .compactMap { name in
                         lockingFile(of: name, in: suite).map { "\"\(name)\" is locked by \($0)" }
                     }
                 guard locked.isEmpty else {
                     throw ToolError.locked(locked.joined(separator: "; ") + "; nothing was written")
                 }
-                suite.write(writes)
+                suite.setStoredValues(writes)
             } catch {
                 failure = error
                 throw error
@@ -176,7 +176,7 @@ private func delete(_ arguments: ParsedArguments) throws(ToolError) {
         let stored = suite.userStoredValues()
         if arguments.has("all") {
             kept = stored.keys.filter { lockingFile(of: $0, in: suite) != nil }
-                .sorted(by: JSONWriter.utf8Precedes)
+                .sorted(by: utf8Precedes)
                 .map { "kept \"\($0)\": it is locked by \(lockingFile(of: $0, in: suite)!)" }
             return Dictionary(
                 uniqueKeysWithValues: stored.keys.filter { lockingFile(of: $0, in: suite) == nil }.map { ($0, nil) }
@@ -261,7 +261,7 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
         return
     }
     try change(location, replacingBrokenFile: isBroken) { _ in changes }
-    let names = changes.keys.sorted(by: JSONWriter.utf8Precedes).joined(separator: ", ")
+    let names = changes.keys.sorted(by: utf8Precedes).joined(separator: ", ")
     printError(
         "defaults: applied \(changes.count) change\(changes.count == 1 ? "" : "s") to \(location.argument): \(names)"
     )
@@ -361,7 +361,7 @@ private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
     Defaults.addChangeSink(
         Defaults.ChangeSink { event in
             guard event.suite == suite else { return }
-            for name in event.changes.keys.sorted(by: JSONWriter.utf8Precedes) {
+            for name in event.changes.keys.sorted(by: utf8Precedes) {
                 guard keys?.contains(name) ?? true, let change = event.changes[name] else { continue }
                 printLine(asJSON ? jsonLine(name, change) : textLine(name, change))
             }

@@ -1,5 +1,6 @@
 import Defaults
 import Foundation
+import Synchronization
 
 /// The `defaults` command: read, change and watch suites from a terminal or a script.
 ///
@@ -98,5 +99,5 @@ public enum DefaultsCommand {
     }
 
     /// The schemes of this run.
-    static let knownSchemes = Lock<[Scheme]>([])
+    static let knownSchemes = Mutex<[Scheme]>([])
 }

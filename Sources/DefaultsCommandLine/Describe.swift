@@ -8,7 +8,7 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
         let place = location.file.map { " at \(Defaults.Suite.schemaFileURL(forSettingsFile: $0).path)" } ?? ""
         throw .notFound("suite \(location.argument) has no published schema\(place); its program publishes one")
     }
-    var names = schema.keys.keys.sorted(by: JSONWriter.utf8Precedes)
+    var names = schema.keys.keys.sorted(by: utf8Precedes)
     if let key = arguments.value("key") {
         guard schema.keys[key] != nil else {
             throw .notFound("the schema of suite \(location.argument) does not describe \"\(key)\"")

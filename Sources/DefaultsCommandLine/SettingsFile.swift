@@ -5,6 +5,9 @@ import Foundation
 import Glibc
 #endif
 
+/// The stored JSON value, by its short name inside this module.
+typealias JSONValue = Defaults.JSONValue
+
 /// Why a command stopped, and the exit status that says so.
 enum ToolError: Error {
     /// Wrong arguments (exit 2); `command` names the help to point to.
@@ -77,11 +80,10 @@ struct SuiteLocation {
             return
         }
         do {
-            try Defaults.Suite.validate(name: argument)
+            file = try Defaults.Suite.fileURL(forSuiteNamed: argument)
         } catch {
             throw .invalid(error.description)
         }
-        file = Defaults.Suite.fileURL(forSuiteNamed: argument, in: Self.configurationDirectory)
     }
 
     /// Where the suite is, for messages: the file's path, or the argument of a suite kept elsewhere.
@@ -96,11 +98,6 @@ struct SuiteLocation {
         guard !argument.contains("/"), let suite = try? Defaults.Suite(name: argument, errorHandler: errorHandler)
         else { return Defaults.Suite(fileURL: file!, errorHandler: errorHandler) }
         return suite
-    }
-
-    /// `$XDG_CONFIG_HOME`, or `~/.config`, as the library finds it.
-    static var configurationDirectory: URL {
-        Defaults.Suite.configurationDirectory(environment: ProcessInfo.processInfo.environment)
     }
 
     /// The file's values; `nil` when there is no file (or a suite kept elsewhere holds no key).
@@ -138,12 +135,26 @@ struct SuiteLocation {
     }
 }
 
-/// The bytes of the file at `path`; `nil` when there is none.
+/// The bytes of the file at `path`; `nil` when there is none (or a parent is not a directory).
+///
+/// Takes no lock: writers replace the file by rename.
 func readBytes(at path: String) throws(ToolError) -> [UInt8]? {
-    do {
-        return try FileStorage.contents(atPath: path, directoryIsMissing: false)
-    } catch {
-        throw .file("cannot read \(path): \(String(cString: strerror(error.code)))")
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+        if count == 0 { return bytes }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        bytes.append(contentsOf: chunk[..<count])
     }
 }
 
@@ -151,53 +162,50 @@ func readBytes(at path: String) throws(ToolError) -> [UInt8]? {
 ///
 /// - Throws: `.file` naming the line and column of the first error, and `fix`.
 func members(of bytes: [UInt8], in path: String, fix: String) throws(ToolError) -> [String: JSONValue] {
+    let document: JSONValue
     do {
-        guard let members = try FileStorage.members(of: bytes) else {
-            throw ToolError.file("\(path) is not a JSON object at the top level; \(fix)")
-        }
-        return members
-    } catch let error as ToolError {
-        throw error
+        document = try JSONValue(parsing: bytes)
     } catch {
         throw .file("\(path) is not valid JSON (\(describe(error, in: bytes))); \(fix)")
     }
+    guard case .object(let members) = document else {
+        throw .file("\(path) is not a JSON object at the top level; \(fix)")
+    }
+    return members
 }
 
 /// A parse error as a person finds it: line and column, then what is wrong.
-func describe(_ error: any Error, in bytes: [UInt8]) -> String {
-    guard let failure = error as? JSONParser.Failure else { return "\(error)" }
+func describe(_ error: JSONValue.ParseError, in bytes: [UInt8]) -> String {
     if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return "it is empty" }
-    return "line \(failure.line), column \(failure.column): \(failure.reason)"
+    return "line \(error.line), column \(error.column): \(error.reason)"
 }
 
 /// `value` as the file shows it: indented when it is an object or array.
-func render(_ value: JSONValue) -> String {
-    var bytes = JSONWriter.prettyBytes(value)
-    while bytes.last == 0x0A { bytes.removeLast() }
-    return String(decoding: bytes, as: UTF8.self)
-}
+func render(_ value: JSONValue) -> String { value.prettyDescription }
 
 /// `value` on one line.
-func renderCompact(_ value: JSONValue) -> String {
-    String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
+func renderCompact(_ value: JSONValue) -> String { value.description }
+
+/// Whether `lhs` sorts before `rhs` by their UTF-8 bytes, as the settings file orders its keys.
+func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
 }
 
 /// Parses one JSON value given on the command line, for the key `key`.
 func parseValue(_ text: String, forKey key: String) throws(ToolError) -> JSONValue {
+    let value: JSONValue
     do {
-        let value = try JSONParser.parse(Array(text.utf8))
-        if value.isNested(deeperThan: JSONValue.maximumStoredDepth) {
-            throw ToolError.invalid("the value for \"\(key)\" is nested too deeply")
-        }
-        return value
-    } catch let error as ToolError {
-        throw error
+        value = try JSONValue(parsing: text)
     } catch {
         let reason = describe(error, in: Array(text.utf8))
         throw .invalid(
             "the value for \"\(key)\" is not JSON (\(reason)); quote text as a JSON string, or use --string <text>"
         )
     }
+    if value.isNested(deeperThan: JSONValue.maximumStoredDepth) {
+        throw .invalid("the value for \"\(key)\" is nested too deeply")
+    }
+    return value
 }
 
 /// Checks a key name given on the command line.

@@ -34,7 +34,7 @@ struct SuiteSchema {
 
     /// The problems of the members of `edited` that differ from `original`, one line each.
     func problems(in edited: [String: JSONValue], comparedWith original: [String: JSONValue]) -> [String] {
-        edited.keys.sorted(by: JSONWriter.utf8Precedes)
+        edited.keys.sorted(by: utf8Precedes)
             .compactMap { name in
                 original[name] == edited[name] ? nil : problem(with: edited[name]!, forKey: name)
             }

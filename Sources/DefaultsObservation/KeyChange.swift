@@ -40,6 +40,6 @@ extension Defaults.Key {
 
     @inline(never)
     private func decodedSlowly(_ stored: JSONValue) -> Value {
-        ValueCoding.decode(stored, as: Value.self) ?? defaultValue
+        value(decoding: stored)
     }
 }

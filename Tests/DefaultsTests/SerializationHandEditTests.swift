@@ -1,4 +1,4 @@
-import Defaults
+@testable import Defaults
 import Foundation
 import Testing
 

@@ -84,7 +84,7 @@ import Testing
             // NB: not `integer(forKey:)`: Foundation on Linux answers 0 for its own Int64 there.
             #expect((userDefaults.object(forKey: "largest") as? NSNumber)?.int64Value == .max)
             // JSON a property list would rewrite is kept as its text.
-            suite.write(["huge": .number("123456789012345678901234567890"), "exponent": .number("1.5e-7")])
+            suite.setStoredValues(["huge": .number("123456789012345678901234567890"), "exponent": .number("1.5e-7")])
             #expect(suite.storedValue(named: "huge") == .number("123456789012345678901234567890"))
             #expect(suite.storedValue(named: "exponent") == .number("1.5e-7"))
         }

@@ -12,7 +12,25 @@ extension Defaults.JSONValue: CustomStringConvertible {
         }
     }
 
-    /// The value as compact JSON text, members in sorted order: what ``init(parsing:)`` reads back
+    /// Parses one JSON document given as UTF-8 bytes, as a settings file is read: a byte order
+    /// mark at the start is skipped (RFC 8259 lets a reader ignore one; editors sometimes write it).
+    ///
+    /// ```swift
+    /// let document = try Defaults.JSONValue(parsing: Array(try Data(contentsOf: file)))
+    /// ```
+    ///
+    /// - Throws: ``Defaults/JSONValue/ParseError`` naming where the bytes stop being JSON,
+    ///   including bytes that are not UTF-8.
+    public init(parsing bytes: [UInt8]) throws(ParseError) {
+        let document = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        do throws(JSONParser.Failure) {
+            self = try JSONParser.parse(document)
+        } catch {
+            throw ParseError(line: error.line, column: error.column, reason: error.reason)
+        }
+    }
+
+    /// The value as compact JSON text, members in sorted order: what ``init(parsing:)-(String)`` reads back
     /// to an equal value.
     public var description: String { String(decoding: JSONWriter.compactBytes(self), as: UTF8.self) }
 

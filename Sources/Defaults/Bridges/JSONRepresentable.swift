@@ -7,7 +7,7 @@ protocol JSONRepresentable: SendableMetatype {
 }
 
 /// The one place where values become JSON and back, following bridges as deep as they go.
-package enum ValueCoding {
+enum ValueCoding {
     /// The stored form of `value`, or `nil` when the bridge declines to store it.
     static func encode<T: Defaults.Serializable>(_ value: T) -> JSONValue? {
         if let native = value as? any JSONRepresentable {
@@ -46,7 +46,7 @@ package enum ValueCoding {
     }
 
     /// Decodes `json` as `T`; `nil` when it does not fit.
-    package static func decode<T: Defaults.Serializable>(_ json: JSONValue, as type: T.Type = T.self) -> T? {
+    static func decode<T: Defaults.Serializable>(_ json: JSONValue, as type: T.Type = T.self) -> T? {
         if let native = T.self as? any JSONRepresentable.Type {
             return native.make(from: json) as? T
         }

@@ -303,7 +303,7 @@ extension FileStorage {
     ///
     /// `nil` when there is none (or a parent is not a directory) and, with `directoryIsMissing`,
     /// when a directory stands in its place; the `defaults` command reports a directory instead.
-    package static func contents(atPath path: String, directoryIsMissing: Bool) throws(SystemError) -> [UInt8]? {
+    static func contents(atPath path: String, directoryIsMissing: Bool) throws(SystemError) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
             // ENOTDIR: a parent is a regular file, so there is no file yet either; writing
@@ -358,7 +358,7 @@ extension FileStorage {
     }
 
     /// The top-level members of a settings document; `nil` when its top level is not an object.
-    package static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
+    static func members(of bytes: [UInt8]) throws(JSONParser.Failure) -> [String: JSONValue]? {
         // RFC 8259 lets a reader ignore a byte order mark; editors sometimes add one. Copied only
         // then, so a file without one is parsed where it lies (`defaults-profile absorb10k`).
         let document = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes

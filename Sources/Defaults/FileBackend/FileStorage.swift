@@ -12,7 +12,7 @@ import Musl
 /// Every replacement is atomic: the new content goes to a temporary file created with mode 0600 in
 /// the same directory, is flushed with `fsync`, renamed over the old file, and the directory is
 /// flushed too. Directories it creates get mode 0700. Writers hold ``lock``; readers take no lock.
-package final class FileStorage: Sendable {
+final class FileStorage: Sendable {
     /// The file as the suite was given it.
     let url: URL
     /// ``url``'s path, as given: reads open it, so they follow whatever links are on the way now.
@@ -246,15 +246,15 @@ package final class FileStorage: Sendable {
 }
 
 /// A failed system call: the operation and `errno`.
-package struct SystemError: Error, CustomStringConvertible {
+struct SystemError: Error, CustomStringConvertible {
     var operation: String
-    package var code: Int32
+    var code: Int32
 
     static func current(_ operation: String) -> SystemError {
         SystemError(operation: operation, code: errno)
     }
 
-    package var description: String { "\(operation): \(String(cString: strerror(code)))" }
+    var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }
 
 extension Defaults {

@@ -1,15 +1,15 @@
 /// A strict RFC 8259 parser that keeps number text as written.
 ///
 /// It never traps on bad input: every failure is a ``JSONParser/Failure`` naming where it is.
-package struct JSONParser {
+struct JSONParser {
     /// Why a document could not be parsed, and where: as a byte offset, and as the line and column
     /// a person finds in an editor (both from 1; a column counts characters).
-    package struct Failure: Error, CustomStringConvertible, Sendable {
+    struct Failure: Error, CustomStringConvertible, Sendable {
         var offset: Int
-        package var line: Int
-        package var column: Int
-        package var reason: String
-        package var description: String { "invalid JSON at line \(line), column \(column): \(reason)" }
+        var line: Int
+        var column: Int
+        var reason: String
+        var description: String { "invalid JSON at line \(line), column \(column): \(reason)" }
     }
 
     /// Nesting deeper than this is rejected instead of risking the stack.
@@ -35,7 +35,7 @@ package struct JSONParser {
     }
 
     /// Parses one complete JSON document.
-    package static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
+    static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
         let result = bytes.withUnsafeBufferPointer { buffer -> Result<JSONValue, Failure> in
             var parser = JSONParser(bytes: bytes, buffer: buffer)
             do throws(Failure) {

@@ -8,9 +8,9 @@ import Musl
 ///
 /// Non-ASCII text is written as UTF-8, not escaped, so a person reads what the program stored;
 /// control characters, quotes and backslashes are escaped.
-package enum JSONWriter {
+enum JSONWriter {
     /// The document's bytes, ending with a newline.
-    package static func prettyBytes(_ value: JSONValue) -> [UInt8] {
+    static func prettyBytes(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256)
         write(value, indent: 0, into: &output)
@@ -19,7 +19,7 @@ package enum JSONWriter {
     }
 
     /// The compact form, used where the text is an implementation detail (Codable round trips).
-    package static func compactBytes(_ value: JSONValue) -> [UInt8] {
+    static func compactBytes(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []
         write(value, indent: nil, into: &output)
         return output
@@ -99,7 +99,7 @@ package enum JSONWriter {
     ///
     /// `memcmp` over contiguous bytes: a generic element-by-element comparison of the two UTF-8
     /// views made sorting the keys of a 10,000-key file most of the cost of writing it.
-    package static func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
+    static func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
         let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right in
                 let common = min(left.count, right.count)

@@ -93,20 +93,11 @@ extension Defaults {
             newDecoded: Suite.CacheEntry?,
             isPropagationSuppressed: Bool
         ) {
-            self.init(
-                suite: suite,
-                name: name,
-                change: StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded),
-                isPropagationSuppressed: isPropagationSuppressed
-            )
-        }
-
-        /// A local change of the one key `name`.
-        init(suite: Suite, name: String, change: StoredChange, isPropagationSuppressed: Bool) {
             self.suite = suite
             self.origin = .local
             self.isPropagationSuppressed = isPropagationSuppressed
             self.suiteObservers = nil
+            let change = StoredChange(old: old, new: new, oldDecoded: oldDecoded, newDecoded: newDecoded)
             self.storage = .one(name: name, change: change)
         }
 
@@ -327,10 +318,10 @@ extension Defaults.Suite {
     /// - Returns: What hung on the key before, so it is released after the lock.
     @discardableResult
     package func updateObservers(
-        named name: HashedName,
+        named name: String,
         _ body: (inout (any Defaults.ObserverSlot)?) -> Void
     ) -> (any Defaults.ObserverSlot)? {
-        store.updateObservers(named: name, body)
+        store.updateObservers(named: HashedName(name), body)
     }
 
     /// Changes what hangs on every key of this suite's state, as ``updateObservers(named:_:)``

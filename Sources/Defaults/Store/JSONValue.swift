@@ -36,7 +36,7 @@ extension Defaults {
 
 /// The stored JSON value, by its short name inside the package.
 @usableFromInline
-package typealias JSONValue = Defaults.JSONValue
+typealias JSONValue = Defaults.JSONValue
 
 extension Defaults.JSONValue: Equatable {
     /// Whether two values are the same JSON: numbers and strings by their exact UTF-8 bytes,
@@ -117,12 +117,21 @@ extension Defaults.JSONValue: Hashable {
 }
 
 extension JSONValue {
-    /// The deepest value a key may hold, counting a scalar as one level: the file's top-level
-    /// object adds one more, and the parser accepts ``JSONParser/maximumDepth`` levels in all.
-    package static let maximumStoredDepth = JSONParser.maximumDepth - 1
+    /// The deepest value a key may hold, counting a scalar as one level (511).
+    ///
+    /// The settings file's top-level object adds one more level, and a file nested deeper than
+    /// 512 levels is not read. A typed write of a deeper value is refused with
+    /// ``Defaults/StorageError/serializationFailed(key:valueType:)``, and so is such a value given
+    /// to ``Defaults/Suite/setStoredValues(_:)``.
+    public static let maximumStoredDepth = JSONParser.maximumDepth - 1
 
-    /// Whether this value has more than `limit` levels of nesting; stops as soon as it knows.
-    package func isNested(deeperThan limit: Int) -> Bool {
+    /// Whether this value has more than `limit` levels of nesting, counting a scalar as one
+    /// level; it stops as soon as it knows.
+    ///
+    /// ```swift
+    /// let storable = !value.isNested(deeperThan: Defaults.JSONValue.maximumStoredDepth)
+    /// ```
+    public func isNested(deeperThan limit: Int) -> Bool {
         guard limit > 0 else { return true }
         switch self {
         case .array(let elements):

@@ -3,16 +3,26 @@ import Defaults
 /// Where a subscriber listens: one key name in one suite's state (shared by every suite on a file).
 struct KeyAddress: Hashable, Sendable {
     let suite: ObjectIdentifier
-    /// The name, with its hash worked out once.
-    let name: Defaults.Suite.HashedName
+    let name: String
+    /// The name's hash, worked out once: addresses are looked up for every change from elsewhere.
+    private let nameHash: Int
 
     init(suite: ObjectIdentifier, name: String) {
         self.suite = suite
-        self.name = Defaults.Suite.HashedName(name)
+        self.name = name
+        self.nameHash = name.hashValue
     }
 
     init(_ key: Defaults._AnyKey) {
-        self.suite = key.suite.stateIdentifier
-        self.name = key.hashedName
+        self.init(suite: key.suite.stateIdentifier, name: key.name)
+    }
+
+    static func == (lhs: KeyAddress, rhs: KeyAddress) -> Bool {
+        lhs.nameHash == rhs.nameHash && lhs.suite == rhs.suite && lhs.name == rhs.name
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(suite)
+        hasher.combine(nameHash)
     }
 }

@@ -127,7 +127,7 @@ final class Subscriber: Sendable {
         if let handler {
             handler(change)
         } else if let keyHandler {
-            change.withChange(named: firstTarget!.address.name.text, keyHandler)
+            change.withChange(named: firstTarget!.address.name, keyHandler)
         }
     }
 

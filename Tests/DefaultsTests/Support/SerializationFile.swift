@@ -88,7 +88,7 @@ final class SerializationFile: Sendable {
 
     /// The file's top-level members, parsed.
     func members() throws -> [String: JSONValue] {
-        guard case .object(let members) = try JSONParser.parse(try bytes()) else {
+        guard case .object(let members) = try JSONValue(parsing: try bytes()) else {
             Issue.record("the settings file is not a JSON object")
             return [:]
         }

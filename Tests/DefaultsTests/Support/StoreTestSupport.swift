@@ -13,6 +13,9 @@ import Glibc
 import Musl
 #endif
 
+/// The stored JSON value, by its short name in these tests.
+typealias JSONValue = Defaults.JSONValue
+
 // MARK: - Temporary directories
 
 /// Runs `body` with a fresh, empty directory under the system temporary directory, and removes the

@@ -23,8 +23,8 @@ func runOutsideLockAndWatchingCommands(_ command: String, url: URL, rest: [Strin
             func deliverChange(
                 in suite: Defaults.Suite,
                 named name: String,
-                old: JSONValue?,
-                new: JSONValue?,
+                old: Defaults.JSONValue?,
+                new: Defaults.JSONValue?,
                 oldDecoded: Defaults.Suite.CacheEntry?,
                 newDecoded: Defaults.Suite.CacheEntry?,
                 isPropagationSuppressed: Bool
@@ -159,7 +159,7 @@ func runOutsideLockAndWatchingCommands(_ command: String, url: URL, rest: [Strin
                 let origin = change.origin == .external ? "external" : "local"
                 let keys = change.changes.keys.sorted()
                     .map { name in
-                        "\(name)=\(change.changes[name]?.new.map { String(decoding: JSONWriter.compactBytes($0), as: UTF8.self) } ?? "nil")"
+                        "\(name)=\(change.changes[name]?.new.map { $0.description } ?? "nil")"
                     }
                 say("\(origin) \(keys.joined(separator: ","))")
             }

@@ -7,21 +7,21 @@ extension Defaults.Suite {
     ///
     /// A read or a write of a ``Defaults/Key`` then hashes one integer instead of the name's text,
     /// and a search compares the hashes of the names it passes before their text.
-    package struct HashedName: Hashable, Sendable {
-        package let text: String
+    struct HashedName: Hashable, Sendable {
+        let text: String
         /// `text.hashValue`: stable for the life of the process.
         let hash: Int
 
-        package init(_ text: String) {
+        init(_ text: String) {
             self.text = text
             self.hash = text.hashValue
         }
 
-        package static func == (lhs: HashedName, rhs: HashedName) -> Bool {
+        static func == (lhs: HashedName, rhs: HashedName) -> Bool {
             lhs.hash == rhs.hash && lhs.text == rhs.text
         }
 
-        package func hash(into hasher: inout Hasher) {
+        func hash(into hasher: inout Hasher) {
             hasher.combine(hash)
         }
 
@@ -31,7 +31,7 @@ extension Defaults.Suite {
         ///
         /// The seed is mixed in, not ignored: tables of different seeds then order the same
         /// names differently, which keeps a copy from one table into another from clustering.
-        package func _rawHashValue(seed: Int) -> Int {
+        func _rawHashValue(seed: Int) -> Int {
             var mixed = UInt64(truncatingIfNeeded: hash ^ seed)
             mixed ^= mixed >> 33
             mixed &*= 0xff51_afd7_ed55_8ccd
