@@ -60,10 +60,9 @@ extension Defaults {
             // The standard suite is built inside Swift's one-time initialisation of a static,
             // which holds a lock: a handler that read `.standard` would wait forever.
             if reportsLoadProblemsLater {
-                let handler = errorHandler
                 DispatchQueue.global()
-                    .async {
-                        for problem in problems { (handler ?? Defaults.errorHandler)(problem) }
+                    .async { [self] in
+                        for problem in problems { report(problem) }
                     }
             } else {
                 for problem in problems { report(problem) }
@@ -215,6 +214,7 @@ extension Defaults {
 
         func report(_ error: StorageError) {
             (errorHandler ?? Defaults.errorHandler)(error)
+            ProblemObservers.deliver(error, from: self)
         }
 
         /// How long a file-backed suite waits after a change before writing, so bursts coalesce.

@@ -148,9 +148,11 @@ final class Store: Sendable {
     /// broke while open.
     func reportInBackground(_ error: Defaults.StorageError) {
         let handlers = errorHandlers
+        let suite = anySuite
         DispatchQueue.global()
             .async {
                 for handler in handlers { handler(error) }
+                if let suite { ProblemObservers.deliver(error, from: suite) }
             }
     }
 

@@ -1,0 +1,81 @@
+extension Defaults {
+    /// A process-wide watch on the problems suites report, made by ``observeProblems(_:)``.
+    ///
+    /// The handler is called until ``cancel()`` is called or the observation is released.
+    public final class ProblemObservation: Sendable {
+        fileprivate let handler: @Sendable (Suite, StorageError) -> Void
+        private let isCancelled = Lock(false)
+
+        fileprivate init(_ handler: @escaping @Sendable (Suite, StorageError) -> Void) {
+            self.handler = handler
+        }
+
+        /// Stops the handler: problems reported after this returns do not reach it (a call
+        /// already under way finishes).
+        public func cancel() {
+            let first = isCancelled.withLock { cancelled in
+                defer { cancelled = true }
+                return !cancelled
+            }
+            if first { ProblemObservers.remove(self) }
+        }
+
+        fileprivate var isActive: Bool { !isCancelled.withLock { $0 } }
+
+        deinit { ProblemObservers.remove(self) }
+    }
+
+    /// Calls `handler` with every problem any suite reports, and the suite that reports it, beside
+    /// the suite's own error handler (or ``errorHandler``), which is called as before.
+    ///
+    /// For code that looks after a whole process, such as a service's logging or metrics: it sees
+    /// the problems of suites it did not make, with their suite. The handler is called where the
+    /// suite's error handler is (outside every lock; see ``errorHandler``), after it.
+    ///
+    /// ```swift
+    /// let problems = Defaults.observeProblems { suite, problem in
+    ///     print("\(suite): \(problem)")
+    /// }
+    /// ```
+    ///
+    /// - Parameter handler: Called with the suite and the problem it reported.
+    /// - Returns: The observation; keep it for as long as the handler should be called.
+    public static func observeProblems(
+        _ handler: @escaping @Sendable (Suite, StorageError) -> Void
+    ) -> ProblemObservation {
+        let observation = ProblemObservation(handler)
+        ProblemObservers.add(observation)
+        return observation
+    }
+}
+
+/// The process's problem observations, held weakly: releasing one ends it.
+enum ProblemObservers {
+    private static let observers = Lock<[WeakReference<Defaults.ProblemObservation>]>([])
+
+    static func add(_ observation: Defaults.ProblemObservation) {
+        observers.withLock { observers in
+            observers.removeAll { $0.object == nil }
+            observers.append(WeakReference(observation))
+        }
+    }
+
+    static func remove(_ observation: Defaults.ProblemObservation) {
+        let identifier = ObjectIdentifier(observation)
+        observers.withLock { observers in
+            // During the observation's deinit its own reference reads nil already.
+            observers.removeAll { reference in
+                guard let object = reference.object else { return true }
+                return ObjectIdentifier(object) == identifier
+            }
+        }
+    }
+
+    /// Hands `problem` to every observation still active, outside the lock.
+    static func deliver(_ problem: Defaults.StorageError, from suite: Defaults.Suite) {
+        let current = observers.withLock { $0.isEmpty ? [] : $0.compactMap(\.object) }
+        for observation in current where observation.isActive {
+            observation.handler(suite, problem)
+        }
+    }
+}
