@@ -21,6 +21,9 @@ let package = Package(
         .package(name: "DefaultsConfiguration", path: "../Integrations/DefaultsConfiguration"),
         // Suites in etcd, and async-http-client for the bare etcd watch they are compared with.
         .package(name: "DefaultsEtcd", path: "../Integrations/DefaultsEtcd"),
+        // The live log level, against a log call at a fixed level.
+        .package(name: "DefaultsServices", path: "../Integrations/DefaultsServices"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
@@ -37,6 +40,8 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "DefaultsEtcd", package: "DefaultsEtcd"),
+                .product(name: "DefaultsServices", package: "DefaultsServices"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

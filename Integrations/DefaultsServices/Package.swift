@@ -21,6 +21,7 @@ let package = Package(
             name: "DefaultsServices",
             dependencies: [
                 .product(name: "Defaults", package: "Defaults"),
+                .product(name: "DefaultsObservation", package: "Defaults"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -31,6 +32,7 @@ let package = Package(
             dependencies: [
                 "DefaultsServices",
                 .product(name: "Defaults", package: "Defaults"),
+                .product(name: "defaults", package: "Defaults"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -172,6 +172,7 @@ let benchmarks: @Sendable () -> Void = {
     readCodable()
     writeInt()
     servicesRead()
+    logLevel()
     burst()
     openLargeSuite()
     observation()
