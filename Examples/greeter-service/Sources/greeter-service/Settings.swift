@@ -1,0 +1,42 @@
+import Defaults
+import Foundation
+import Logging
+
+/// The value given after `name` on the command line.
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    return arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+
+/// The service's settings: the suite named `greeter-service`, or the file `--settings` names.
+let settings: Defaults.Suite = {
+    if let path = option("--settings") { return Defaults.Suite(fileURL: URL(fileURLWithPath: path)) }
+    do {
+        return try Defaults.Suite(name: "greeter-service")
+    } catch {
+        fatalError("\(error)")
+    }
+}()
+
+extension Defaults.Keys {
+    static let greeting = Key<String>(
+        "greeting",
+        default: "Hello",
+        suite: settings,
+        summary: "The word each answer starts with"
+    )
+    static let shout = Key<Bool>("shout", default: false, suite: settings, summary: "Answer in capitals")
+    static let rateLimit = Key<Int>(
+        "rateLimit",
+        default: 100,
+        suite: settings,
+        summary: "Requests answered per minute; more get 429"
+    )
+    static let logLevel = Key<Logger.Level>("logLevel", default: .info, suite: settings, summary: "The log level")
+    static let visits = Key<Int>("visits", default: 0, suite: settings, summary: "POST /visits so far")
+}
+
+/// Prints `line` at once, also when standard output is a pipe (and nothing when nobody reads it).
+func say(_ line: String) {
+    try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
+}

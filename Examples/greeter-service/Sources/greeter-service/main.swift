@@ -1,0 +1,78 @@
+// An HTTP service whose answers follow its settings while it runs.
+//
+//     swift run greeter-service --port 8080 [--settings <file>]
+//     curl localhost:8080/greet?name=Ada                    # Hello, Ada!
+//     defaults write greeter-service greeting '"Welcome"'  # the next answer: Welcome, Ada!
+//     defaults write greeter-service shout true             # WELCOME, ADA!
+//     defaults write greeter-service rateLimit 2            # a third request in a minute: 429
+//     defaults write greeter-service logLevel '"debug"'     # a debug line per request
+//     curl -X POST localhost:8080/visits                    # counted in the settings file
+//
+// The settings suite runs as a service listed before the HTTP server, so on SIGTERM the server
+// drains first and the suite stores what the last requests wrote.
+import Defaults
+import DefaultsObservation
+import DefaultsServices
+import Foundation
+import Hummingbird
+import Logging
+import Synchronization
+
+LoggingSystem.bootstrap { label in
+    LiveLevelLogHandler(wrapping: StreamLogHandler.standardOutput(label: label), level: .logLevel)
+}
+let logger = Logger(label: "greeter-service")
+_ = try? settings.publishSchema(for: .greeting, .shout, .rateLimit, .logLevel, .visits)
+
+/// Requests answered in the current minute; a new limit starts a new minute.
+let window = Mutex<(start: ContinuousClock.Instant, count: Int)>((.now, 0))
+let limitChanges = Defaults.observe(.rateLimit, options: []) { change in
+    window.withLock { $0 = (.now, 0) }
+    logger.info("rate limit now \(change.newValue) a minute")
+}
+
+// One line per change, from this process or any other, so a person (or a test) sees it arrive.
+let answerChanges = Defaults.observe(keys: .greeting, .shout, .logLevel, options: []) {
+    logger.info("settings changed: greeting \(Defaults[.greeting]), shout \(Defaults[.shout])")
+}
+
+/// Whether one more request fits in this minute's limit.
+func admit() -> Bool {
+    let limit = Defaults[.rateLimit]
+    return window.withLock { window in
+        if window.start.duration(to: .now) >= .seconds(60) { window = (.now, 0) }
+        guard window.count < limit else { return false }
+        window.count += 1
+        return true
+    }
+}
+
+let router = Router()
+router.get("greet") { request, _ -> Response in
+    guard admit() else { return Response(status: .tooManyRequests) }
+    let name = request.uri.queryParameters.get("name") ?? "world"
+    var answer = "\(Defaults[.greeting]), \(name)!"
+    if Defaults[.shout] { answer = answer.uppercased() }
+    logger.debug("answered /greet", metadata: ["name": "\(name)"])
+    return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: answer + "\n")))
+}
+router.post("visits") { _, _ -> String in
+    Defaults[.visits] += 1
+    logger.debug("counted a visit")
+    return "\(Defaults[.visits])\n"
+}
+
+let port = option("--port").flatMap(Int.init) ?? 8080
+let app = Application(
+    router: router,
+    configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "greeter-service"),
+    // Listed before the server, which the application starts last: stopped after it drains.
+    services: [DefaultsService(suites: [settings], logger: logger)],
+    onServerRunning: { channel in
+        say("listening on \(channel.localAddress?.port ?? port)")
+    },
+    logger: logger
+)
+try await app.runService()
+withExtendedLifetime((limitChanges, answerChanges)) {}
+say("stopped")

@@ -1,0 +1,223 @@
+// The example service as its users run it: a process of its own on a free loopback port, asked
+// over real HTTP, its settings changed by the repository's `defaults` command (another process)
+// while it runs, and stopped with SIGTERM.
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite(.serialized) struct GreeterServiceTests {
+    @Test func answersFollowTheSettingsWhileItRuns() async throws {
+        try await withService { service in
+            #expect(try await service.get("/greet?name=Ada") == (200, "Hello, Ada!\n"))
+
+            try await service.defaults("write", "greeting", #""Welcome""#, thenLine: "greeting Welcome")
+            #expect(try await service.get("/greet?name=Ada") == (200, "Welcome, Ada!\n"))
+
+            try await service.defaults("write", "shout", "true", thenLine: "shout true")
+            #expect(try await service.get("/greet?name=Ada") == (200, "WELCOME, ADA!\n"))
+
+            // Lowered while it runs: the third request of the minute is refused.
+            try await service.defaults("write", "rateLimit", "2", thenLine: "rate limit now 2")
+            #expect(try await service.get("/greet").status == 200)
+            #expect(try await service.get("/greet").status == 200)
+            #expect(try await service.get("/greet").status == 429)
+            try await service.defaults("write", "rateLimit", "100", thenLine: "rate limit now 100")
+
+            // Debug lines appear while the live level is debug, and stop after.
+            #expect(service.lines.all.allSatisfy { !$0.contains(" debug ") })
+            try await service.defaults("write", "logLevel", #""debug""#, thenLine: "settings changed")
+            #expect(try await service.get("/greet?name=Grace").status == 200)
+            await service.waitForLine(containing: "answered /greet")
+            try await service.defaults("write", "logLevel", #""info""#, thenLine: "settings changed")
+            #expect(try await service.get("/greet?name=Hidden").status == 200)
+            #expect(try await service.get("/greet?name=Hidden").status == 200)
+            #expect(!service.lines.all.contains { $0.contains("Hidden") })
+        }
+    }
+
+    @Test func sigtermStoresAWriteStillPending() async throws {
+        try await withService { service in
+            let visit = try await service.get("/visits", method: "POST")
+            #expect(visit == (200, "1\n"))
+            // At once: the write may still be in memory, waiting for the coalescing timer. (The
+            // shutdown takes longer than that timer here, so this shows the value stored, not who
+            // stored it: DefaultsServiceTests' shutdownStoresWhatIsPending shows the service's part.)
+            service.terminate()
+            #expect(await service.exitStatus() == 0)
+            let stored = try Data(contentsOf: service.settingsFile)
+            let object = try JSONSerialization.jsonObject(with: stored) as? [String: Any]
+            #expect(object?["visits"] as? Int == 1)
+        }
+    }
+}
+
+/// Runs `body` with the example service started on a free port over a settings file in a new
+/// directory; stops the service and removes the directory afterwards.
+func withService(_ body: (RunningService) async throws -> Void) async throws {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("GreeterServiceTests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let service = try RunningService(settings: directory.appendingPathComponent("settings.json"))
+    defer { service.terminate() }
+    try await service.started()
+    try await body(service)
+}
+
+/// The `greeter-service` executable, running.
+final class RunningService: Sendable {
+    let settingsFile: URL
+    /// Its standard output, line by line.
+    let lines = Lines()
+    private let process: Process
+    /// Kept for as long as the service runs: a pipe released closes its ends.
+    private let output = Pipe()
+    private let port = Mutex<Int?>(nil)
+
+    init(settings: URL) throws {
+        settingsFile = settings
+        let process = Process()
+        process.executableURL = built("greeter-service")
+        process.arguments = ["--port", "0", "--settings", settings.path]
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        self.process = process
+        try process.run()
+        let lines = lines
+        let reading = output.fileHandleForReading
+        // On a thread of its own: reads until the process closes its end.
+        Thread.detachNewThread {
+            var partial: [UInt8] = []
+            while true {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                partial += data
+                while let newline = partial.firstIndex(of: 0x0A) {
+                    lines.append(String(decoding: partial[..<newline], as: UTF8.self))
+                    partial.removeSubrange(...newline)
+                }
+            }
+            lines.close()
+        }
+    }
+
+    /// Waits for the line that says which port it listens on.
+    func started() async throws {
+        let line = await lines.wait { $0.hasPrefix("listening on ") }
+        let number = try #require(line.flatMap { Int($0.dropFirst("listening on ".count)) }, "it did not start")
+        port.withLock { $0 = number }
+    }
+
+    /// Waits for a line containing `text`, among those after the first `after`.
+    func waitForLine(containing text: String, after: Int = 0) async {
+        let line = await lines.wait(after: after) { $0.contains(text) }
+        #expect(line != nil, "no line containing \(text)")
+    }
+
+    /// Asks the service for `path`; the status and the body.
+    func get(_ path: String, method: String = "GET") async throws -> (status: Int, body: String) {
+        let port = try #require(port.withLock { $0 })
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Runs the `defaults` command on the service's settings file, as a person would, then waits
+    /// for the service to print a line containing `line` (one printed after the command started).
+    func defaults(_ command: String, _ arguments: String..., thenLine line: String) async throws {
+        let before = lines.all.count
+        let process = Process()
+        process.executableURL = built("defaults")
+        process.arguments = [command, settingsFile.path] + arguments
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "defaults \(command) \(arguments)")
+        await waitForLine(containing: line, after: before)
+    }
+
+    /// Sends SIGTERM, as systemd and Kubernetes stop a service.
+    func terminate() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+    }
+
+    /// Waits for the process to exit; its exit status.
+    func exitStatus() async -> Int32 {
+        _ = await lines.wait { _ in false }  // returns when its output closes
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// A product built beside these tests.
+func built(_ name: String) -> URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent(name)
+}
+
+/// Lines as they arrive, and waits for one, with no polling.
+final class Lines: Sendable {
+    private typealias Waiter = (
+        after: Int, predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>,
+        deadline: DispatchTime
+    )
+    /// How long a wait for a line lasts at most.
+    static let deadlineSeconds = 60
+    private let state = Mutex<(lines: [String], closed: Bool, waiters: [Waiter])>(([], false, []))
+
+    var all: [String] { state.withLock { $0.lines } }
+
+    func append(_ line: String) {
+        let ready = state.withLock { state -> [(CheckedContinuation<String?, Never>, String)] in
+            state.lines.append(line)
+            let index = state.lines.count - 1
+            let ready = state.waiters.filter { index >= $0.after && $0.predicate(line) }
+            state.waiters.removeAll { index >= $0.after && $0.predicate(line) }
+            return ready.map { ($0.continuation, line) }
+        }
+        for (continuation, line) in ready { continuation.resume(returning: line) }
+    }
+
+    func close() {
+        let waiting = state.withLock { state in
+            state.closed = true
+            defer { state.waiters = [] }
+            return state.waiters.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume(returning: nil) }
+    }
+
+    /// The first line after the first `after` that `predicate` accepts; `nil` once the output
+    /// closed without one.
+    func wait(after: Int = 0, _ predicate: @escaping @Sendable (String) -> Bool) async -> String? {
+        await withCheckedContinuation { continuation in
+            let found = state.withLock { state -> String?? in
+                if let line = state.lines.dropFirst(after).first(where: predicate) { return .some(line) }
+                if state.closed { return .some(nil) }
+                state.waiters.append(
+                    (after, predicate, continuation, .now() + .seconds(Lines.deadlineSeconds))
+                )
+                return nil
+            }
+            if let found {
+                continuation.resume(returning: found)
+                return
+            }
+            // Never forever: a line that does not come fails the test instead of hanging the run.
+            DispatchQueue.global()
+                .asyncAfter(deadline: .now() + .seconds(Lines.deadlineSeconds)) { [self] in
+                    let expired = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+                        let expired = state.waiters.filter { $0.deadline <= DispatchTime.now() }
+                        state.waiters.removeAll { $0.deadline <= DispatchTime.now() }
+                        return expired.map(\.continuation)
+                    }
+                    for continuation in expired { continuation.resume(returning: nil) }
+                }
+        }
+    }
+}
