@@ -1,7 +1,8 @@
 extension Defaults {
     /// A process-wide watch on the problems suites report, made by ``observeProblems(_:)``.
     ///
-    /// The handler is called until ``cancel()`` is called or the observation is released.
+    /// The handler is called until ``cancel()`` is called or the observation is released (a
+    /// delivery already under way on another thread may still call it once).
     public final class ProblemObservation: Sendable {
         fileprivate let handler: @Sendable (Suite, StorageError) -> Void
         private let isCancelled = Lock(false)
@@ -21,8 +22,9 @@ extension Defaults {
         }
 
         fileprivate var isActive: Bool { !isCancelled.withLock { $0 } }
-
-        deinit { ProblemObservers.remove(self) }
+        // No deinit work: the list holds it weakly and sweeps the empty references. (A deinit that
+        // took the list's lock could run inside it, when a temporary reference taken there was the
+        // last.)
     }
 
     /// Calls `handler` with every problem any suite reports, and the suite that reports it, beside
@@ -62,13 +64,18 @@ enum ProblemObservers {
 
     static func remove(_ observation: Defaults.ProblemObservation) {
         let identifier = ObjectIdentifier(observation)
+        // The strong references taken to compare leave the lock in `released`, so a last one
+        // is released after it.
+        var released: [Defaults.ProblemObservation] = []
         observers.withLock { observers in
-            // During the observation's deinit its own reference reads nil already.
             observers.removeAll { reference in
                 guard let object = reference.object else { return true }
-                return ObjectIdentifier(object) == identifier
+                guard ObjectIdentifier(object) == identifier else { return false }
+                released.append(object)
+                return true
             }
         }
+        withExtendedLifetime(released) {}
     }
 
     /// Hands `problem` to every observation still active, outside the lock.

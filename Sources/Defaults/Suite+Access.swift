@@ -207,15 +207,17 @@ extension Defaults.Suite {
     /// suite.setStoredValues(["http.port": .number("8080"), "legacyMode": nil])
     /// ```
     ///
-    /// A value nested deeper than ``Defaults/JSONValue/maximumStoredDepth`` levels, or an empty
-    /// name, is refused before anything is stored: nothing changes and the error handler is told
-    /// (``Defaults/StorageError/serializationFailed(key:valueType:)``).
+    /// A value nested deeper than ``Defaults/JSONValue/maximumStoredDepth`` levels, or a value under
+    /// the empty name (the file's reserved member), is refused before anything is stored: nothing
+    /// changes and the error handler is told
+    /// (``Defaults/StorageError/serializationFailed(key:valueType:)``). Removing any name is allowed.
     ///
     /// - Parameter values: The JSON to store under each name, or `nil` to remove it.
     public func setStoredValues(_ values: [String: Defaults.JSONValue?]) {
         let refused = values.lazy
             .filter { name, value in
-                name.isEmpty || value?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
+                guard let value else { return false }
+                return name.isEmpty || value.isNested(deeperThan: JSONValue.maximumStoredDepth)
             }
             .map(\.key).min(by: JSONWriter.utf8Precedes)
         if let refused {

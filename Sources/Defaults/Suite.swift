@@ -72,7 +72,8 @@ extension Defaults {
         deinit {
             guard store.detach(ObjectIdentifier(self)), store.commitsLater else { return }
             // The last suite on the file or backend: write what is pending now, and report to this suite.
-            if case .failure(let error) = store.flushNow() { report(error) }
+            // To the handler only: a problem observer must not be handed a suite being released.
+            if case .failure(let error) = store.flushNow() { (errorHandler ?? Defaults.errorHandler)(error) }
         }
 
         /// Creates a suite stored in the file at `fileURL`, reading it now if it exists.

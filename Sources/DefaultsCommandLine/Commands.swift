@@ -118,6 +118,16 @@ private func change(
         try suite.exclusiveTransaction {
             do throws(ToolError) {
                 let writes = try makeWrites(suite)
+                // What the suite would refuse (and only report) is refused here, with exit 2.
+                for (name, value) in writes.sorted(by: { utf8Precedes($0.key, $1.key) }) {
+                    guard let value else { continue }
+                    if name.isEmpty {
+                        throw ToolError.invalid("\"\" is the file's reserved member, not a key; nothing was written")
+                    }
+                    if value.isNested(deeperThan: JSONValue.maximumStoredDepth) {
+                        throw ToolError.invalid("the value for \"\(name)\" is nested too deeply; nothing was written")
+                    }
+                }
                 let locked = writes.keys.sorted(by: utf8Precedes)
                     .compactMap { name in
                         lockingFile(of: name, in: suite).map { "\"\(name)\" is locked by \($0)" }

@@ -45,20 +45,6 @@ import Testing
         }
     }
 
-    @Test func releasingTheObservationEndsIt() throws {
-        try withStoreTemporaryDirectory { directory in
-            let suite = Defaults.Suite(fileURL: storeSettingsURL(in: directory)) { _ in }
-            let seen = Seen(suite)
-            var observation: Defaults.ProblemObservation? = seen.observe()
-            suite.setStoredValues(["": .bool(true)])
-            #expect(seen.problems.count == 1)
-            withExtendedLifetime(observation) {}
-            observation = nil
-            suite.setStoredValues(["": .bool(true)])
-            #expect(seen.problems.count == 1)
-        }
-    }
-
     @Test func aProblemFoundInTheBackgroundIsObservedWithItsSuite() async throws {
         try await withTemporaryDirectory { directory in
             let url = storeSettingsURL(in: directory)

@@ -94,15 +94,35 @@ import Testing
     }
 
     @Test func aSuitesFileIsFoundByName() throws {
-        let file = try Defaults.Suite.fileURL(forSuiteNamed: "org.example.editor")
+        let name = "org.example.StoredValuesTests-\(UUID().uuidString)"
+        let file = try Defaults.Suite.fileURL(forSuiteNamed: name)
+        // Where a suite opened by that name keeps its file (nothing is written here).
+        #expect(file == (try Defaults.Suite(name: name)).fileURL)
+        // The XDG rule, worked out here from the environment.
+        let environment = ProcessInfo.processInfo.environment
+        let home =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
         #expect(
-            file
-                == Defaults.Suite.configurationDirectory
-                .appendingPathComponent("org.example.editor/settings.json", isDirectory: false)
+            Defaults.Suite.configurationDirectory.standardizedFileURL.path
+                == URL(fileURLWithPath: home).standardizedFileURL.path
         )
-        #expect(Defaults.Suite.configurationDirectory.path.hasPrefix("/"))
+        #expect(file.path.hasSuffix("/\(name)/settings.json"))
         for name in ["", ".", "..", "a/b", "tab\there"] {
             #expect(throws: Defaults.SuiteNameError.self) { try Defaults.Suite.fileURL(forSuiteNamed: name) }
+        }
+    }
+
+    @Test func removingTheReservedMemberIsAllowed() throws {
+        try withStoreTemporaryDirectory { directory in
+            let url = storeSettingsURL(in: directory)
+            try storeWriteFile(url, Array(#"{"": ["copied"], "kept": 1}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: url, errorHandler: errors.handler)
+            suite.setStoredValues(["": nil])
+            try suite.synchronize()
+            #expect(errors.errors.isEmpty)
+            #expect(try Defaults.JSONValue(parsing: try storeFileBytes(url)) == .object(["kept": .number("1")]))
         }
     }
 

@@ -168,6 +168,12 @@ func expectOneErrorLine(
     @Test func everyErrorHasItsExitStatusAndOneLine() async throws {
         try await withCommand { defaults in
             try defaults.seed("app", #"{"a": 1}"#)
+            // A system file copied as it is: its lock list under the reserved "" member.
+            let copied = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "copied-\(UUID().uuidString).json"
+            )
+            try Data(#"{"": ["a"], "b": 2}"#.utf8).write(to: copied)
+            defer { try? FileManager.default.removeItem(at: copied) }
             let cases: [(arguments: [String], status: Int32, message: String)] = [
                 (["read", "missing"], 1, "suite missing has no settings file"),
                 (["read", "app", "nope"], 1, "no key \"nope\" in suite app"),
@@ -184,6 +190,7 @@ func expectOneErrorLine(
                 (["write", "..", "k", "1"], 2, "Invalid suite name"),
                 (["write", "app", "", "1"], 2, "a key name cannot be empty"),
                 (["import", "app", "/nonexistent/file.json"], 3, "cannot read /nonexistent/file.json"),
+                (["import", "app", copied.path], 2, "\"\" is the file's reserved member, not a key"),
             ]
             for (arguments, status, message) in cases {
                 let result = try await defaults.run(arguments)

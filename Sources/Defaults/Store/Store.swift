@@ -148,11 +148,12 @@ final class Store: Sendable {
     /// broke while open.
     func reportInBackground(_ error: Defaults.StorageError) {
         let handlers = errorHandlers
-        let suite = anySuite
         DispatchQueue.global()
-            .async {
+            .async { [weak self] in
                 for handler in handlers { handler(error) }
-                if let suite { ProblemObservers.deliver(error, from: suite) }
+                // Found here, not by the caller: the suites it takes a reference to are released
+                // on this queue, not inside the caller's locks.
+                if let suite = self?.anySuite { ProblemObservers.deliver(error, from: suite) }
             }
     }
 
