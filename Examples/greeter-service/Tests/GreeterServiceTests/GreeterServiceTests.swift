@@ -27,15 +27,9 @@ import FoundationNetworking
             #expect(try await service.get("/greet").status == 429)
             try await service.defaults("write", "rateLimit", "100", thenLine: "rate limit now 100")
 
-            // Debug lines appear while the live level is debug, and stop after.
-            #expect(service.lines.all.allSatisfy { !$0.contains(" debug ") })
-            try await service.defaults("write", "logLevel", #""debug""#, thenLine: "settings changed")
-            #expect(try await service.get("/greet?name=Grace").status == 200)
-            await service.waitForLine(containing: "answered /greet")
-            try await service.defaults("write", "logLevel", #""info""#, thenLine: "settings changed")
-            #expect(try await service.get("/greet?name=Hidden").status == 200)
-            #expect(try await service.get("/greet?name=Hidden").status == 200)
-            #expect(!service.lines.all.contains { $0.contains("Hidden") })
+            // The live log level is tested where it is made (DefaultsServices' LiveLevelTests):
+            // the line this service prints for a change comes from another observer of the key,
+            // so it would not show the level had been taken in.
         }
     }
 
@@ -63,9 +57,14 @@ func withService(_ body: (RunningService) async throws -> Void) async throws {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     let service = try RunningService(settings: directory.appendingPathComponent("settings.json"))
-    defer { service.terminate() }
-    try await service.started()
-    try await body(service)
+    do {
+        try await service.started()
+        try await body(service)
+    } catch {
+        await service.stop()
+        throw error
+    }
+    await service.stop()
 }
 
 /// The `greeter-service` executable, running.
@@ -76,6 +75,8 @@ final class RunningService: Sendable {
     private let process: Process
     /// Kept for as long as the service runs: a pipe released closes its ends.
     private let output = Pipe()
+    /// Signalled when the process exits.
+    private let exited = DispatchSemaphore(value: 0)
     private let port = Mutex<Int?>(nil)
 
     init(settings: URL) throws {
@@ -84,7 +85,11 @@ final class RunningService: Sendable {
         process.executableURL = built("greeter-service")
         process.arguments = ["--port", "0", "--settings", settings.path]
         process.standardOutput = output
+        // Not the test runner's own: a service left behind must not hold CI's log open.
+        process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
+        let exited = exited
+        process.terminationHandler = { _ in exited.signal() }
         self.process = process
         try process.run()
         let lines = lines
@@ -146,11 +151,25 @@ final class RunningService: Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
     }
 
-    /// Waits for the process to exit; its exit status.
-    func exitStatus() async -> Int32 {
-        _ = await lines.wait { _ in false }  // returns when its output closes
-        process.waitUntilExit()
+    /// Waits at most 30 s for the process to exit; its exit status, or `nil` when it did not.
+    func exitStatus() async -> Int32? {
+        let exited = exited
+        let inTime = await withCheckedContinuation { continuation in
+            DispatchQueue.global()
+                .async { continuation.resume(returning: exited.wait(timeout: .now() + 30) == .success) }
+        }
+        guard inTime else { return nil }
+        exited.signal()  // for a later call
         return process.terminationStatus
+    }
+
+    /// Stops the service: SIGTERM, then SIGKILL if it has not exited within 30 s.
+    func stop() async {
+        terminate()
+        if await exitStatus() == nil {
+            kill(process.processIdentifier, SIGKILL)
+            _ = await exitStatus()
+        }
     }
 }
 

@@ -30,7 +30,11 @@ import Synchronization
 ///
 /// On graceful shutdown (or cancellation) it synchronizes every suite, all at once, and waits at
 /// most `shutdownTimeout`; a suite that could not store its writes in that time, or failed to, is
-/// logged at `error` and counted in `defaults_unstored_at_shutdown_total`. Then `run()` returns.
+/// logged at `error` and counted in `defaults_unstored_at_shutdown_total` (a write refused earlier,
+/// which was logged then, is not said again). Then `run()` returns.
+///
+/// Problems a suite meets while it opens (a corrupt file moved aside) come before the service
+/// runs: they reach the suite's own error handler, not this logger.
 public struct DefaultsService: Service, CustomStringConvertible {
     private let suites: [Defaults.Suite]
     private let logger: Logger?
@@ -77,11 +81,17 @@ public struct DefaultsService: Service, CustomStringConvertible {
         // Returns on graceful shutdown; throws CancellationError when the task is cancelled,
         // which also ends the service: what is pending is stored either way.
         try? await gracefulShutdown()
+        // What the last synchronize meets is said once, below, not also as a problem to retry.
+        observation.cancel()
         let unstored = Counter(label: "defaults_unstored_at_shutdown_total", factory: metrics)
         for (suite, outcome) in await Self.synchronize(suites, within: shutdownTimeout) {
             var metadata: Logger.Metadata = ["defaults.suite": "\(label(of: suite))"]
             switch outcome {
             case .stored:
+                continue
+            case .failed(let error) where error.kind == .lostOrRefused && error.metric == .refusedWrites:
+                // A write refused earlier (a locked key, a read-only file), which synchronize()
+                // throws once; it was logged when it happened, and nothing pending was lost now.
                 continue
             case .failed(let error):
                 metadata.merge(error.metadata) { kept, _ in kept }
@@ -136,10 +146,10 @@ public struct DefaultsService: Service, CustomStringConvertible {
                         finish(.failed(error))
                     }
                 }
-            let (seconds, attoseconds) = timeout.components
-            let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            // In milliseconds, at most a year: a longer timeout waits a year.
+            let milliseconds = min(max(timeout / .milliseconds(1), 0), 365 * 24 * 3600 * 1000)
             DispatchQueue.global()
-                .asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+                .asyncAfter(deadline: .now() + .milliseconds(Int(milliseconds))) {
                     finish(.timedOut)
                 }
         }

@@ -18,9 +18,10 @@ extension Logger.Level: @retroactive Defaults.Serializable, @retroactive Default
 /// }
 /// ```
 ///
-/// While the key holds a level, that level is the logger's, as the live override in swift-log's
-/// `LogHandler` documentation is; when it holds none (or a value that is not a level's name), the
-/// level is the logger's own (the key's default, until code sets `logLevel`). A log call pays one atomic load for it: an
+/// While the key gives a level (stored, or a launch argument or environment variable for this run),
+/// that level is the logger's, as the live override in swift-log's `LogHandler` documentation is;
+/// when it gives none (nothing set, or a value that is not a level's name), the level is the
+/// logger's own (the key's default, until code sets `logLevel`). A log call pays one atomic load for it: an
 /// observation of the key keeps the level up to date as changes arrive, so no call reads the
 /// settings.
 public struct LiveLevelLogHandler: LogHandler {
@@ -93,16 +94,29 @@ final class LiveLevel: Sendable {
         let cell = Cell()
         self.cell = cell
         let suite = key.suite
-        let name = key.name
+        // What the key gives now, launch arguments and the environment included; `nil` when it
+        // reads its default because nothing (valid) sets it.
+        let current: @Sendable () -> Logger.Level? = {
+            if case .defaultValue = suite.source(of: key) { return nil }
+            return suite[key]
+        }
         // `.initial`: the level the suite holds now is in place before the first log call.
-        observation = Defaults.observe(key, options: [.initial]) { change in
-            // Nothing stored, or a value that is not a level's name: the logger's own level.
-            let stored = suite.storedValue(named: name)
-            let level = stored == .string(change.newValue.rawValue) ? change.newValue : nil
-            let raw = level.map { UInt8(Logger.Level.allCases.firstIndex(of: $0)! + 1) } ?? 0
-            cell.raw.store(raw, ordering: .releasing)
+        observation = Defaults.observe(key, options: [.initial]) { _ in
+            // Read from the suite, and again after storing: a slower delivery of an older change
+            // never leaves its level behind.
+            var level = current()
+            while true {
+                cell.raw.store(Self.raw(level), ordering: .releasing)
+                let now = current()
+                if now == level { break }
+                level = now
+            }
             onUpdate?(level)
         }
+    }
+
+    private static func raw(_ level: Logger.Level?) -> UInt8 {
+        level.map { UInt8(Logger.Level.allCases.firstIndex(of: $0)! + 1) } ?? 0
     }
 
     /// The key's stored level; `nil` when it holds none.

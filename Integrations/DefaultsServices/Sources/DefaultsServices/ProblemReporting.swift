@@ -27,13 +27,20 @@ extension Defaults.StorageError {
     /// Whether this problem lost or refused a value, or was recovered from.
     var kind: ProblemKind {
         switch self {
+        // The user's values are not in effect (a file or value not read), or a value was refused.
         case .corruptFile, .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey,
-            .exclusiveCommitUnsupported, .valueDoesNotFitSchema, .writeRefused, .changeDoesNotDecode:
+            .exclusiveCommitUnsupported, .valueDoesNotFitSchema, .writeRefused, .changeDoesNotDecode,
+            .unreadableFile, .corruptFileLeftInPlace, .unreadableValue:
             .lostOrRefused
-        case .unreadableFile, .writeFailed, .corruptFileRewritten, .pollingForChanges,
-            .corruptFileLeftInPlace, .invalidLocks, .backendFailed, .unreadableValue:
+        // Retried, reconnected, polled, or written back from memory: nothing a person set is lost.
+        case .writeFailed, .corruptFileRewritten, .pollingForChanges, .invalidLocks, .backendFailed:
             .recovered
         }
+    }
+
+    /// The name of the problem's case, as written in source.
+    var caseName: String {
+        Mirror(reflecting: self).children.first?.label ?? "\(self)"
     }
 
     /// The counter this problem adds one to.
@@ -134,11 +141,14 @@ final class ProblemReporter: Sendable {
         var level = problem.kind.level
         if problem.kind == .recovered {
             let now = ContinuousClock.now
-            let identity = "\(name)\n\(problem.description)"
+            // The kind of problem and what it names, not its reason or where a file went.
+            let names = ["defaults.file", "defaults.key", "defaults.backend"].map { "\(problem.metadata[$0] ?? "")" }
+            let identity = ([name, problem.caseName] + names).joined(separator: "\n")
             let isRepeat = lastLogged.withLock { last in
                 if let previous = last[identity], previous.duration(to: now) < repeatInterval { return true }
                 // Problems that stopped repeating are forgotten, so the table stays small.
                 if last.count >= 256 { last = last.filter { $0.value.duration(to: now) < repeatInterval } }
+                if last.count >= 256 { last.removeAll() }
                 last[identity] = now
                 return false
             }

@@ -107,6 +107,8 @@ import Testing
             shutdownTimeout: .milliseconds(200)
         )
         backend.stall()
+        // Let go whatever happens, or the suite's last flush would wait for it forever.
+        defer { backend.resume() }
         suite.setStoredValues(["pending": .number("1")])
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup { group in
@@ -119,7 +121,6 @@ import Testing
         #expect(unstored.count == 1)
         #expect(unstored.first?.level == .error)
         #expect(metrics.counterTotal(label: "defaults_unstored_at_shutdown_total") == 1)
-        backend.resume()
     }
 
     @Test func problemsAreCountedPerSuite() async throws {
@@ -165,7 +166,8 @@ import Testing
 /// A log handler that lets a test await a line, with no polling.
 final class LineStream: Sendable {
     private typealias Waiter = (
-        predicate: @Sendable (InMemoryLogHandler.Entry) -> Bool, continuation: CheckedContinuation<Void, Never>
+        id: UUID, predicate: @Sendable (InMemoryLogHandler.Entry) -> Bool,
+        continuation: CheckedContinuation<Bool, Never>
     )
     private struct State {
         var lines: [InMemoryLogHandler.Entry] = []
@@ -187,19 +189,30 @@ final class LineStream: Sendable {
             state.waiters.removeAll { $0.predicate(entry) }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
-    /// Returns once a line `predicate` accepts was logged (at once if one was).
+    /// Returns once a line `predicate` accepts was logged (at once if one was), or after 60 s,
+    /// recording an issue: a line that never comes fails the test instead of hanging the run.
     func wait(for predicate: @escaping @Sendable (InMemoryLogHandler.Entry) -> Bool) async {
-        await withCheckedContinuation { continuation in
+        let id = UUID()
+        let arrived = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let done = state.withLock { state in
                 if state.lines.contains(where: predicate) { return true }
-                state.waiters.append((predicate, continuation))
+                state.waiters.append((id, predicate, continuation))
                 return false
             }
-            if done { continuation.resume() }
+            if done { continuation.resume(returning: true) }
+            DispatchQueue.global()
+                .asyncAfter(deadline: .now() + .seconds(60)) { [self] in
+                    let expired = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                        guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                        return state.waiters.remove(at: index).continuation
+                    }
+                    expired?.resume(returning: false)
+                }
         }
+        #expect(arrived, "the line awaited was not logged within 60 s")
     }
 
     /// The handler that feeds a ``LineStream``.

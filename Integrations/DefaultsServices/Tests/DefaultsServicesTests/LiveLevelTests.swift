@@ -11,30 +11,40 @@ import Testing
 @Suite struct LiveLevelTests {
     /// The levels the handler's observation has taken in, to await one without polling.
     final class Levels: Sendable {
-        private let state = Mutex<(seen: [Logger.Level?], waiter: (Logger.Level?, CheckedContinuation<Void, Never>)?)>(
-            ([], nil)
-        )
+        private typealias Waiter = (level: Logger.Level?, continuation: CheckedContinuation<Bool, Never>)
+        private let state = Mutex<(seen: [Logger.Level?], waiter: Waiter?)>(([], nil))
 
         func append(_ level: Logger.Level?) {
-            let ready = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            let ready = state.withLock { state -> CheckedContinuation<Bool, Never>? in
                 state.seen.append(level)
-                guard let waiter = state.waiter, waiter.0 == level else { return nil }
+                guard let waiter = state.waiter, waiter.level == level else { return nil }
                 state.waiter = nil
-                return waiter.1
+                return waiter.continuation
             }
-            ready?.resume()
+            ready?.resume(returning: true)
         }
 
-        /// Returns once the handler took in `level` (at once if it was the last one it took in).
+        /// Returns once the handler took in `level` (at once if it was the last one it took in),
+        /// or after 60 s, recording an issue: a change that never arrives fails instead of hanging.
         func wait(for level: Logger.Level?) async {
-            await withCheckedContinuation { continuation in
+            let arrived = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let done = state.withLock { state in
                     if state.seen.last == level { return true }
                     state.waiter = (level, continuation)
                     return false
                 }
-                if done { continuation.resume() }
+                if done { continuation.resume(returning: true) }
+                DispatchQueue.global()
+                    .asyncAfter(deadline: .now() + .seconds(60)) { [self] in
+                        let expired = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                            guard let waiter = state.waiter, waiter.level == level else { return nil }
+                            state.waiter = nil
+                            return waiter.continuation
+                        }
+                        expired?.resume(returning: false)
+                    }
             }
+            #expect(arrived, "the handler did not take in \(String(describing: level)) within 60 s")
         }
     }
 
