@@ -89,7 +89,7 @@ public struct DefaultsService: Service, CustomStringConvertible {
             switch outcome {
             case .stored:
                 continue
-            case .failed(let error) where error.kind == .lostOrRefused && error.metric == .refusedWrites:
+            case .failed(let error) where error.metric == .refusedWrites:
                 // A write refused earlier (a locked key, a read-only file), which synchronize()
                 // throws once; it was logged when it happened, and nothing pending was lost now.
                 continue

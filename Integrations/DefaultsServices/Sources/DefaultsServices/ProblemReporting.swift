@@ -130,19 +130,17 @@ final class ProblemReporter: Sendable {
         self.counters = counters
     }
 
-    /// Whether `suite` is one of the suites this reporter looks after.
-    func covers(_ suite: Defaults.Suite) -> Bool { suites.contains(suite) }
-
     /// Logs and counts `problem`, which `suite` reported.
     func report(_ problem: Defaults.StorageError, from suite: Defaults.Suite) {
         guard let suite = suites.first(where: { $0 == suite }) else { return }
         let name = label(of: suite)
         counters[name]?[problem.metric]?.increment()
+        var metadata = problem.metadata
         var level = problem.kind.level
         if problem.kind == .recovered {
             let now = ContinuousClock.now
             // The kind of problem and what it names, not its reason or where a file went.
-            let names = ["defaults.file", "defaults.key", "defaults.backend"].map { "\(problem.metadata[$0] ?? "")" }
+            let names = ["defaults.file", "defaults.key", "defaults.backend"].map { "\(metadata[$0] ?? "")" }
             let identity = ([name, problem.caseName] + names).joined(separator: "\n")
             let isRepeat = lastLogged.withLock { last in
                 if let previous = last[identity], previous.duration(to: now) < repeatInterval { return true }
@@ -154,7 +152,6 @@ final class ProblemReporter: Sendable {
             }
             if isRepeat { level = .debug }
         }
-        var metadata = problem.metadata
         metadata["defaults.suite"] = "\(name)"
         logger.log(level: level, "\(problem.description)", metadata: metadata)
     }
