@@ -268,6 +268,66 @@ extension Store {
             return .assigned(wasStale: wasStale)
         }
 
+        /// What ``applyWrite(_:named:decoded:marksChanged:writeThrough:)`` did with one key's write.
+        enum WriteOutcome {
+            /// The key held the value already.
+            case unchanged
+            /// The write is refused (a read-only file, a system file's lock); nothing changed.
+            case refused(Defaults.Suite.WriteRefusal)
+            /// Stored; the value and decoded value it replaced, and the key's observers, for the
+            /// caller to tell (and release) after the lock.
+            case changed(old: JSONValue?, oldDecoded: CacheEntry?, observers: (any Defaults.ObserverSlot)?)
+        }
+
+        /// Stores `new` (`nil` removes) under `name`: every decision a write of one key's JSON
+        /// makes, for both write paths (the one-key path and the general commit), so they decide
+        /// alike. A write of the value stored is no change, refused or not; a refused write changes
+        /// nothing; a change is written through to a backend that stores as it goes, and recorded
+        /// (``recordChange(of:decoded:marksChanged:)``).
+        ///
+        /// The caller bumps ``generation`` and tells ``flush``, once for all its keys.
+        // Inlined into both paths: with its arguments known there, the one-key path keeps its
+        // single search of the values and pays nothing for refusals it has ruled out.
+        @inline(__always)
+        mutating func applyWrite(
+            _ new: JSONValue?,
+            named name: HashedName,
+            decoded: CacheEntry?,
+            marksChanged: Bool,
+            writeThrough: (any WriteThroughBackend)?
+        ) -> WriteOutcome {
+            let old: JSONValue?
+            if layering.contains(.refusals) {
+                old = values[name.text]
+                guard old != new else {
+                    // The same JSON may be stored as another type (a base64 string other code
+                    // set, now written as Data): stored again, as this key's type says.
+                    writeThrough?.set(new, forKey: name.text)
+                    return .unchanged
+                }
+                if let refusal = refusal(ofWriteTo: name.text) { return .refused(refusal) }
+                values[name.text] = new
+            } else {
+                // Replaced before comparing, one search of the table: equal JSON is the same
+                // bytes, so replacing a value with an equal one changes nothing.
+                old =
+                    if let new { values.updateValue(new, forKey: name.text) } else {
+                        values.removeValue(forKey: name.text)
+                    }
+                guard old != new else {
+                    writeThrough?.set(new, forKey: name.text)
+                    return .unchanged
+                }
+            }
+            if let storage = writeThrough {
+                // UserDefaults never calls back into us, so writing under our lock keeps
+                // its order the same as ours.
+                storage.set(new, forKey: name.text)
+            }
+            let (oldDecoded, observers) = recordChange(of: name, decoded: decoded, marksChanged: marksChanged)
+            return .changed(old: old, oldDecoded: oldDecoded, observers: observers)
+        }
+
         /// Records one committed change of `name`, with one search of ``keys``: keeps `decoded` (or
         /// forgets the old one), marks the key changed when `marksChanged`.
         ///

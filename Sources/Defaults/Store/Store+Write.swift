@@ -1,7 +1,12 @@
 import Foundation
 
-// The store's decisions about a write, each under its lock: the suite's write paths
-// (`Suite+Write.swift`) ask, then tell observers and report after the lock.
+// The store's decisions about a write, each under its lock: the suite (`Suite+Write.swift`) asks,
+// then tells observers and reports after the lock. There are two write paths: the one-key path
+// (`Suite.setValue`), tried first in place (`writeInPlace`: a value with no references, into the
+// key's box, no JSON made) and then by the value's JSON (`commitOne`); and the general commit
+// (`commit`: any number of keys, transactions, layers, refusals), which the one-key path hands
+// over to whenever it cannot decide alone. Both JSON tiers make each key's decisions in one body,
+// `State.applyWrite`.
 extension Store {
     /// What ``commitOne(_:named:decoded:)`` did.
     enum OneKeyCommit {
@@ -68,32 +73,19 @@ extension Store {
             if state.openTransactions > 0 || !state.layering.isDisjoint(with: .checkedByWrites) {
                 return (.general, nil, nil, nil, nil)
             }
-            // Replaced before comparing, one search of the table: equal JSON is the same bytes,
-            // so replacing a value with an equal one changes nothing.
-            let old =
-                if let new { state.values.updateValue(new, forKey: name) } else {
-                    state.values.removeValue(forKey: name)
-                }
-            guard old != new else {
-                // The same JSON may be stored as another type (a base64 string other code set,
-                // now written as Data): stored again, as this key's type says; no change to report.
-                writeThrough?.set(new, forKey: name)
+            let outcome = state.applyWrite(
+                new,
+                named: hashedName,
+                decoded: decoded,
+                marksChanged: commitsLater,
+                writeThrough: writeThrough
+            )
+            guard case .changed(let old, let oldDecoded, let observers) = outcome else {
+                // Refusals were ruled out above.
                 return (.unchanged, nil, nil, nil, nil)
             }
-            let (oldDecoded, observers) = state.recordChange(
-                of: hashedName,
-                decoded: decoded,
-                marksChanged: commitsLater
-            )
             state.generation &+= 1
-            var schedulesFlush = false
-            if commitsLater {
-                schedulesFlush = state.flush.changed()
-            } else if let storage = writeThrough {
-                // UserDefaults never calls back into us, so writing under our lock keeps
-                // its order the same as ours.
-                storage.set(new, forKey: name)
-            }
+            let schedulesFlush = commitsLater && state.flush.changed()
             let isReported = state.reportsChange(of: name)
             return (
                 .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
@@ -129,29 +121,25 @@ extension Store {
             in
             var changes: [String: Defaults.StoredChange] = [:]
             for (name, new) in makeWrites(state.values) {
-                let old = state.values[name]
-                guard old != new else {
-                    // As in a write of one key: stored again as the writer's type says.
-                    writeThrough?.set(new, forKey: name)
-                    continue
-                }
-                if let refusal = state.refusal(ofWriteTo: name) {
-                    refused.append((name, refusal))
-                    continue
-                }
-                state.values[name] = new
-                if let storage = writeThrough {
-                    // UserDefaults never calls back into us, so writing under our lock keeps
-                    // its order the same as ours.
-                    storage.set(new, forKey: name)
-                }
                 // `decoded` is only given for a write of one key.
                 let newDecoded = decoded
-                let (oldDecoded, observers) = state.recordChange(
-                    of: HashedName(name),
+                let outcome = state.applyWrite(
+                    new,
+                    named: HashedName(name),
                     decoded: newDecoded,
-                    marksChanged: commitsLater
+                    marksChanged: commitsLater,
+                    writeThrough: writeThrough
                 )
+                let (old, oldDecoded, observers): (JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?)
+                switch outcome {
+                case .unchanged:
+                    continue
+                case .refused(let refusal):
+                    refused.append((name, refusal))
+                    continue
+                case .changed(let changedFrom, let decodedBefore, let keyObservers):
+                    (old, oldDecoded, observers) = (changedFrom, decodedBefore, keyObservers)
+                }
                 // What reads see: where the user's file has no value, a system file's stands in.
                 let seenOld = state.layeredValue(named: name, stored: old)
                 let seenNew = state.layeredValue(named: name, stored: new)
