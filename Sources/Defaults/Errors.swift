@@ -42,6 +42,13 @@ extension Defaults {
         /// changed: a value the user's file holds for it stays there, and is read again once the
         /// lock is lifted.
         case lockedKey(key: String, lockedBy: URL)
+        /// A write to `key` was refused because it is a secret key
+        /// (``Defaults/Key/init(secret:default:suite:summary:)``): its value comes from the file
+        /// `file` (`nil` when the suite has no secrets directory) and is never stored. Nothing changed.
+        case secretKey(key: String, file: URL?)
+        /// The file `url`, which holds the value of the secret key `key`, exists but cannot be read
+        /// (`reason` says why; never what the file holds). The key reads its default until it can.
+        case unreadableSecret(key: String, url: URL, reason: String)
         /// The member `""` of the system file at `url`, where it lists the keys it locks, is not
         /// what it must be (`reason` says why); the file locks nothing until it is mended. Its
         /// values still count.
@@ -106,6 +113,11 @@ extension Defaults {
             case .lockedKey(let key, let lockedBy):
                 return
                     "Defaults: not writing \"\(key)\": it is locked by \(lockedBy.path); the stored value is unchanged"
+            case .secretKey(let key, let file):
+                let place = file.map { "from \($0.path)" } ?? "from a secrets directory, and the suite has none"
+                return "Defaults: not writing \"\(key)\": it is a secret, read \(place) and never stored"
+            case .unreadableSecret(let key, let url, let reason):
+                return "Defaults: cannot read the secret \"\(key)\" from \(url.path) (\(reason)); it reads its default"
             case .invalidLocks(let url, let reason):
                 return "Defaults: \(url.path) locks no keys until it is mended: \(reason)"
             case .backendFailed(let backend, let reason):

@@ -30,14 +30,24 @@ extension Defaults {
         /// The least and greatest values allowed, as the file stores them; `nil` for any value of
         /// the key's type.
         let storedRange: (lower: JSONValue, upper: JSONValue)?
+        /// Whether the key is secret: its value is read from a file in the suite's secrets
+        /// directory, never stored, and shown as `<secret>` (see ``Defaults/Key/init(secret:default:suite:summary:)``).
+        public let isSecret: Bool
 
-        init(name: String, suite: Suite, summary: String? = nil, storedRange: (JSONValue, JSONValue)? = nil) {
+        init(
+            name: String,
+            suite: Suite,
+            summary: String? = nil,
+            storedRange: (JSONValue, JSONValue)? = nil,
+            isSecret: Bool = false
+        ) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
             self.suite = suite
             self.hashedName = Suite.HashedName(name)
             self.summary = summary
             self.storedRange = storedRange
+            self.isSecret = isSecret
         }
 
         /// The JSON Schema of the key's stored value, with its summary and default; `Key` says.
@@ -130,11 +140,13 @@ extension Defaults {
             default defaultValue: Value,
             suite: Suite,
             summary: String?,
-            storedRange: (JSONValue, JSONValue)
+            storedRange: (JSONValue, JSONValue)?,
+            isSecret: Bool = false
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true
-            super.init(name: name, suite: suite, summary: summary, storedRange: storedRange)
+            super.init(name: name, suite: suite, summary: summary, storedRange: storedRange, isSecret: isSecret)
+            if isSecret { suite.declareSecret(name) }
         }
 
         /// Creates a key whose default is computed on every read while nothing is stored.
@@ -260,5 +272,58 @@ extension Defaults.Key {
     public func value(decoding stored: Defaults.JSONValue?) -> Value {
         guard let stored else { return defaultValue }
         return ValueCoding.decode(stored, as: Value.self) ?? defaultValue
+    }
+}
+
+extension Defaults.Key where Value == String {
+    /// Creates a secret key: its value is the text of the file named after the key in the suite's
+    /// ``Defaults/Suite/secretsDirectory`` (`$CREDENTIALS_DIRECTORY`, or a directory given to
+    /// ``Defaults/Suite/readSecrets(from:)``), less one line ending at its end; `defaultValue`
+    /// while there is no such file.
+    ///
+    /// Nothing else sets a secret: a value for it in the suite's file or backend, in a system file,
+    /// a launch argument or an environment variable (which other processes can read) is passed
+    /// over. It is never written to the suite's file or backend: a write is refused and reported
+    /// (``Defaults/StorageError/secretKey(key:file:)``). The published schema marks it secret
+    /// (`"x-secret": true`), and the `defaults` command shows `<secret>` for its value. The file is
+    /// read when the key is created, and again at each ``Defaults/Suite/readSecrets(from:)``;
+    /// after that a read costs what any key's read costs.
+    ///
+    /// ```swift
+    /// extension Defaults.Keys {
+    ///     // systemd: LoadCredential=database.password:/etc/greeter/db-password
+    ///     static let databasePassword = Key<String>(secret: "database.password")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The key's name, which is also the file's: not empty, not `.` or `..`, no `/`.
+    ///     Another name stops the program.
+    ///   - defaultValue: The value read while there is no file.
+    ///   - suite: The suite whose secrets directory holds the file.
+    ///   - summary: One line saying what the key means.
+    public convenience init(
+        secret name: String,
+        default defaultValue: String = "",
+        suite: Defaults.Suite = .standard,
+        summary: String? = nil
+    ) {
+        precondition(Secrets.isValidName(name), "Defaults.Key: the secret \"\(name)\" cannot name a file")
+        self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, isSecret: true)
+    }
+}
+
+extension Defaults.Key where Value == String? {
+    /// Creates a secret key that reads `nil` while there is no file; see
+    /// ``Defaults/Key/init(secret:default:suite:summary:)``.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name, which is also the file's: not empty, not `.` or `..`, no `/`.
+    ///     Another name stops the program.
+    ///   - suite: The suite whose secrets directory holds the file.
+    ///   - summary: One line saying what the key means.
+    public convenience init(secret name: String, suite: Defaults.Suite = .standard, summary: String? = nil) {
+        precondition(Secrets.isValidName(name), "Defaults.Key: the secret \"\(name)\" cannot name a file")
+        self.init(name, default: nil, suite: suite, summary: summary, storedRange: nil, isSecret: true)
     }
 }

@@ -318,6 +318,10 @@ extension Defaults.Suite {
                 let error = Defaults.StorageError.lockedKey(key: name, lockedBy: url)
                 first = first ?? error
                 report(error)
+            case .secret(let file):
+                let error = Defaults.StorageError.secretKey(key: name, file: file)
+                first = first ?? error
+                report(error)
             }
         }
         store.rememberRefusal(first)

@@ -55,15 +55,17 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
     let key = arguments.value("key")
     let merged = arguments.has("merged")
     let origin = arguments.has("origin")
+    // A secret's value is never shown, wherever it comes from.
+    let secrets = try SuiteSchema.secretNames(for: location)
     guard key != nil || merged || origin else {
-        printLine(render(.object(try location.readExisting())))
+        printLine(render(.object(redacting(try location.readExisting(), secrets))))
         return
     }
     // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
     let suite = location.open { error in printError(error.description) }
     guard let key else {
-        let values = suite.storedValues()
+        let values = redacting(suite.storedValues(), secrets)
         guard origin else {
             printLine(render(.object(values)))
             return
@@ -71,6 +73,11 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
         for name in values.keys.sorted(by: utf8Precedes) {
             printLine("\(name): \(renderCompact(values[name]!))  # from \(suite.source(ofValueNamed: name))")
         }
+        return
+    }
+    if secrets.contains(key) {
+        printLine(render(SuiteSchema.secretPlaceholder))
+        if origin { printLine("from: a secret file only the program reads; a secret is never stored") }
         return
     }
     guard let value = suite.storedValue(named: key) else {
@@ -86,7 +93,8 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
 }
 
 private func export(_ location: SuiteLocation, to file: String?) throws(ToolError) {
-    let text = render(.object(try location.readExisting())) + "\n"
+    let secrets = try SuiteSchema.secretNames(for: location)
+    let text = render(.object(redacting(try location.readExisting(), secrets))) + "\n"
     guard let file else {
         print(text, terminator: "")
         return
@@ -112,6 +120,7 @@ private func change(
 ) throws(ToolError) {
     // Checked first, or opening the suite would move a broken file aside.
     if !replacingBrokenFile { _ = try location.read() }
+    let secrets = try SuiteSchema.secretNames(for: location)
     let suite = location.open { error in printError(error.description) }
     var failure: ToolError?
     do {
@@ -126,6 +135,11 @@ private func change(
                     }
                     if value.isNested(deeperThan: JSONValue.maximumStoredDepth) {
                         throw ToolError.invalid("the value for \"\(name)\" is nested too deeply; nothing was written")
+                    }
+                    if secrets.contains(name) {
+                        throw ToolError.invalid(
+                            "\"\(name)\" is a secret: its program reads it from a file, and it is never stored; nothing was written"
+                        )
                     }
                 }
                 let locked = writes.keys.sorted(by: utf8Precedes)
@@ -357,40 +371,4 @@ private func makePrivateFolder() throws(ToolError) -> String {
         throw .file("cannot make a folder in \(base) for the copy to edit: \(String(cString: strerror(errno)))")
     }
     return String(cString: made)
-}
-
-// MARK: - Watching
-
-private func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
-    let location = try SuiteLocation(arguments.value("suite")!)
-    // Checked first, or opening the suite would move a broken file aside.
-    _ = try location.read()
-    let keys = arguments.values["key"].map(Set.init)
-    let asJSON = arguments.has("json")
-    let suite = location.open { error in printError(error.description) }
-    Defaults.addChangeSink(
-        Defaults.ChangeSink { event in
-            guard event.suite == suite else { return }
-            for name in event.changes.keys.sorted(by: utf8Precedes) {
-                guard keys?.contains(name) ?? true, let change = event.changes[name] else { continue }
-                printLine(asJSON ? jsonLine(name, change) : textLine(name, change))
-            }
-        }
-    )
-    // On standard error, so standard output holds only changes; scripts and tests wait for it.
-    printError("defaults: watching \(location.place); Ctrl-C stops")
-    withExtendedLifetime(suite) { dispatchMain() }
-}
-
-private func textLine(_ name: String, _ change: Defaults.StoredChange) -> String {
-    let old = change.old.map(renderCompact) ?? "(unset)"
-    let new = change.new.map(renderCompact) ?? "(unset)"
-    return "\(name): \(old) -> \(new)"
-}
-
-private func jsonLine(_ name: String, _ change: Defaults.StoredChange) -> String {
-    var object: [String: JSONValue] = ["key": .string(name)]
-    object["old"] = change.old
-    object["new"] = change.new
-    return renderCompact(.object(object))
 }

@@ -25,6 +25,12 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
         lines.append("  type:    " + (property.string("x-swift-type") ?? SuiteSchema.expectedType(property)))
         if let range = SuiteSchema.range(property) { lines.append("  range:   " + range) }
         if let cases = SuiteSchema.cases(property) { lines.append("  cases:   " + cases) }
+        if property["x-secret"] == .bool(true) {
+            lines.append("  secret:  read by the program from a file, never stored")
+            lines.append("  value:   " + renderCompact(SuiteSchema.secretPlaceholder))
+            blocks.append(lines.joined(separator: "\n"))
+            continue
+        }
         lines.append("  default: " + (property["default"].map(renderCompact) ?? "(computed by the program)"))
         let source = suite.source(ofValueNamed: name)
         if let value = suite.storedValue(named: name) {

@@ -9,6 +9,20 @@ struct SuiteSchema {
     /// Each described key's property in the schema.
     let keys: [String: [String: JSONValue]]
 
+    /// The keys the schema marks secret (`"x-secret": true`): their values are shown as `<secret>`
+    /// and never written.
+    var secretNames: Set<String> {
+        Set(keys.compactMap { name, property in property["x-secret"] == .bool(true) ? name : nil })
+    }
+
+    /// What the command shows in place of a secret's value.
+    static let secretPlaceholder = JSONValue.string("<secret>")
+
+    /// The secret keys of the schema published beside `location`'s file; none when there is none.
+    static func secretNames(for location: SuiteLocation) throws(ToolError) -> Set<String> {
+        try published(for: location)?.secretNames ?? []
+    }
+
     /// The schema published beside `location`'s file; `nil` when there is none (or it is a suite
     /// kept elsewhere).
     ///

@@ -14,12 +14,17 @@ extension Store.State {
         /// This run overrides some keys (launch arguments, environment): a read of one sees the
         /// override, and a change of one is not reported.
         static let overrides = Layering(rawValue: 1 << 1)
-        /// Some writes are refused: the file is read-only, or a system file locks keys.
+        /// Some writes are refused: the file is read-only, a system file locks keys, or some keys
+        /// are secret.
         static let refusals = Layering(rawValue: 1 << 2)
+        /// Some keys are secret: a read of one sees ``Secrets`` and nothing else.
+        static let secrets = Layering(rawValue: 1 << 3)
 
+        /// What a read must consult beneath the user's values (overrides are looked at apart).
+        static let seenByReads: Layering = [.systemFiles, .secrets]
         /// What a write of one key by its JSON must check first (overrides change only what is
         /// reported, which the write works out itself).
-        static let checkedByWrites: Layering = [.systemFiles, .refusals]
+        static let checkedByWrites: Layering = [.systemFiles, .refusals, .secrets]
     }
 
     /// Works ``layering`` out again; call it after changing ``layers``, ``overrides`` or
@@ -28,6 +33,7 @@ extension Store.State {
         var layering: Layering = []
         if let layers, !layers.values.isEmpty || !layers.locks.isEmpty { layering.insert(.systemFiles) }
         if overrides != nil { layering.insert(.overrides) }
+        if secrets?.values.isEmpty == false { layering.formUnion([.secrets, .refusals]) }
         if readOnlyReason != nil || layers?.locks.isEmpty == false { layering.insert(.refusals) }
         self.layering = layering
     }
@@ -35,6 +41,7 @@ extension Store.State {
     /// Why a write of `name` is refused; `nil` when it is not.
     func refusal(ofWriteTo name: String) -> Defaults.Suite.WriteRefusal? {
         guard layering.contains(.refusals) else { return nil }
+        if layering.contains(.secrets), secrets!.contains(name) { return .secret(secrets!.fileURL(of: name)) }
         if let readOnlyReason { return .readOnly(readOnlyReason) }
         if layering.contains(.systemFiles), let index = layers!.locks[name] {
             return .locked(by: layers!.layers[index].url)
@@ -50,6 +57,8 @@ extension Store.State {
         let stored = values[name]
         // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from
         // here passes it a copy of the whole state (a memcpy of the state on every call).
+        guard !layering.isDisjoint(with: .seenByReads) else { return stored }
+        if layering.contains(.secrets), let secret = secrets!.values[name] { return secret }
         guard layering.contains(.systemFiles) else { return stored }
         return layers!.seen(name, stored: stored)
     }
@@ -57,6 +66,8 @@ extension Store.State {
     /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view,
     /// or a change about to be made).
     func layeredValue(named name: String, stored: JSONValue?) -> JSONValue? {
+        guard !layering.isDisjoint(with: .seenByReads) else { return stored }
+        if layering.contains(.secrets), let secret = secrets!.values[name] { return secret }
         guard layering.contains(.systemFiles) else { return stored }
         return layers!.seen(name, stored: stored)
     }
@@ -64,13 +75,18 @@ extension Store.State {
     /// Every key's value as reads see it before this run's overrides: ``layeredValue(named:)``
     /// of every key set somewhere, where the user's layer holds `stored`.
     func layeredValues(stored: [String: JSONValue]) -> [String: JSONValue] {
-        guard layering.contains(.systemFiles) else { return stored }
-        return layers!.seen(stored: stored)
+        guard !layering.isDisjoint(with: .seenByReads) else { return stored }
+        var seen = layering.contains(.systemFiles) ? layers!.seen(stored: stored) : stored
+        guard layering.contains(.secrets) else { return seen }
+        for (name, secret) in secrets!.values { seen[name] = secret }
+        return seen
     }
 
-    /// Whether a system file locks `name`.
+    /// Whether a system file locks `name`, or it is a secret key: reads see neither the user's
+    /// value nor this run's overrides, and writes are refused.
     func isLocked(_ name: String) -> Bool {
         layering.contains(.systemFiles) && layers!.locks[name] != nil
+            || layering.contains(.secrets) && secrets!.contains(name)
     }
 
     /// Whether a change of `name` is reported: not when this run overrides it, as reads of it

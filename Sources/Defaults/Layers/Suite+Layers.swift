@@ -16,8 +16,10 @@ extension Defaults.Suite {
     public func source<Value: Defaults.Serializable>(of key: Defaults.Key<Value>) -> Defaults.ValueSource {
         let isDecoded = value(named: key.hashedName, as: Value.self) != nil
         let source = source(ofValueNamed: key.name)
-        if case .locked = source { return source }
-        return isDecoded ? source : .defaultValue
+        switch source {
+        case .locked, .secret: return source
+        default: return isDecoded ? source : .defaultValue
+        }
     }
 
     /// The layer that sets the stored value `name` now, before any decoding.
@@ -43,5 +45,43 @@ extension Defaults {
     /// - Returns: See ``Defaults/Suite/source(of:)``.
     public static func source<Value: Serializable>(of key: Key<Value>) -> ValueSource {
         key.suite.source(of: key)
+    }
+}
+
+extension Defaults.Suite {
+    /// The directory this suite reads its secret keys' values from: the one given to
+    /// ``readSecrets(from:)``, or else `$CREDENTIALS_DIRECTORY` (where systemd puts the credentials
+    /// of a service with `LoadCredential=`); `nil` when there is neither.
+    ///
+    /// A secret key (``Defaults/Key/init(secret:default:suite:summary:)``) reads the file named
+    /// after it there.
+    public var secretsDirectory: URL? { store.secretsDirectory }
+
+    /// Reads this suite's secret keys from the files in `directory` from now on (a Kubernetes
+    /// Secret volume, `/run/secrets`), and reads every secret key again now.
+    ///
+    /// Call it again to read the files again; keys whose values changed are reported to their
+    /// observers as one change made elsewhere. A file that exists and cannot be read is reported
+    /// through the error handler (``Defaults/StorageError/unreadableSecret(key:url:reason:)``), and
+    /// its key reads its default.
+    ///
+    /// ```swift
+    /// suite.readSecrets(from: URL(fileURLWithPath: "/run/secrets"))
+    /// ```
+    public func readSecrets(from directory: URL) {
+        store.readSecrets(from: directory) { report($0) }
+    }
+
+    /// Whether `name` is a secret key of this suite: a key declared with
+    /// ``Defaults/Key/init(secret:default:suite:summary:)`` in this process.
+    public func isSecret(named name: String) -> Bool {
+        store.isSecret(name)
+    }
+}
+
+extension Defaults.Suite {
+    /// Makes `name` a secret key of this suite, read from its file now (see ``Secrets``).
+    func declareSecret(_ name: String) {
+        store.declareSecret(name) { report($0) }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 extension Defaults {
     /// Where the value a read of a key returns comes from: the layer that gives it.
     ///
-    /// The layers, highest first: a lock in a system file; a launch argument; an environment
+    /// The layers, highest first: a secret's file; a lock in a system file; a launch argument; an environment
     /// variable; the suite's own file; the system files beneath it, in their order; the key's
     /// default. See ``Defaults/Suite/source(of:)``.
     ///
@@ -16,6 +16,8 @@ extension Defaults {
         /// A system file (`by`) locks the key: reads return the system value, from the first system
         /// file that sets it (`valueFrom`), or the key's default when none does.
         case locked(by: URL, valueFrom: URL?)
+        /// The key is secret, and this file gives its value (``Defaults/Key/init(secret:default:suite:summary:)``).
+        case secret(URL)
         /// A `-name value` launch argument, for this run (``Defaults/Suite/overrideWithLaunchArguments(_:)``).
         case launchArgument
         /// An environment variable, for this run (``Defaults/Suite/overrideWithEnvironment(prefix:_:)``).
@@ -35,6 +37,7 @@ extension Defaults {
             case .locked(let file, let valueFrom):
                 let value = valueFrom.map { "the value of \($0.path)" } ?? "the program's default"
                 return "a lock in \(file.path), with \(value)"
+            case .secret(let file): return "the secret file \(file.path)"
             case .launchArgument: return "a launch argument"
             case .environment(let variable): return "the environment variable \(variable)"
             case .userFile(let file): return "the user's file \(file.path)"

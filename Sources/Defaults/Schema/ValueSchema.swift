@@ -201,7 +201,8 @@ extension ValueSchema {
 
 extension ValueSchema {
     /// A key's property in its suite's schema: its value's schema, narrowed to its range, with
-    /// its summary, fixed default and Swift type.
+    /// its summary, fixed default and Swift type; a secret key is marked `"x-secret": true` and
+    /// `"readOnly": true` (it is never stored), and shows no default.
     static func entry<Value: Defaults.Serializable>(for key: Defaults.Key<Value>) -> [String: JSONValue] {
         let sample = key.hasFixedDefault ? key.defaultValue : nil
         var entry = schema(for: Value.self, sample: sample)
@@ -211,6 +212,11 @@ extension ValueSchema {
         }
         entry["x-swift-type"] = .string(String(describing: Value.self))
         if let summary = key.summary { entry["description"] = .string(summary) }
+        if key.isSecret {
+            entry["x-secret"] = .bool(true)
+            entry["readOnly"] = .bool(true)
+            return entry
+        }
         if let sample, let json = ValueCoding.encodeElement(sample) { entry["default"] = json }
         return entry
     }

@@ -6,6 +6,9 @@ extension Defaults.Suite {
         case readOnly(String)
         /// A system file locks the key.
         case locked(by: URL)
+        /// The key is secret: it is read from this file (`nil`: the suite has no secrets
+        /// directory), and never stored.
+        case secret(URL?)
     }
 
     /// What a state keeps beside one key's stored value.

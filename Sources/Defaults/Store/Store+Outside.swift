@@ -60,7 +60,8 @@ extension Store {
                 // file's value stands in for the user's where the user's file has none.
                 let seenOld = state.layeredValue(named: name, stored: old)
                 let seenNew = state.layeredValue(named: name, stored: new)
-                guard !state.layering.contains(.systemFiles) || (!state.isLocked(name) && seenOld != seenNew) else {
+                guard state.layering.isDisjoint(with: .seenByReads) || (!state.isLocked(name) && seenOld != seenNew)
+                else {
                     listed.append((name, new, nil))
                     return
                 }
@@ -69,7 +70,7 @@ extension Store {
                     new: seenNew,
                     oldDecoded: entry?.decoded,
                     // Decoded from the stored value, which reads see when no layer is there.
-                    newDecoded: state.layering.contains(.systemFiles) || found.decoded.isEmpty
+                    newDecoded: !state.layering.isDisjoint(with: .seenByReads) || found.decoded.isEmpty
                         ? nil : found.decoded[name],
                     observers: entry?.observers
                 )

@@ -150,6 +150,10 @@ extension Store {
     /// of `suite` on this task, the transaction's view.
     func source(ofValueNamed name: String, in suite: Defaults.Suite) -> Defaults.ValueSource {
         state.withLock { state -> Defaults.ValueSource in
+            if let secrets = state.secrets, let value = secrets.values[name] {
+                guard value != nil, let file = secrets.fileURL(of: name) else { return .defaultValue }
+                return .secret(file)
+            }
             if let layers = state.layers, let index = layers.locks[name] {
                 return .locked(
                     by: layers.layers[index].url,

@@ -80,6 +80,8 @@ extension Store {
         var overrides: Overrides?
         /// The system files beneath the user's file, when the suite was opened with some.
         var layers: SystemLayers?
+        /// The secret keys and what their files hold; `nil` until a key is declared secret.
+        var secrets: Secrets?
         /// Why this process may not write the suite's file, when it may not.
         var readOnlyReason: String?
         /// What reads and writes must consult beyond the user's values, worked out from the three

@@ -43,6 +43,9 @@ final class Store: Sendable {
     /// Whether writes wait in memory for a commit to a backend; kept apart so the write path tests
     /// it without touching the enum.
     let commitsLater: Bool
+    /// Whether a key was ever declared secret here: until then, asking whether a name is secret
+    /// takes no lock (the swift-configuration provider asks on every lookup).
+    let hasSecrets = Atomic<Bool>(false)
     let state: Lock<Store.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")

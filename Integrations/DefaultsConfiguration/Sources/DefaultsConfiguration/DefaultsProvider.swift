@@ -102,8 +102,15 @@ extension DefaultsProvider: ConfigProvider {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
-        let found = keyMapping.resolve(key, joined: joined) { suite.storedValue(named: $0) }
-        return try conversion.lookup(found, encodedKey: joined, type: type)
+        var foundName: String?
+        let found = keyMapping.resolve(key, joined: joined) { name in
+            let value = suite.storedValue(named: name)
+            if value != nil, foundName == nil { foundName = name }
+            return value
+        }
+        // A secret key's value is marked secret whatever the specifier says.
+        let isSecretKey = foundName.map { suite.isSecret(named: $0) } ?? false
+        return try conversion.lookup(found, encodedKey: joined, type: type, isSecretKey: isSecretKey)
     }
 
     /// The same as ``value(forKey:type:)``: the suite has everything in memory, and a change made
@@ -188,8 +195,10 @@ extension DefaultsProvider: ConfigProvider {
     }
 
     private func currentSnapshot() -> DefaultsSnapshot {
-        DefaultsSnapshot(
-            values: suite.storedValues(),
+        let values = suite.storedValues()
+        return DefaultsSnapshot(
+            values: values,
+            secretNames: Set(values.keys.filter { suite.isSecret(named: $0) }),
             keyMapping: keyMapping,
             conversion: conversion,
             providerName: providerName

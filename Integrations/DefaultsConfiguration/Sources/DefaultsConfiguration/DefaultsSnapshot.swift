@@ -15,14 +15,18 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
 
     let keyMapping: DefaultsProvider.KeyMapping
     let conversion: ValueConversion
+    /// The keys of ``values`` that are secret keys of the suite: their values are marked secret.
+    let secretNames: Set<String>
 
     init(
         values: [String: Defaults.JSONValue],
+        secretNames: Set<String>,
         keyMapping: DefaultsProvider.KeyMapping,
         conversion: ValueConversion,
         providerName: String
     ) {
         self.values = values
+        self.secretNames = secretNames
         self.keyMapping = keyMapping
         self.conversion = conversion
         self.providerName = providerName
@@ -37,10 +41,17 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
+        var foundName: String?
+        let found = keyMapping.resolve(key, joined: joined) { name in
+            let value = values[name]
+            if value != nil, foundName == nil { foundName = name }
+            return value
+        }
         return try conversion.lookup(
-            keyMapping.resolve(key, joined: joined) { values[$0] },
+            found,
             encodedKey: joined,
-            type: type
+            type: type,
+            isSecretKey: foundName.map(secretNames.contains) ?? false
         )
     }
 

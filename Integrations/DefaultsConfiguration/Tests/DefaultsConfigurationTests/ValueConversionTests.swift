@@ -94,6 +94,29 @@ import Testing
         #expect(try provider.value(forKey: ["db", "user"], type: .string).value?.isSecret == false)
     }
 
+    @Test func aSecretKeysValueIsMarkedSecretWhateverTheSpecifierSays() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("SecretProvider-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("hunter2\n".utf8).write(to: directory.appendingPathComponent("db.password"))
+        let suite = Defaults.Suite.inMemory()
+        suite.readSecrets(from: directory)
+        _ = Defaults.Key<String>(secret: "db.password", suite: suite)
+        suite[Defaults.Key<String>("db.user", default: "", suite: suite)] = "app"
+        let provider = DefaultsProvider(suite: suite)
+        let password = try provider.value(forKey: ["db", "password"], type: .string).value
+        #expect(password?.isSecret == true)
+        #expect(password?.content == .string("hunter2"))
+        #expect(try provider.value(forKey: ["db", "user"], type: .string).value?.isSecret == false)
+        let snapshot = provider.snapshot()
+        #expect(try snapshot.value(forKey: ["db", "password"], type: .string).value?.isSecret == true)
+        #expect(try snapshot.value(forKey: ["db", "user"], type: .string).value?.isSecret == false)
+        // A reader's access log and description never show it.
+        let config = ConfigReader(provider: provider)
+        #expect(config.string(forKey: "db.password") == "hunter2")
+    }
+
     @Test func bytesDecodeWithTheDecoderGiven() throws {
         let suite = Defaults.Suite.inMemory()
         suite[Defaults.Key<String>("key", default: "", suite: suite)] = "6d61676963"

@@ -30,7 +30,7 @@ extension Defaults.StorageError {
         // The user's values are not in effect (a file or value not read), or a value was refused.
         case .corruptFile, .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey,
             .exclusiveCommitUnsupported, .valueDoesNotFitSchema, .writeRefused, .changeDoesNotDecode,
-            .unreadableFile, .corruptFileLeftInPlace, .unreadableValue:
+            .unreadableFile, .corruptFileLeftInPlace, .unreadableValue, .secretKey, .unreadableSecret:
             .lostOrRefused
         // Retried, reconnected, polled, or written back from memory: nothing a person set is lost.
         case .writeFailed, .corruptFileRewritten, .pollingForChanges, .invalidLocks, .backendFailed:
@@ -47,12 +47,12 @@ extension Defaults.StorageError {
     var metric: ProblemMetric {
         switch self {
         case .writeFailed: .commitErrors
-        case .backendFailed, .unreadableFile, .pollingForChanges, .invalidLocks: .backendErrors
+        case .backendFailed, .unreadableFile, .pollingForChanges, .invalidLocks, .unreadableSecret: .backendErrors
         case .corruptFile, .corruptFileRewritten, .corruptFileLeftInPlace, .unreadableValue,
             .valueDoesNotFitSchema, .changeDoesNotDecode:
             .decodeErrors
         case .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey, .exclusiveCommitUnsupported,
-            .writeRefused:
+            .writeRefused, .secretKey:
             .refusedWrites
         }
     }
@@ -73,6 +73,12 @@ extension Defaults.StorageError {
         case .lockedKey(let key, let lockedBy):
             metadata["defaults.key"] = "\(key)"
             metadata["defaults.locked_by"] = "\(lockedBy.path)"
+        case .secretKey(let key, let file):
+            metadata["defaults.key"] = "\(key)"
+            if let file { metadata["defaults.secret_file"] = "\(file.path)" }
+        case .unreadableSecret(let key, let url, _):
+            metadata["defaults.key"] = "\(key)"
+            metadata["defaults.secret_file"] = "\(url.path)"
         case .backendFailed(let backend, _), .exclusiveCommitUnsupported(let backend), .writeRefused(let backend, _):
             metadata["defaults.backend"] = "\(backend)"
         case .unreadableValue(let backend, let key, _):

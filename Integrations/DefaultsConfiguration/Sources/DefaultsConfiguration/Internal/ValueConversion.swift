@@ -32,12 +32,19 @@ struct ValueConversion: Sendable {
     let bytesDecoder: any ConfigBytesFromStringDecoder
     let secretsSpecifier: SecretsSpecifier<String, Defaults.JSONValue>
 
-    /// The lookup result for a key as `type`, given the value its mapping found (`nil`: none);
-    /// `encodedKey` is the key's components joined with `.`.
-    func lookup(_ found: Defaults.JSONValue?, encodedKey: String, type: ConfigType) throws -> LookupResult {
+    /// The lookup result for a key as `type`, given the value its mapping found (`nil`: none).
+    ///
+    /// `encodedKey` is the key's components joined with `.`. The value is secret when it is a
+    /// secret key's (`isSecretKey`) or the secrets specifier says so.
+    func lookup(
+        _ found: Defaults.JSONValue?,
+        encodedKey: String,
+        type: ConfigType,
+        isSecretKey: Bool
+    ) throws -> LookupResult {
         guard let found else { return LookupResult(encodedKey: encodedKey, value: nil) }
         let content = try convert(found, to: type, key: encodedKey)
-        let isSecret = secretsSpecifier.isSecret(key: encodedKey, value: found)
+        let isSecret = isSecretKey || secretsSpecifier.isSecret(key: encodedKey, value: found)
         return LookupResult(encodedKey: encodedKey, value: ConfigValue(content, isSecret: isSecret))
     }
 

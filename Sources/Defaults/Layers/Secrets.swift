@@ -1,0 +1,76 @@
+import Foundation
+
+/// The secret keys of a suite, and what their files hold: a layer above every other, which is read
+/// from files and never stored.
+///
+/// A secret key's value is the text of the file named after the key in the suite's secrets
+/// directory (`$CREDENTIALS_DIRECTORY`, where systemd puts a service's credentials, or the
+/// directory given to ``Defaults/Suite/readSecrets(from:)``), or the key's default when there is
+/// no such file. Nothing else sets it: a value in the suite's file or backend, a system file, a
+/// launch argument or an environment variable (both of which other processes can read) is passed
+/// over, and a write is refused. Held in the store's state, as part of ``SystemLayers``.
+struct Secrets: Sendable {
+    /// The directory the files are read from; `nil` when none was given and
+    /// `$CREDENTIALS_DIRECTORY` is unset.
+    var directory: URL?
+    /// Every secret key's name, with what its file holds (`nil`: no file, the key's default).
+    private(set) var values: [String: JSONValue?] = [:]
+
+    /// No secret keys, read from `directory`.
+    init(directory: URL?) {
+        self.directory = directory
+    }
+
+    /// Whether `name` is a secret key.
+    func contains(_ name: String) -> Bool { values.index(forKey: name) != nil }
+
+    /// Where the secret `name` is read from; `nil` when there is no directory.
+    func fileURL(of name: String) -> URL? {
+        directory?.appendingPathComponent(name, isDirectory: false)
+    }
+
+    /// Makes `name` a secret key holding `value`.
+    mutating func set(_ value: JSONValue?, for name: String) {
+        values[name] = .some(value)
+    }
+
+    /// The directory systemd gives a service its credentials in: `$CREDENTIALS_DIRECTORY`, when
+    /// it is an absolute path.
+    static func credentialsDirectory(environment: [String: String]) -> URL? {
+        guard let path = environment["CREDENTIALS_DIRECTORY"], path.hasPrefix("/") else { return nil }
+        return URL(fileURLWithPath: path, isDirectory: true)
+    }
+
+    /// Whether `name` can name a file of its own in a directory, as a secret key's name must.
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
+    }
+
+    /// Reads the secret `name` from `directory`: the file's text, less one line ending at its end
+    /// (as `echo` and most editors leave one); `nil` when there is no directory or no such file.
+    ///
+    /// - Throws: ``Defaults/StorageError/unreadableSecret(key:url:reason:)`` when the file exists
+    ///   and cannot be read, or is not UTF-8 text. The error never holds the file's contents.
+    static func read(_ name: String, in directory: URL?) throws(Defaults.StorageError) -> JSONValue? {
+        guard let directory else { return nil }
+        let url = directory.appendingPathComponent(name, isDirectory: false)
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileStorage.contents(atPath: url.path, directoryIsMissing: false) else {
+                return nil
+            }
+            bytes = read
+        } catch {
+            throw .unreadableSecret(key: name, url: url, reason: "\(error)")
+        }
+        guard var text = String(validating: bytes, as: UTF8.self) else {
+            throw .unreadableSecret(key: name, url: url, reason: "the file is not UTF-8 text")
+        }
+        if text.hasSuffix("\r\n") {
+            text.removeLast(1)  // "\r\n" is one Character
+        } else if text.hasSuffix("\n") {
+            text.removeLast()
+        }
+        return .string(text)
+    }
+}

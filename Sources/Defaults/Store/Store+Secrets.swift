@@ -1,0 +1,118 @@
+import Foundation
+
+// The secret keys (`Layers/Secrets.swift`): declared by their keys, read from their files outside
+// the lock, taken in under it like a system file's change.
+extension Store {
+    /// The directory secrets are read from now: the one given, or `$CREDENTIALS_DIRECTORY`.
+    var secretsDirectory: URL? {
+        state.withLock { $0.secrets?.directory }
+            ?? Secrets.credentialsDirectory(
+                environment: ProcessInfo.processInfo.environment
+            )
+    }
+
+    /// Whether `name` is a secret key.
+    func isSecret(_ name: String) -> Bool {
+        guard hasSecrets.load(ordering: .acquiring) else { return false }
+        return state.withLock { $0.secrets?.contains(name) ?? false }
+    }
+
+    /// Makes `name` a secret key, read from its file in the secrets directory now; a file that
+    /// exists and cannot be read is reported to `report`, and the key reads its default.
+    func declareSecret(_ name: String, report: (Defaults.StorageError) -> Void) {
+        // Read outside the lock; taken in only if the directory is still the one read from.
+        while true {
+            let directory = secretsDirectory
+            let value: JSONValue?
+            do throws(Defaults.StorageError) {
+                value = try Secrets.read(name, in: directory)
+            } catch {
+                report(error)
+                value = nil
+            }
+            let taken = takeSecrets { secrets in
+                guard secrets.directory == directory else { return false }
+                secrets.set(value, for: name)
+                return true
+            }
+            if taken { return }
+        }
+    }
+
+    /// Reads every secret key from `directory` from now on, and reads them all again now; the
+    /// keys whose reads change are reported as one external change.
+    func readSecrets(from directory: URL, report: (Defaults.StorageError) -> Void) {
+        let names = state.withLock { Array(($0.secrets?.values ?? [:]).keys) }
+        var read: [String: JSONValue?] = [:]
+        for name in names {
+            do throws(Defaults.StorageError) {
+                read[name] = .some(try Secrets.read(name, in: directory))
+            } catch {
+                report(error)
+                read[name] = .some(nil)
+            }
+        }
+        _ = takeSecrets { secrets in
+            secrets.directory = directory
+            // A key declared meanwhile is read from the new directory by its own declaration,
+            // which sees the directory changed and reads again.
+            for (name, value) in read { secrets.set(value, for: name) }
+            return true
+        }
+    }
+
+    /// Changes the secrets with `change` (which returns whether it changed anything), and reports
+    /// the keys whose reads change as one external change, as a system file's change is reported.
+    ///
+    /// - Returns: What `change` returned.
+    private func takeSecrets(_ change: (inout Secrets) -> Bool) -> Bool {
+        // As in `absorbOutside`: what leaves memory is released after the lock.
+        var dropped: [CacheEntry?] = []
+        let (changed, changes, suiteObservers) = state.withLock {
+            state -> (Bool, [String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            let before =
+                state.secrets
+                ?? Secrets(
+                    directory: Secrets.credentialsDirectory(
+                        environment: ProcessInfo.processInfo.environment
+                    )
+                )
+            var after = before
+            guard change(&after) else { return (false, [:], nil) }
+            if !after.values.isEmpty { hasSecrets.store(true, ordering: .releasing) }
+            var names: [String] = []
+            for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
+            // What reads saw: an override's stored form where one stood in front, else the layers'.
+            let seenBefore = names.map { name -> JSONValue? in
+                if !state.isLocked(name), let candidate = state.overrideCandidates(for: name).first {
+                    return candidate.forms.first
+                }
+                return state.layeredValue(named: name)
+            }
+            state.secrets = after
+            state.updateLayering()
+            guard !names.isEmpty else { return (true, [:], nil) }
+            state.generation &+= 1
+            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, old) in zip(names, seenBefore) {
+                let new = state.layeredValue(named: name)
+                // The decoded value kept was that of the value beneath any override: it goes,
+                // and observers decode the old value from its JSON.
+                dropped.append(state.forgetDecoded(name))
+                let observers = state.keys[HashedName(name)]?.observers
+                guard old != new, isAllReported || observers != nil else { continue }
+                changes[name] = Defaults.StoredChange(
+                    old: old,
+                    new: new,
+                    oldDecoded: nil,
+                    newDecoded: nil,
+                    observers: observers
+                )
+            }
+            return (true, changes, state.suiteObservers)
+        }
+        deliverExternally(changes, suiteObservers: suiteObservers, releasing: dropped)
+        return changed
+    }
+}
