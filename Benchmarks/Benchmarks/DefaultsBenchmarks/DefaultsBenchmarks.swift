@@ -173,6 +173,7 @@ let benchmarks: @Sendable () -> Void = {
     writeInt()
     servicesRead()
     logLevel()
+    secretRead()
     burst()
     openLargeSuite()
     observation()

@@ -1,6 +1,7 @@
 import Benchmark
 import Defaults
 import DefaultsServices
+import Foundation
 import Logging
 
 // MARK: Log level
@@ -38,5 +39,36 @@ func logLevel() {
         let logger = Logger(label: "live") { _ in LiveLevelLogHandler(wrapping: DroppingLogHandler(), level: key) }
         precondition(logger.logLevel == .info)
         return Box(logger)
+    }
+}
+
+// MARK: Secret read
+
+/// Issue 34: a secret key's read costs what any key's read costs (its file is read once, then the
+/// value is read from memory).
+func secretRead() {
+    Benchmark("SecretRead/String key", configuration: perOperation) { benchmark, fixture in
+        let (suite, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(suite[key]) }
+    } setup: { () throws -> (Defaults.Suite, Defaults.Key<String>) in
+        let suite = Defaults.Suite(fileURL: Scratch.url("secret-read-plain.json"))
+        let key = Defaults.Key<String>("password", default: "", suite: suite)
+        suite[key] = "correct horse battery staple"
+        try suite.synchronize()
+        return (suite, key)
+    }
+
+    Benchmark("SecretRead/secret String key", configuration: perOperation) { benchmark, fixture in
+        let (suite, key) = fixture
+        for _ in benchmark.scaledIterations { blackHole(suite[key]) }
+    } setup: { () throws -> (Defaults.Suite, Defaults.Key<String>) in
+        let directory = Scratch.url("secrets")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("correct horse battery staple\n".utf8).write(to: directory.appendingPathComponent("password"))
+        let suite = Defaults.Suite(fileURL: Scratch.url("secret-read.json"))
+        suite.readSecrets(from: directory)
+        let key = Defaults.Key<String>(secret: "password", suite: suite)
+        precondition(suite[key] == "correct horse battery staple")
+        return (suite, key)
     }
 }

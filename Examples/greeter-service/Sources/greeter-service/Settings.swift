@@ -34,6 +34,13 @@ extension Defaults.Keys {
     )
     static let logLevel = Key<Logger.Level>("logLevel", default: .info, suite: settings, summary: "The log level")
     static let visits = Key<Int>("visits", default: 0, suite: settings, summary: "POST /visits so far")
+    /// A secret: read from `$CREDENTIALS_DIRECTORY/database.password` (systemd's
+    /// `LoadCredential=database.password:/etc/greeter/db-password`), never from the settings file.
+    static let databasePassword = Key<String>(
+        secret: "database.password",
+        suite: settings,
+        summary: "The database password, a systemd credential"
+    )
 }
 
 /// Prints `line` at once, also when standard output is a pipe (and nothing when nobody reads it).

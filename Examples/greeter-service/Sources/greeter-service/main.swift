@@ -7,6 +7,7 @@
 //     defaults write greeter-service rateLimit 2            # a third request in a minute: 429
 //     defaults write greeter-service logLevel '"debug"'     # a debug line per request
 //     curl -X POST localhost:8080/visits                    # counted in the settings file
+//     curl localhost:8080/database                          # uses $CREDENTIALS_DIRECTORY/database.password
 //
 // The settings suite runs as a service listed before the HTTP server, so on SIGTERM the server
 // drains first and the suite stores what the last requests wrote.
@@ -22,7 +23,7 @@ LoggingSystem.bootstrap { label in
     LiveLevelLogHandler(wrapping: StreamLogHandler.standardOutput(label: label), level: .logLevel)
 }
 let logger = Logger(label: "greeter-service")
-_ = try? settings.publishSchema(for: .greeting, .shout, .rateLimit, .logLevel, .visits)
+_ = try? settings.publishSchema(for: .greeting, .shout, .rateLimit, .logLevel, .visits, .databasePassword)
 
 /// Requests answered in the current minute; a new limit starts a new minute.
 let window = Mutex<(start: ContinuousClock.Instant, count: Int)>((.now, 0))
@@ -60,6 +61,20 @@ router.post("visits") { _, _ -> String in
     Defaults[.visits] += 1
     logger.debug("counted a visit")
     return "\(Defaults[.visits])\n"
+}
+
+// Stands for a database connection: it uses the secret, and says only whether there is one.
+router.get("database") { _, _ -> Response in
+    let password = Defaults[.databasePassword]
+    guard !password.isEmpty else {
+        return Response(
+            status: .serviceUnavailable,
+            body: .init(byteBuffer: ByteBuffer(string: "database: no password\n"))
+        )
+    }
+    logger.debug("connecting to the database")
+    let answer = "database: connecting with a \(password.count)-character password\n"
+    return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: answer)))
 }
 
 let port = option("--port").flatMap(Int.init) ?? 8080

@@ -33,6 +33,42 @@ import FoundationNetworking
         }
     }
 
+    @Test func aSecretFromTheCredentialsDirectoryIsUsedAndNeverShown() async throws {
+        let password = "hunter2-\(UUID().uuidString.prefix(8))"
+        try await withService(credentials: ["database.password": password + "\n"]) { service in
+            // Every line the service logs from now on, debug ones too.
+            try await service.defaults("write", "logLevel", #""debug""#, thenLine: "settings changed")
+            #expect(
+                try await service.get("/database")
+                    == (200, "database: connecting with a \(password.count)-character password\n")
+            )
+            await service.waitForLine(containing: "connecting to the database")
+            let write = try service.runDefaults("write", "database.password", #""typed""#)
+            #expect(write.status == 2)
+            #expect(write.output.contains("is a secret"))
+            var shown = write.output
+            for arguments in [
+                ["read"], ["read", "--merged"], ["read", "database.password"], ["export"], ["describe"],
+            ] {
+                let result = try service.runDefaults(arguments[0], Array(arguments.dropFirst()))
+                #expect(result.status == 0, "defaults \(arguments): \(result.output)")
+                shown += result.output
+            }
+            #expect(shown.contains("<secret>"))
+            try await service.defaults("write", "greeting", #""Hi""#, thenLine: "greeting Hi")
+            service.terminate()
+            #expect(await service.exitStatus() == 0)
+            let stored = try String(contentsOf: service.settingsFile, encoding: .utf8)
+            #expect(stored.contains("\"Hi\""))
+            for (place, text) in [
+                ("defaults output", shown), ("settings file", stored),
+                ("log", service.lines.all.joined(separator: "\n")),
+            ] {
+                #expect(!text.contains(password), "the secret is in the \(place)")
+            }
+        }
+    }
+
     @Test func sigtermStoresAWriteStillPending() async throws {
         try await withService { service in
             let visit = try await service.get("/visits", method: "POST")
@@ -51,12 +87,30 @@ import FoundationNetworking
 
 /// Runs `body` with the example service started on a free port over a settings file in a new
 /// directory; stops the service and removes the directory afterwards.
-func withService(_ body: (RunningService) async throws -> Void) async throws {
+///
+/// With `credentials`, the service finds those files in `$CREDENTIALS_DIRECTORY`, as systemd's
+/// `LoadCredential=` gives them.
+func withService(
+    credentials: [String: String]? = nil,
+    _ body: (RunningService) async throws -> Void
+) async throws {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("GreeterServiceTests-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    let service = try RunningService(settings: directory.appendingPathComponent("settings.json"))
+    var environment: [String: String] = [:]
+    if let credentials {
+        let folder = directory.appendingPathComponent("credentials", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, contents) in credentials {
+            try Data(contents.utf8).write(to: folder.appendingPathComponent(name))
+        }
+        environment["CREDENTIALS_DIRECTORY"] = folder.path
+    }
+    let service = try RunningService(
+        settings: directory.appendingPathComponent("settings.json"),
+        environment: environment
+    )
     do {
         try await service.started()
         try await body(service)
@@ -79,11 +133,12 @@ final class RunningService: Sendable {
     private let exited = DispatchSemaphore(value: 0)
     private let port = Mutex<Int?>(nil)
 
-    init(settings: URL) throws {
+    init(settings: URL, environment: [String: String] = [:]) throws {
         settingsFile = settings
         let process = Process()
         process.executableURL = built("greeter-service")
         process.arguments = ["--port", "0", "--settings", settings.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output
         // Not the test runner's own: a service left behind must not hold CI's log open.
         process.standardError = FileHandle.nullDevice
@@ -144,6 +199,30 @@ final class RunningService: Sendable {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "defaults \(command) \(arguments)")
         await waitForLine(containing: line, after: before)
+    }
+
+    /// Runs the `defaults` command on the service's settings file and waits for it; its exit
+    /// status, and its standard output and error together.
+    func runDefaults(_ command: String, _ arguments: String...) throws -> (status: Int32, output: String) {
+        try runDefaults(command, arguments)
+    }
+
+    /// ``runDefaults(_:_:)-(String,String...)`` with the arguments as an array.
+    func runDefaults(_ command: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = built("defaults")
+        process.arguments = [command, settingsFile.path] + arguments
+        process.standardInput = FileHandle.nullDevice
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("defaults-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
     }
 
     /// Sends SIGTERM, as systemd and Kubernetes stop a service.
