@@ -129,6 +129,52 @@ import Testing
         }
     }
 
+    @Test func aKubernetesSecretVolumeIsFollowedLiveThroughItsDataSwap() async throws {
+        try await withTemporaryDirectory { directory in
+            var volume = try ConfigMapVolume(
+                at: directory.appendingPathComponent("secret-volume", isDirectory: true),
+                files: ["password": "first\n", "token": "t1"]
+            )
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: storeSettingsURL(in: directory), errorHandler: errors.handler)
+            suite.readSecrets(from: volume.directory)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            let password = Defaults.Key<String>(secret: "password", suite: suite)
+            let token = Defaults.Key<String>(secret: "token", suite: suite)
+            let missing = Defaults.Key<String?>(secret: "apiKey", suite: suite)
+            #expect(suite[password] == "first")
+            // Declaring "password" and "token" changed what reads of those names see ("apiKey"
+            // has no file yet, and nothing was stored: no change).
+            #expect(await recorder.waitForEvents(2))
+            let declared = recorder.events.count
+            // kubelet's update: a new timestamped directory, `..data` renamed over, the old one gone.
+            try volume.update(["password": "second\n", "token": "t1", "apiKey": "k"])
+            // Observers are told, with old and new values, and of nothing that did not change.
+            func told() -> [String: Defaults.StoredChange] {
+                var changes: [String: Defaults.StoredChange] = [:]
+                for event in recorder.events.dropFirst(declared) { changes.merge(event.changes) { $1 } }
+                return changes
+            }
+            #expect(await recorder.wait(until: { told()["password"] != nil && told()["apiKey"] != nil }))
+            #expect(told()["password"]?.old == .string("first"))
+            #expect(told()["password"]?.new == .string("second"))
+            #expect(told()["apiKey"]?.new == .string("k"))
+            #expect(told()["token"] == nil)
+            #expect(suite[password] == "second")
+            #expect(suite[missing] == "k")
+            #expect(suite[token] == "t1")
+            #expect(suite.source(of: password) == .secret(volume.url(of: "password")))
+            try volume.update(["password": "third", "token": "t2"])
+            #expect(
+                await recorder.wait(until: {
+                    suite[password] == "third" && suite[token] == "t2" && suite[missing] == nil
+                })
+            )
+            #expect(errors.errors.isEmpty)
+        }
+    }
+
     @Test func anUnreadableSecretIsReportedWithoutItsContentsAndReadsTheDefault() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, files: [:])

@@ -216,7 +216,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
     }
 }
 
-extension FileBackend: LockingBackend, FileLocatedBackend {
+extension FileBackend: LockingBackend, FileLocatedBackend, FileWatcherClient {
     var fileURL: URL { storage.url }
     var givenPath: String { storage.givenPath }
     var systemFileURLs: [URL] { layerFiles.map(\.url) }

@@ -15,6 +15,8 @@ struct Secrets: Sendable {
     var directory: URL?
     /// Every secret key's name, with what its file holds (`nil`: no file, the key's default).
     private(set) var values: [String: JSONValue?] = [:]
+    /// What follows the files on disk; made with the first secret key.
+    var files: SecretFiles?
 
     /// No secret keys, read from `directory`.
     init(directory: URL?) {
@@ -29,9 +31,32 @@ struct Secrets: Sendable {
         directory?.appendingPathComponent(name, isDirectory: false)
     }
 
+    /// Why each secret whose file cannot be read cannot, as last reported.
+    private var problems: [String: String] = [:]
+
     /// Makes `name` a secret key holding `value`.
     mutating func set(_ value: JSONValue?, for name: String) {
         values[name] = .some(value)
+    }
+
+    /// Takes in what reading the files `found` found: each secret holds what its file holds, or
+    /// its default when the file cannot be read.
+    ///
+    /// - Returns: The problems to report: those not reported already for the same file.
+    mutating func take(_ found: [String: Result<JSONValue?, Defaults.StorageError>]) -> [Defaults.StorageError] {
+        var new: [Defaults.StorageError] = []
+        for (name, result) in found {
+            switch result {
+            case .success(let value):
+                set(value, for: name)
+                problems[name] = nil
+            case .failure(let problem):
+                set(nil, for: name)
+                if problems[name] != problem.description { new.append(problem) }
+                problems[name] = problem.description
+            }
+        }
+        return new
     }
 
     /// The directory systemd gives a service its credentials in: `$CREDENTIALS_DIRECTORY`, when

@@ -23,42 +23,63 @@ extension Store {
         // Read outside the lock; taken in only if the directory is still the one read from.
         while true {
             let directory = secretsDirectory
-            let value: JSONValue?
-            do throws(Defaults.StorageError) {
-                value = try Secrets.read(name, in: directory)
-            } catch {
-                report(error)
-                value = nil
-            }
+            let found = Self.readSecrets([name], in: directory)
+            var problems: [Defaults.StorageError] = []
             let taken = takeSecrets { secrets in
                 guard secrets.directory == directory else { return false }
-                secrets.set(value, for: name)
+                problems = secrets.take(found)
                 return true
             }
-            if taken { return }
+            guard taken else { continue }
+            for problem in problems { report(problem) }
+            return
         }
+    }
+
+    /// Reads every secret key again from `directory`, unless the suite was given another
+    /// directory meanwhile; for ``SecretFiles``, when a file may have changed.
+    func readSecretsAgain(from directory: URL) {
+        readSecrets(from: directory, onlyIfCurrent: true) { reportInBackground($0) }
     }
 
     /// Reads every secret key from `directory` from now on, and reads them all again now; the
     /// keys whose reads change are reported as one external change.
-    func readSecrets(from directory: URL, report: (Defaults.StorageError) -> Void) {
+    ///
+    /// With `onlyIfCurrent`, nothing is taken in if the directory is no longer `directory`. A file
+    /// that cannot be read is reported to `report` once, not at every reading while it stays so.
+    func readSecrets(
+        from directory: URL,
+        onlyIfCurrent: Bool = false,
+        report: (Defaults.StorageError) -> Void
+    ) {
         let names = state.withLock { Array(($0.secrets?.values ?? [:]).keys) }
-        var read: [String: JSONValue?] = [:]
-        for name in names {
-            do throws(Defaults.StorageError) {
-                read[name] = .some(try Secrets.read(name, in: directory))
-            } catch {
-                report(error)
-                read[name] = .some(nil)
-            }
-        }
+        let found = Self.readSecrets(names, in: directory)
+        var problems: [Defaults.StorageError] = []
         _ = takeSecrets { secrets in
+            if onlyIfCurrent && secrets.directory != directory { return false }
             secrets.directory = directory
             // A key declared meanwhile is read from the new directory by its own declaration,
             // which sees the directory changed and reads again.
-            for (name, value) in read { secrets.set(value, for: name) }
+            problems = secrets.take(found)
             return true
         }
+        for problem in problems { report(problem) }
+    }
+
+    /// Reads the secrets `names` from `directory`, outside any lock.
+    private static func readSecrets(
+        _ names: [String],
+        in directory: URL?
+    ) -> [String: Result<JSONValue?, Defaults.StorageError>] {
+        var found: [String: Result<JSONValue?, Defaults.StorageError>] = [:]
+        for name in names {
+            do throws(Defaults.StorageError) {
+                found[name] = .success(try Secrets.read(name, in: directory))
+            } catch {
+                found[name] = .failure(error)
+            }
+        }
+        return found
     }
 
     /// Changes the secrets with `change` (which returns whether it changed anything), and reports
@@ -68,6 +89,7 @@ extension Store {
     private func takeSecrets(_ change: (inout Secrets) -> Bool) -> Bool {
         // As in `absorbOutside`: what leaves memory is released after the lock.
         var dropped: [CacheEntry?] = []
+        var follow: (files: SecretFiles, names: [String], directory: URL?)?
         let (changed, changes, suiteObservers) = state.withLock {
             state -> (Bool, [String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             let before =
@@ -80,6 +102,11 @@ extension Store {
             var after = before
             guard change(&after) else { return (false, [:], nil) }
             if !after.values.isEmpty { hasSecrets.store(true, ordering: .releasing) }
+            if after.directory != before.directory || after.values.count != before.values.count {
+                // The files to follow changed: told after the lock (it only queues the work).
+                if after.files == nil { after.files = SecretFiles(store: self) }
+                follow = (after.files!, Array(after.values.keys), after.directory)
+            }
             var names: [String] = []
             for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
             // What reads saw: an override's stored form where one stood in front, else the layers'.
@@ -112,6 +139,7 @@ extension Store {
             }
             return (true, changes, state.suiteObservers)
         }
+        if let follow { follow.files.follow(follow.names, in: follow.directory) }
         deliverExternally(changes, suiteObservers: suiteObservers, releasing: dropped)
         return changed
     }

@@ -110,6 +110,17 @@ final class StoreChangeRecorder: Sendable {
     func waitForEvents(_ count: Int) async -> Bool {
         await log.wait(forCount: count)
     }
+
+    /// Waits, one recorded event after another, until `condition` holds; false if it did not
+    /// hold when no further event came before the log's deadline.
+    func wait(until condition: () -> Bool) async -> Bool {
+        while true {
+            // Counted first: an event recorded while the condition is looked at ends the wait.
+            let recorded = log.count
+            if condition() { return true }
+            guard await log.wait(forCount: recorded + 1) else { return condition() }
+        }
+    }
 }
 
 /// A change event and the stack address at which the change sink delivered it.

@@ -6,6 +6,23 @@ import Glibc
 import Musl
 #endif
 
+/// What the watcher tells when a file it watches may have changed: a file backend (its own file and
+/// its system files), or a store's secret files.
+protocol FileWatcherClient: AnyObject, Sendable {
+    /// The file `source` (an index into the client's files, as it gave them) may have changed.
+    /// Called on the watcher's queue: the client reads it elsewhere.
+    func fileMayHaveChanged(source: Int)
+    /// Reports `error` (a file polled, not watched) to the suites concerned, off the caller's thread.
+    func reportInBackground(_ error: Defaults.StorageError)
+}
+
+/// A client of the watcher, held weakly: a backend or store that goes away is not kept for its watches.
+struct WeakClient: Sendable {
+    weak let object: (any FileWatcherClient)?
+
+    init(_ object: any FileWatcherClient) { self.object = object }
+}
+
 /// What the watcher keeps: its clients (a backend's files), what each watches, and what polling saw.
 extension FileWatcher {
     /// What a watched entry's directory entry said when last polled.
@@ -45,7 +62,7 @@ extension FileWatcher {
 
     struct State: @unchecked Sendable {  // dispatch sources are thread-safe; everything else is plain data
         var table = WatchTable()
-        var backends: [ObjectIdentifier: WeakReference<FileBackend>] = [:]
+        var backends: [ObjectIdentifier: WeakClient] = [:]
         /// Each client's entries: the links on the way to its file, then the file.
         var entries: [Client: [String]] = [:]
         /// The clients of each watched entry.
@@ -58,7 +75,7 @@ extension FileWatcher {
         var readSource: (any DispatchSourceRead)?
 
         /// The live backends of `clients`, each with the file it is told about.
-        func backends(of clients: some Sequence<Client>) -> [(FileBackend, Int)] {
+        func backends(of clients: some Sequence<Client>) -> [(any FileWatcherClient, Int)] {
             clients.compactMap { client in backends[client.backend]?.object.map { ($0, client.source) } }
         }
 

@@ -86,12 +86,12 @@ final class FileWatcher: Sendable {
     ///   watch: ``ResolvedPath/watchedEntries``.
     /// - Returns: The `pollingForChanges` reports of the backend's files that can only be polled, for
     ///   the caller to give the suite that opened them.
-    func watch(_ backend: FileBackend, sources: [[String]]) -> [Defaults.StorageError] {
+    func watch(_ backend: any FileWatcherClient, sources: [[String]]) -> [Defaults.StorageError] {
         let identifier = ObjectIdentifier(backend)
         return queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
-            let notify = state.withLock { state -> [(FileBackend, Int)] in
-                state.backends[identifier] = WeakReference(backend)
+            let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
+                state.backends[identifier] = WeakClient(backend)
                 for (source, entries) in sources.enumerated() {
                     add(Client(backend: identifier, source: source), entries: entries, &state)
                 }
@@ -123,11 +123,11 @@ final class FileWatcher: Sendable {
     ///
     /// Returns once the new entries are watched. The caller reads the file afterwards: a change
     /// made before this returns is seen by that read.
-    func rewatch(_ backend: FileBackend, source: Int, entries: [String]) {
+    func rewatch(_ backend: any FileWatcherClient, source: Int, entries: [String]) {
         let client = Client(backend: ObjectIdentifier(backend), source: source)
         queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
-            let notify = state.withLock { state -> [(FileBackend, Int)] in
+            let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
                 guard state.entries[client] != entries else { return [] }
                 remove(client, &state)
                 add(client, entries: entries, &state)
@@ -145,7 +145,7 @@ final class FileWatcher: Sendable {
         // notification held.
         queue.async { [self] in
             var polling: [Client: Defaults.StorageError] = [:]
-            let moved = state.withLock { state -> [(FileBackend, Int)] in
+            let moved = state.withLock { state -> [(any FileWatcherClient, Int)] in
                 guard state.backends.removeValue(forKey: identifier) != nil else { return [] }
                 for client in state.entries.keys where client.backend == identifier { remove(client, &state) }
                 // This pass may move other files' watches too (a directory of theirs came back
@@ -222,7 +222,7 @@ final class FileWatcher: Sendable {
             }
         }
         var polling: [Client: Defaults.StorageError] = [:]
-        let notify = state.withLock { state -> [(FileBackend, Int)] in
+        let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
             var paths = touched
             if overflowed {
                 paths.formUnion(state.table.allFilePaths)
@@ -274,10 +274,13 @@ final class FileWatcher: Sendable {
             if path == nil { return }
         }
         // A link is re-made by `ln -sfn` as a removal and a creation; a file's creation is
-        // followed by its IN_CLOSE_WRITE, which is acted on instead.
+        // followed by its IN_CLOSE_WRITE, which is acted on instead. A link made where a file
+        // was missing (kubelet adds a key to a volume so) has no other event.
         let meaningful = fileEvents | (isLink ? UInt32(IN_CREATE) : 0)
-        guard mask & meaningful != 0, let path else { return }
-        touched.insert(path)
+        guard let path else { return }
+        if mask & meaningful != 0 || mask & UInt32(IN_CREATE) != 0 && Self.isSymbolicLink(path) {
+            touched.insert(path)
+        }
     }
 
     /// Brings the watches in line with what exists now; returns the clients whose directory is
@@ -361,6 +364,11 @@ final class FileWatcher: Sendable {
         for (backend, report) in backends { backend.reportInBackground(report) }
     }
 
+    private static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
@@ -378,7 +386,7 @@ final class FileWatcher: Sendable {
     }
 
     private func poll() {
-        let notify = state.withLock { state -> [(FileBackend, Int)] in
+        let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
             var changed: [String] = []
             for (path, last) in state.polled {
                 let now = FileStamp.of(path)
