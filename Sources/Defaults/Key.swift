@@ -286,8 +286,8 @@ extension Defaults.Key where Value == String {
     /// over. It is never written to the suite's file or backend: a write is refused and reported
     /// (``Defaults/StorageError/secretKey(key:file:)``). The published schema marks it secret
     /// (`"x-secret": true`), and the `defaults` command shows `<secret>` for its value. The file is
-    /// read when the key is created, and again at each ``Defaults/Suite/readSecrets(from:)``;
-    /// after that a read costs what any key's read costs.
+    /// read when the key is created and whenever it changes on disk (it is watched, with the
+    /// links on its path); a read costs what any key's read costs.
     ///
     /// ```swift
     /// extension Defaults.Keys {

@@ -60,10 +60,12 @@ extension Defaults.Suite {
     /// Reads this suite's secret keys from the files in `directory` from now on (a Kubernetes
     /// Secret volume, `/run/secrets`), and reads every secret key again now.
     ///
-    /// Call it again to read the files again; keys whose values changed are reported to their
-    /// observers as one change made elsewhere. A file that exists and cannot be read is reported
-    /// through the error handler (``Defaults/StorageError/unreadableSecret(key:url:reason:)``), and
-    /// its key reads its default.
+    /// The files are followed live from then on, as a suite follows its own file: a file replaced
+    /// or created, or the directory's `..data` link swapped (how Kubernetes updates a Secret
+    /// volume), is read at once, and keys whose values changed are reported to their observers as
+    /// one change made elsewhere. A file that exists and cannot be read is reported once through
+    /// the error handler (``Defaults/StorageError/unreadableSecret(key:url:reason:)``), and its key
+    /// reads its default.
     ///
     /// ```swift
     /// suite.readSecrets(from: URL(fileURLWithPath: "/run/secrets"))
