@@ -175,6 +175,49 @@ import Testing
         }
     }
 
+    @Test func aValueOfAnotherTypeStoredUnderASecretsNameIsPassedOverUnreported() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                settings: #"{"password": "from the file"}"#,
+                files: ["password": "first"]
+            )
+            let suite = fixture.suite
+            let password = Defaults.Key<String>(secret: "password", suite: suite)
+            #expect(suite[password] == "first")
+            // The secret changes, so no decoded value is kept for the name for a moment...
+            try Data("second".utf8).write(to: fixture.secrets.appendingPathComponent("password"), options: .atomic)
+            suite.readSecrets(from: fixture.secrets)
+            // ...and another process stores a number under it: not the key's type.
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            try storeWriteFile(fixture.settings, Array(#"{"password": 5, "other": 1}"#.utf8))
+            #expect(await recorder.wait(until: { suite.storedValue(named: "other") == .number("1") }))
+            #expect(suite[password] == "second")
+            try FileManager.default.removeItem(at: fixture.secrets.appendingPathComponent("password"))
+            suite.readSecrets(from: fixture.secrets)
+            #expect(suite[password] == "")
+            #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
+        }
+    }
+
+    @Test func removeAllTakesWhatIsStoredUnderASecretsNameWithoutARefusal() throws {
+        try withStoreTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                settings: #"{"password": "left from before", "port": 1}"#,
+                files: ["password": "hunter2"]
+            )
+            let suite = fixture.suite
+            let password = Defaults.Key<String>(secret: "password", suite: suite)
+            suite.removeAll()
+            try suite.synchronize()
+            #expect(try storeFileObject(fixture.settings).isEmpty)
+            #expect(suite[password] == "hunter2")
+            #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
+        }
+    }
+
     @Test func anUnreadableSecretIsReportedWithoutItsContentsAndReadsTheDefault() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, files: [:])

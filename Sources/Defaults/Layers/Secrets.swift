@@ -10,9 +10,14 @@ import Foundation
 /// launch argument or an environment variable (both of which other processes can read) is passed
 /// over, and a write is refused. Held in the store's state, as part of ``SystemLayers``.
 struct Secrets: Sendable {
-    /// The directory the files are read from; `nil` when none was given and
-    /// `$CREDENTIALS_DIRECTORY` is unset.
+    /// The directory given to ``Defaults/Suite/readSecrets(from:)``; `nil` reads from
+    /// `$CREDENTIALS_DIRECTORY` (see ``effectiveDirectory``).
     var directory: URL?
+    /// How many readings of the files have started: each takes the next number, and a reading
+    /// that ends after a later one does not replace what the later one found.
+    var readsStarted: UInt64 = 0
+    /// The number of the reading each secret's value came from.
+    private var readAt: [String: UInt64] = [:]
     /// Every secret key's name, with what its file holds (`nil`: no file, the key's default).
     private(set) var values: [String: JSONValue?] = [:]
     /// What follows the files on disk; made with the first secret key.
@@ -26,9 +31,21 @@ struct Secrets: Sendable {
     /// Whether `name` is a secret key.
     func contains(_ name: String) -> Bool { values.index(forKey: name) != nil }
 
+    /// The directory the files are read from now: the one given, or `$CREDENTIALS_DIRECTORY`;
+    /// `nil` when there is neither.
+    var effectiveDirectory: URL? {
+        directory ?? Self.credentialsDirectory(environment: ProcessInfo.processInfo.environment)
+    }
+
     /// Where the secret `name` is read from; `nil` when there is no directory.
     func fileURL(of name: String) -> URL? {
-        directory?.appendingPathComponent(name, isDirectory: false)
+        effectiveDirectory?.appendingPathComponent(name, isDirectory: false)
+    }
+
+    /// Starts a reading of the files: its number, for ``take(_:reading:)``.
+    mutating func startReading() -> UInt64 {
+        readsStarted += 1
+        return readsStarted
     }
 
     /// Why each secret whose file cannot be read cannot, as last reported.
@@ -39,13 +56,18 @@ struct Secrets: Sendable {
         values[name] = .some(value)
     }
 
-    /// Takes in what reading the files `found` found: each secret holds what its file holds, or
-    /// its default when the file cannot be read.
+    /// Takes in what the reading numbered `reading` found: each secret holds what its file holds,
+    /// or its default when the file cannot be read; a secret a later reading found already is
+    /// left as that one found it.
     ///
     /// - Returns: The problems to report: those not reported already for the same file.
-    mutating func take(_ found: [String: Result<JSONValue?, Defaults.StorageError>]) -> [Defaults.StorageError] {
+    mutating func take(
+        _ found: [String: Result<JSONValue?, Defaults.StorageError>],
+        reading: UInt64
+    ) -> [Defaults.StorageError] {
         var new: [Defaults.StorageError] = []
-        for (name, result) in found {
+        for (name, result) in found where reading > readAt[name, default: 0] {
+            readAt[name] = reading
             switch result {
             case .success(let value):
                 set(value, for: name)

@@ -14,17 +14,18 @@ extension Store.State {
         /// This run overrides some keys (launch arguments, environment): a read of one sees the
         /// override, and a change of one is not reported.
         static let overrides = Layering(rawValue: 1 << 1)
-        /// Some writes are refused: the file is read-only, a system file locks keys, or some keys
-        /// are secret.
+        /// Some writes are refused: the file is read-only, or a system file locks keys.
         static let refusals = Layering(rawValue: 1 << 2)
         /// Some keys are secret: a read of one sees ``Secrets`` and nothing else.
+        ///
+        /// A write of one is refused; writes of other keys pay only for the test of this flag.
         static let secrets = Layering(rawValue: 1 << 3)
 
         /// What a read must consult beneath the user's values (overrides are looked at apart).
         static let seenByReads: Layering = [.systemFiles, .secrets]
         /// What a write of one key by its JSON must check first (overrides change only what is
-        /// reported, which the write works out itself).
-        static let checkedByWrites: Layering = [.systemFiles, .refusals, .secrets]
+        /// reported, which the write works out itself; secrets only for a secret key's name).
+        static let checkedByWrites: Layering = [.systemFiles, .refusals]
     }
 
     /// Works ``layering`` out again; call it after changing ``layers``, ``overrides`` or
@@ -33,15 +34,20 @@ extension Store.State {
         var layering: Layering = []
         if let layers, !layers.values.isEmpty || !layers.locks.isEmpty { layering.insert(.systemFiles) }
         if overrides != nil { layering.insert(.overrides) }
-        if secrets?.values.isEmpty == false { layering.formUnion([.secrets, .refusals]) }
+        if secrets?.values.isEmpty == false { layering.insert(.secrets) }
         if readOnlyReason != nil || layers?.locks.isEmpty == false { layering.insert(.refusals) }
         self.layering = layering
     }
 
     /// Why a write of `name` is refused; `nil` when it is not.
-    func refusal(ofWriteTo name: String) -> Defaults.Suite.WriteRefusal? {
+    ///
+    /// A removal (`isRemoval`) of a secret's name is not refused: it removes only what was stored
+    /// under the name before it was secret, which no read sees.
+    func refusal(ofWriteTo name: String, isRemoval: Bool = false) -> Defaults.Suite.WriteRefusal? {
+        if !isRemoval, layering.contains(.secrets), secrets!.contains(name) {
+            return .secret(secrets!.fileURL(of: name))
+        }
         guard layering.contains(.refusals) else { return nil }
-        if layering.contains(.secrets), secrets!.contains(name) { return .secret(secrets!.fileURL(of: name)) }
         if let readOnlyReason { return .readOnly(readOnlyReason) }
         if layering.contains(.systemFiles), let index = layers!.locks[name] {
             return .locked(by: layers!.layers[index].url)
@@ -80,6 +86,11 @@ extension Store.State {
         guard layering.contains(.secrets) else { return seen }
         for (name, secret) in secrets!.values { seen[name] = secret }
         return seen
+    }
+
+    /// Whether `name` is a secret key.
+    func isSecret(_ name: String) -> Bool {
+        layering.contains(.secrets) && secrets!.contains(name)
     }
 
     /// Whether a system file locks `name`, or it is a secret key: reads see neither the user's

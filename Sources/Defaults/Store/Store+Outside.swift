@@ -47,7 +47,7 @@ extension Store {
                 guard old != new else { return }
                 let entry = state.keys[Defaults.Suite.HashedName(name)]
                 guard !hasLocalChanges || entry?.isChanged != true else { return }
-                if !found.refused.isEmpty, let new, found.refused[name] == new {
+                if !found.refused.isEmpty, let new, found.refused[name] == new, !state.isLocked(name) {
                     // Of none of the types the key is read as: memory takes the value as
                     // stored (a write, or an exclusive commit's compare, is made against it), and
                     // reads keep the last good one, which was the old value, and nobody is told.
@@ -70,8 +70,8 @@ extension Store {
                     new: seenNew,
                     oldDecoded: entry?.decoded,
                     // Decoded from the stored value, which reads see when no layer is there.
-                    newDecoded: !state.layering.isDisjoint(with: .seenByReads) || found.decoded.isEmpty
-                        ? nil : found.decoded[name],
+                    newDecoded: state.layering.contains(.systemFiles) || state.isSecret(name)
+                        || found.decoded.isEmpty ? nil : found.decoded[name],
                     observers: entry?.observers
                 )
                 listed.append((name, new, change))

@@ -79,6 +79,8 @@ extension Store {
         // what memory holds now.
         let changed = state.withLock { state in
             checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
+                // Reads of a locked or secret name do not see the stored value: nothing to check.
+                if state.isLocked(name) { return nil }
                 let old = state.values[name]
                 return old == value ? nil : (name, value, old, known)
             }

@@ -19,7 +19,9 @@ extension Store {
     /// The report of `json`, stored under `name`, not decoding as its key's type; `nil` when no
     /// published schema describes `name`, or this value was reported already.
     func mismatch(named name: String, holding json: JSONValue) -> Defaults.StorageError? {
-        describedKeys.withLock { table -> Defaults.StorageError? in
+        // Never a report that would quote a secret.
+        if isSecret(name) { return nil }
+        return describedKeys.withLock { table -> Defaults.StorageError? in
             guard var entry = table[name], entry.reported != json else { return nil }
             entry.reported = json
             table[name] = entry

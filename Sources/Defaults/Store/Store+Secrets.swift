@@ -5,10 +5,8 @@ import Foundation
 extension Store {
     /// The directory secrets are read from now: the one given, or `$CREDENTIALS_DIRECTORY`.
     var secretsDirectory: URL? {
-        state.withLock { $0.secrets?.directory }
-            ?? Secrets.credentialsDirectory(
-                environment: ProcessInfo.processInfo.environment
-            )
+        state.withLock { $0.secrets?.effectiveDirectory }
+            ?? Secrets.credentialsDirectory(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Whether `name` is a secret key.
@@ -17,17 +15,29 @@ extension Store {
         return state.withLock { $0.secrets?.contains(name) ?? false }
     }
 
+    /// Starts a reading of the secret files: its number, the directory given (`nil`: the
+    /// environment's), the secret names, and the directory to read.
+    private func startReadingSecrets() -> (reading: UInt64, given: URL?, names: [String], directory: URL?) {
+        state.withLock { state in
+            if state.secrets == nil { state.secrets = Secrets(directory: nil) }
+            let reading = state.secrets!.startReading()
+            let secrets = state.secrets!
+            return (reading, secrets.directory, Array(secrets.values.keys), secrets.effectiveDirectory)
+        }
+    }
+
     /// Makes `name` a secret key, read from its file in the secrets directory now; a file that
     /// exists and cannot be read is reported to `report`, and the key reads its default.
     func declareSecret(_ name: String, report: (Defaults.StorageError) -> Void) {
-        // Read outside the lock; taken in only if the directory is still the one read from.
-        while true {
-            let directory = secretsDirectory
-            let found = Self.readSecrets([name], in: directory)
+        // Read outside the lock; taken in only if the directory given is still the one read from
+        // (a `readSecrets(from:)` on another thread meanwhile reads it again, and so does this).
+        for _ in 0..<100 {
+            let started = startReadingSecrets()
+            let found = Self.readSecrets([name], in: started.directory)
             var problems: [Defaults.StorageError] = []
             let taken = takeSecrets { secrets in
-                guard secrets.directory == directory else { return false }
-                problems = secrets.take(found)
+                guard secrets.directory == started.given else { return false }
+                problems = secrets.take(found, reading: started.reading)
                 return true
             }
             guard taken else { continue }
@@ -36,31 +46,34 @@ extension Store {
         }
     }
 
-    /// Reads every secret key again from `directory`, unless the suite was given another
-    /// directory meanwhile; for ``SecretFiles``, when a file may have changed.
+    /// Reads every secret key again from `directory`, unless it is no longer the directory the
+    /// suite reads from; for ``SecretFiles``, when a file may have changed.
     func readSecretsAgain(from directory: URL) {
-        readSecrets(from: directory, onlyIfCurrent: true) { reportInBackground($0) }
-    }
-
-    /// Reads every secret key from `directory` from now on, and reads them all again now; the
-    /// keys whose reads change are reported as one external change.
-    ///
-    /// With `onlyIfCurrent`, nothing is taken in if the directory is no longer `directory`. A file
-    /// that cannot be read is reported to `report` once, not at every reading while it stays so.
-    func readSecrets(
-        from directory: URL,
-        onlyIfCurrent: Bool = false,
-        report: (Defaults.StorageError) -> Void
-    ) {
-        let names = state.withLock { Array(($0.secrets?.values ?? [:]).keys) }
-        let found = Self.readSecrets(names, in: directory)
+        let started = startReadingSecrets()
+        guard started.directory == directory else { return }
+        let found = Self.readSecrets(started.names, in: directory)
         var problems: [Defaults.StorageError] = []
         _ = takeSecrets { secrets in
-            if onlyIfCurrent && secrets.directory != directory { return false }
+            guard secrets.effectiveDirectory == directory else { return false }
+            problems = secrets.take(found, reading: started.reading)
+            return true
+        }
+        for problem in problems { reportInBackground(problem) }
+    }
+
+    /// Reads every secret key from `directory` from now on, and reads them all again now.
+    ///
+    /// The keys whose reads change are reported as one external change. A file that cannot be
+    /// read is reported to `report` once, not at every reading while it stays so.
+    func readSecrets(from directory: URL, report: (Defaults.StorageError) -> Void) {
+        let started = startReadingSecrets()
+        let found = Self.readSecrets(started.names, in: directory)
+        var problems: [Defaults.StorageError] = []
+        _ = takeSecrets { secrets in
             secrets.directory = directory
             // A key declared meanwhile is read from the new directory by its own declaration,
             // which sees the directory changed and reads again.
-            problems = secrets.take(found)
+            problems = secrets.take(found, reading: started.reading)
             return true
         }
         for problem in problems { report(problem) }
@@ -92,20 +105,14 @@ extension Store {
         var follow: (files: SecretFiles, names: [String], directory: URL?)?
         let (changed, changes, suiteObservers) = state.withLock {
             state -> (Bool, [String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
-            let before =
-                state.secrets
-                ?? Secrets(
-                    directory: Secrets.credentialsDirectory(
-                        environment: ProcessInfo.processInfo.environment
-                    )
-                )
+            let before = state.secrets ?? Secrets(directory: nil)
             var after = before
             guard change(&after) else { return (false, [:], nil) }
             if !after.values.isEmpty { hasSecrets.store(true, ordering: .releasing) }
             if after.directory != before.directory || after.values.count != before.values.count {
                 // The files to follow changed: told after the lock (it only queues the work).
                 if after.files == nil { after.files = SecretFiles(store: self) }
-                follow = (after.files!, Array(after.values.keys), after.directory)
+                follow = (after.files!, Array(after.values.keys), after.effectiveDirectory)
             }
             var names: [String] = []
             for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }

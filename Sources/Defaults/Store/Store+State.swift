@@ -299,7 +299,7 @@ extension Store {
             writeThrough: (any WriteThroughBackend)?
         ) -> WriteOutcome {
             let old: JSONValue?
-            if layering.contains(.refusals) {
+            if !layering.isDisjoint(with: [.refusals, .secrets]) {
                 old = values[name.text]
                 guard old != new else {
                     // The same JSON may be stored as another type (a base64 string other code
@@ -307,7 +307,7 @@ extension Store {
                     writeThrough?.set(new, forKey: name.text)
                     return .unchanged
                 }
-                if let refusal = refusal(ofWriteTo: name.text) { return .refused(refusal) }
+                if let refusal = refusal(ofWriteTo: name.text, isRemoval: new == nil) { return .refused(refusal) }
                 values[name.text] = new
             } else {
                 // Replaced before comparing, one search of the table: equal JSON is the same

@@ -8,6 +8,17 @@ import Foundation
 // over to whenever it cannot decide alone. Both JSON tiers make each key's decisions in one body,
 // `State.applyWrite`.
 extension Store {
+    /// Whether a write of `name` in place can go with `layering`, not empty: only when it holds
+    /// secrets and `name` is not one of them.
+    ///
+    /// Out of line, so a write with no layers pays only for the test of an empty set.
+    @inline(never)
+    private static func isInPlaceAllowed(with layering: State.Layering, for name: HashedName, in state: inout State)
+        -> Bool
+    {
+        layering == .secrets && !state.secrets!.contains(name.text)
+    }
+
     /// What ``commitOne(_:named:decoded:)`` did.
     enum OneKeyCommit {
         /// A transaction is open on this suite, or system files or refusals are in play: the write
@@ -38,8 +49,9 @@ extension Store {
     ) -> State.InPlaceOutcome {
         let commitsLater = self.commitsLater
         return state.withLock { state in
-            // No system files, overrides or refusals.
-            guard state.openTransactions == 0, state.layering.isEmpty, state.suiteObservers == nil
+            // No system files, overrides or refusals; not a secret key's name.
+            guard state.openTransactions == 0, state.suiteObservers == nil,
+                state.layering.isEmpty || Self.isInPlaceAllowed(with: state.layering, for: name, in: &state)
             else { return .general }
             return state.writeInPlace(
                 of: name,
@@ -70,7 +82,9 @@ extension Store {
         return state.withLock {
             state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
             in
-            if state.openTransactions > 0 || !state.layering.isDisjoint(with: .checkedByWrites) {
+            if state.openTransactions > 0 || !state.layering.isDisjoint(with: .checkedByWrites)
+                || state.layering.contains(.secrets) && state.secrets!.contains(name)
+            {
                 return (.general, nil, nil, nil, nil)
             }
             let outcome = state.applyWrite(
@@ -214,10 +228,10 @@ extension Store {
     /// - Returns: Those that would have changed something, for the caller to report.
     func refuse(_ writes: inout [String: JSONValue?]) -> [(name: String, refusal: Defaults.Suite.WriteRefusal)] {
         state.withLock { state in
-            guard state.layering.contains(.refusals) else { return [] }
+            guard !state.layering.isDisjoint(with: [.refusals, .secrets]) else { return [] }
             var refused: [(name: String, refusal: Defaults.Suite.WriteRefusal)] = []
             for (name, new) in writes {
-                guard let refusal = state.refusal(ofWriteTo: name) else { continue }
+                guard let refusal = state.refusal(ofWriteTo: name, isRemoval: new == nil) else { continue }
                 writes[name] = nil
                 if state.values[name] != new { refused.append((name, refusal)) }
             }

@@ -35,7 +35,12 @@ import FoundationNetworking
 
     @Test func aSecretFromTheCredentialsDirectoryIsUsedAndNeverShown() async throws {
         let password = "hunter2-\(UUID().uuidString.prefix(8))"
-        try await withService(credentials: ["database.password": password + "\n"]) { service in
+        // What an older version stored in the settings file under the name: never used, never shown.
+        let stale = "stale-\(UUID().uuidString.prefix(8))"
+        try await withService(
+            credentials: ["database.password": password + "\n"],
+            settings: #"{"database.password": "\#(stale)"}"#
+        ) { service in
             // Every line the service logs from now on, debug ones too.
             try await service.defaults("write", "logLevel", #""debug""#, thenLine: "settings changed")
             #expect(
@@ -60,6 +65,7 @@ import FoundationNetworking
             #expect(await service.exitStatus() == 0)
             let stored = try String(contentsOf: service.settingsFile, encoding: .utf8)
             #expect(stored.contains("\"Hi\""))
+            #expect(!shown.contains(stale), "the stale value is in the defaults output")
             for (place, text) in [
                 ("defaults output", shown), ("settings file", stored),
                 ("log", service.lines.all.joined(separator: "\n")),
@@ -88,16 +94,19 @@ import FoundationNetworking
 /// Runs `body` with the example service started on a free port over a settings file in a new
 /// directory; stops the service and removes the directory afterwards.
 ///
-/// With `credentials`, the service finds those files in `$CREDENTIALS_DIRECTORY`, as systemd's
+/// With `settings`, the settings file holds that text when the service starts. With
+/// `credentials`, the service finds those files in `$CREDENTIALS_DIRECTORY`, as systemd's
 /// `LoadCredential=` gives them.
 func withService(
     credentials: [String: String]? = nil,
+    settings: String? = nil,
     _ body: (RunningService) async throws -> Void
 ) async throws {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("GreeterServiceTests-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
+    if let settings { try Data(settings.utf8).write(to: directory.appendingPathComponent("settings.json")) }
     var environment: [String: String] = [:]
     if let credentials {
         let folder = directory.appendingPathComponent("credentials", isDirectory: true)

@@ -102,14 +102,14 @@ extension DefaultsProvider: ConfigProvider {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
-        var foundName: String?
+        // A secret key's value is marked secret whatever the specifier says: secret when any name
+        // the mapping read is a secret key's (the value found may be one, or inside one).
+        var isSecretKey = false
         let found = keyMapping.resolve(key, joined: joined) { name in
             let value = suite.storedValue(named: name)
-            if value != nil, foundName == nil { foundName = name }
+            if value != nil, !isSecretKey { isSecretKey = suite.isSecret(named: name) }
             return value
         }
-        // A secret key's value is marked secret whatever the specifier says.
-        let isSecretKey = foundName.map { suite.isSecret(named: $0) } ?? false
         return try conversion.lookup(found, encodedKey: joined, type: type, isSecretKey: isSecretKey)
     }
 

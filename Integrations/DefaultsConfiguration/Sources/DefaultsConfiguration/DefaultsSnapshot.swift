@@ -41,17 +41,17 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
-        var foundName: String?
+        var isSecretKey = false
         let found = keyMapping.resolve(key, joined: joined) { name in
             let value = values[name]
-            if value != nil, foundName == nil { foundName = name }
+            if value != nil, !isSecretKey { isSecretKey = secretNames.contains(name) }
             return value
         }
         return try conversion.lookup(
             found,
             encodedKey: joined,
             type: type,
-            isSecretKey: foundName.map(secretNames.contains) ?? false
+            isSecretKey: isSecretKey
         )
     }
 

@@ -112,9 +112,19 @@ import Testing
         let snapshot = provider.snapshot()
         #expect(try snapshot.value(forKey: ["db", "password"], type: .string).value?.isSecret == true)
         #expect(try snapshot.value(forKey: ["db", "user"], type: .string).value?.isSecret == false)
-        // A reader's access log and description never show it.
+        // Read through a reader as any value is.
         let config = ConfigReader(provider: provider)
         #expect(config.string(forKey: "db.password") == "hunter2")
+        // A mapping that tries another top-level name first, where nothing matches, still marks
+        // the secret it finds.
+        suite.setStoredValues(["service": .object(["port": .number("1")])])
+        let mapped = DefaultsProvider(
+            suite: suite,
+            keyMapping: .init(paths: { key in [["service"] + key.components, [key.components.joined(separator: ".")]] })
+        )
+        let found = try mapped.value(forKey: ["db", "password"], type: .string).value
+        #expect(found?.content == .string("hunter2"))
+        #expect(found?.isSecret == true)
     }
 
     @Test func bytesDecodeWithTheDecoderGiven() throws {

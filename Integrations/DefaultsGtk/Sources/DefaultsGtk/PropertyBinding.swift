@@ -134,6 +134,8 @@ public final class PropertyBinding {
         isLocked =
             flags.contains(.set) && !flags.contains(.noSensitivity) && hasSensitivity
             ? {
+                // A secret is never written, as a locked key is not.
+                if key.isSecret { return true }
                 if case .locked = key.suite.source(of: key) { return true }
                 return false
             } : nil
