@@ -87,3 +87,17 @@ extension FileWatcher {
         }
     }
 }
+
+extension FileWatcher {
+    /// Whether the entry at `path` is a symbolic link (not what it leads to).
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Whether `path` leads to a directory.
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+}

@@ -364,16 +364,6 @@ final class FileWatcher: Sendable {
         for (backend, report) in backends { backend.reportInBackground(report) }
     }
 
-    private static func isSymbolicLink(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
-    }
-
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
     // MARK: - Polling
 
     private func startPolling(_ state: inout State) {
