@@ -5,8 +5,7 @@ import Foundation
 extension Store {
     /// The directory secrets are read from now: the one given, or `$CREDENTIALS_DIRECTORY`.
     var secretsDirectory: URL? {
-        state.withLock { $0.secrets?.effectiveDirectory }
-            ?? Secrets.credentialsDirectory(environment: ProcessInfo.processInfo.environment)
+        Secrets(directory: state.withLock { $0.secrets?.directory }).effectiveDirectory
     }
 
     /// Whether `name` is a secret key.

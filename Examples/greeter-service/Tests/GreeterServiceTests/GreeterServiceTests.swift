@@ -200,13 +200,8 @@ final class RunningService: Sendable {
     /// for the service to print a line containing `line` (one printed after the command started).
     func defaults(_ command: String, _ arguments: String..., thenLine line: String) async throws {
         let before = lines.all.count
-        let process = Process()
-        process.executableURL = built("defaults")
-        process.arguments = [command, settingsFile.path] + arguments
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "defaults \(command) \(arguments)")
+        let result = try runDefaults(command, arguments)
+        #expect(result.status == 0, "defaults \(command) \(arguments): \(result.output)")
         await waitForLine(containing: line, after: before)
     }
 

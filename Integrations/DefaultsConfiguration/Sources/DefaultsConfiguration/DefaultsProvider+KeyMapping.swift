@@ -85,6 +85,23 @@ extension DefaultsProvider {
             KeyMapping { key in [[name(key)]] }
         }
 
+        /// ``resolve(_:joined:read:)``, and whether a top-level name it read a value of is a secret
+        /// key's (`isSecret`): the value found is then that secret, or inside it.
+        func resolve(
+            _ key: AbsoluteConfigKey,
+            joined: String,
+            read: (String) -> Defaults.JSONValue?,
+            isSecret: (String) -> Bool
+        ) -> (value: Defaults.JSONValue?, isSecret: Bool) {
+            var secret = false
+            let value = resolve(key, joined: joined) { name in
+                let value = read(name)
+                if value != nil, !secret { secret = isSecret(name) }
+                return value
+            }
+            return (value, secret)
+        }
+
         /// The first value other than `null` or an object along the paths for `key`; `read` gives a
         /// top-level key's stored value, and `joined` is the key's components joined with `.`.
         func resolve(

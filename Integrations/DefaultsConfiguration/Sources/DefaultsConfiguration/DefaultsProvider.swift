@@ -102,15 +102,14 @@ extension DefaultsProvider: ConfigProvider {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
-        // A secret key's value is marked secret whatever the specifier says: secret when any name
-        // the mapping read is a secret key's (the value found may be one, or inside one).
-        var isSecretKey = false
-        let found = keyMapping.resolve(key, joined: joined) { name in
-            let value = suite.storedValue(named: name)
-            if value != nil, !isSecretKey { isSecretKey = suite.isSecret(named: name) }
-            return value
-        }
-        return try conversion.lookup(found, encodedKey: joined, type: type, isSecretKey: isSecretKey)
+        // A secret key's value is marked secret whatever the specifier says.
+        let found = keyMapping.resolve(
+            key,
+            joined: joined,
+            read: { suite.storedValue(named: $0) },
+            isSecret: { suite.isSecret(named: $0) }
+        )
+        return try conversion.lookup(found.value, encodedKey: joined, type: type, isSecretKey: found.isSecret)
     }
 
     /// The same as ``value(forKey:type:)``: the suite has everything in memory, and a change made

@@ -41,18 +41,8 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
-        var isSecretKey = false
-        let found = keyMapping.resolve(key, joined: joined) { name in
-            let value = values[name]
-            if value != nil, !isSecretKey { isSecretKey = secretNames.contains(name) }
-            return value
-        }
-        return try conversion.lookup(
-            found,
-            encodedKey: joined,
-            type: type,
-            isSecretKey: isSecretKey
-        )
+        let found = keyMapping.resolve(key, joined: joined, read: { values[$0] }, isSecret: secretNames.contains)
+        return try conversion.lookup(found.value, encodedKey: joined, type: type, isSecretKey: found.isSecret)
     }
 
     /// The provider's name and the number of top-level keys.
