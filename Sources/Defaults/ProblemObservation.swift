@@ -51,22 +51,38 @@ extension Defaults {
     }
 }
 
-/// The process's problem observations, held weakly: releasing one ends it.
+/// The process's problem observations.
 enum ProblemObservers {
-    private static let observers = Lock<[WeakReference<Defaults.ProblemObservation>]>([])
+    private static let observers = ProcessWideObservers<Defaults.ProblemObservation>()
 
-    static func add(_ observation: Defaults.ProblemObservation) {
+    static func add(_ observation: Defaults.ProblemObservation) { observers.add(observation) }
+
+    static func remove(_ observation: Defaults.ProblemObservation) { observers.remove(observation) }
+
+    /// Hands `problem` to every observation still active, outside the lock.
+    static func deliver(_ problem: Defaults.StorageError, from suite: Defaults.Suite) {
+        for observation in observers.current where observation.isActive {
+            observation.handler(suite, problem)
+        }
+    }
+}
+
+/// Observations the whole process shares, held weakly: releasing one ends it.
+final class ProcessWideObservers<Observation: AnyObject & Sendable>: Sendable {
+    private let observers = Lock<[WeakReference<Observation>]>([])
+
+    func add(_ observation: Observation) {
         observers.withLock { observers in
             observers.removeAll { $0.object == nil }
             observers.append(WeakReference(observation))
         }
     }
 
-    static func remove(_ observation: Defaults.ProblemObservation) {
+    func remove(_ observation: Observation) {
         let identifier = ObjectIdentifier(observation)
         // The strong references taken to compare leave the lock in `released`, so a last one
         // is released after it.
-        var released: [Defaults.ProblemObservation] = []
+        var released: [Observation] = []
         observers.withLock { observers in
             observers.removeAll { reference in
                 guard let object = reference.object else { return true }
@@ -78,11 +94,11 @@ enum ProblemObservers {
         withExtendedLifetime(released) {}
     }
 
-    /// Hands `problem` to every observation still active, outside the lock.
-    static func deliver(_ problem: Defaults.StorageError, from suite: Defaults.Suite) {
-        let current = observers.withLock { $0.isEmpty ? [] : $0.compactMap(\.object) }
-        for observation in current where observation.isActive {
-            observation.handler(suite, problem)
-        }
+    /// The observations still there, to be called outside the lock.
+    var current: [Observation] {
+        observers.withLock { $0.isEmpty ? [] : $0.compactMap(\.object) }
     }
+
+    /// Whether there is none: a caller about to make an event can skip making it.
+    var isEmpty: Bool { observers.withLock { $0.isEmpty } }
 }

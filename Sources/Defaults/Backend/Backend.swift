@@ -210,17 +210,21 @@ extension Defaults {
         private let onChanged: @Sendable ([String: JSONValue?], UInt64?) -> Void
         private let onReplaced: @Sendable (BackendContents) -> Void
         private let onReport: @Sendable (StorageError) -> Void
+        private let onReconnected: @Sendable () -> Void
         /// What only the JSON file reports, beside its values; `nil` in updates made with the
         /// public initializer.
         let fileReports: FileReports?
 
         /// Creates a receiver of reports from closures.
+        ///
+        /// - Parameter reconnected: Called by ``reconnected()``; nothing by default.
         public convenience init(
             changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
             replaced: @escaping @Sendable (BackendContents) -> Void,
-            report: @escaping @Sendable (StorageError) -> Void
+            report: @escaping @Sendable (StorageError) -> Void,
+            reconnected: @escaping @Sendable () -> Void = {}
         ) {
-            self.init(changed: changed, replaced: replaced, report: report, fileReports: nil)
+            self.init(changed: changed, replaced: replaced, report: report, reconnected: reconnected, fileReports: nil)
         }
 
         /// Creates a receiver of reports, with the file's too.
@@ -228,11 +232,13 @@ extension Defaults {
             changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
             replaced: @escaping @Sendable (BackendContents) -> Void,
             report: @escaping @Sendable (StorageError) -> Void,
+            reconnected: @escaping @Sendable () -> Void,
             fileReports: FileReports?
         ) {
             onChanged = changed
             onReplaced = replaced
             onReport = report
+            onReconnected = reconnected
             self.fileReports = fileReports
         }
 
@@ -281,6 +287,15 @@ extension Defaults {
         /// Reports a problem found in the background; it reaches the suites' error handlers.
         public func report(_ error: StorageError) {
             onReport(error)
+        }
+
+        /// Reports that the connection changes made elsewhere come by was lost and is back (a
+        /// watch connected again, after its first connection): for the suites' activity
+        /// observers (``Defaults/Activity/reconnected(backend:)``), which a service counts.
+        ///
+        /// Not a problem: a connection lost for good is reported with ``report(_:)``.
+        public func reconnected() {
+            onReconnected()
         }
     }
 }

@@ -30,6 +30,8 @@ struct FlushMachine {
     private(set) var isHeld = false
     /// The wait before the last retry; zero after a commit that succeeded.
     private(set) var retryDelay = Duration.zero
+    /// Whether the last commit failed: the next one is a retry.
+    private(set) var lastCommitFailed = false
 
     /// A change was made that waits for a commit.
     ///
@@ -76,17 +78,20 @@ struct FlushMachine {
     mutating func committed() {
         isCommitting = false
         retryDelay = .zero
+        lastCommitFailed = false
     }
 
     /// The backend refused the commit: its changes are given up, not retried.
     mutating func refused() {
         isCommitting = false
+        lastCommitFailed = false
     }
 
     /// The commit failed, and its changes are pending again: they are retried after a delay that
     /// doubles each time, from ``retryDelays``' first to its longest.
     mutating func failed() -> Action {
         isCommitting = false
+        lastCommitFailed = true
         guard !isArmed else { return .none }
         isArmed = true
         retryDelay = min(max(retryDelay * 2, Self.retryDelays.first), Self.retryDelays.longest)

@@ -13,8 +13,16 @@ extension Store {
         // The store weakly: a backend keeps its receiver, and must not keep the store alive.
         Defaults.BackendUpdates(
             changed: { [weak self] values, revision in self?.receive(.changed(values, revision: revision)) },
-            replaced: { [weak self] contents in self?.receive(.replaced(contents)) },
+            replaced: { [weak self] contents in
+                guard let self else { return }
+                receive(.replaced(contents))
+                noteActivity(.reloaded(backend: backendName))
+            },
             report: { [weak self] error in self?.reportInBackground(error) },
+            reconnected: { [weak self] in
+                guard let self else { return }
+                noteActivity(.reconnected(backend: backendName))
+            },
             fileReports: Defaults.BackendUpdates.FileReports(
                 layerChanged: { [weak self] index, layer in self?.applyLayer(index, layer) },
                 reportsReceived: { [weak self] in
@@ -61,6 +69,7 @@ extension Store {
     func commitPendingLocked(to custom: BackendConnection) -> Result<Bool, Defaults.StorageError> {
         typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
         var retry = FlushMachine.Action.none
+        var isRetry = false
         // The changes are taken inside `committing`, once reports are held back: a report taken
         // in between (its keys no longer marked changed, not yet committed) would put another's
         // older value in memory under the value this commit stores, and nothing would mend it.
@@ -71,6 +80,7 @@ extension Store {
                     let changed = state.takeChanged()
                     let clears = state.removesEverything
                     state.removesEverything = false
+                    isRetry = state.flush.lastCommitFailed
                     state.flush.commitStarted()
                     var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
                     for name in changed { changes[name] = .some(state.values[name]) }
@@ -123,9 +133,12 @@ extension Store {
             },
             apply: { apply($0, leaving: $1) }
         )
-        guard let (_, result) = outcome else { return .success(false) }
+        guard let (pending, result) = outcome else { return .success(false) }
+        if isRetry { noteActivity(.retryingCommit) }
         switch result {
-        case .success: return .success(true)
+        case .success:
+            noteActivity(.committed(keys: pending.changed.count))
+            return .success(true)
         case .failure(let error):
             perform(retry)
             return .failure(error)
@@ -159,6 +172,7 @@ extension Store {
         )
         switch outcome {
         case .success(.committed):
+            noteActivity(.committed(keys: writes.count))
             return .success(true)
         case .success(.conflict(let current)):
             absorbOutside(current, isWhole: false, revision: nil)

@@ -91,6 +91,7 @@ extension Store {
         }
         let observed = listed.compactMap(\.change)
         listed = []
+        if !observed.isEmpty { noteActivity(.changedElsewhere(keys: observed.count)) }
         // What was decoded is released with `dropped`, on the delivery queue, not here.
         found = RefusedChanges()
         // Released on the delivery queue, before the event: the caller holds the store's gate
@@ -149,6 +150,8 @@ extension Store {
     func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
         // As in `absorb`: what leaves memory is released after the lock.
         var dropped: [Defaults.Suite.CacheEntry?] = []
+        // Keys whose reads change, observed or not: for the activity observers.
+        var changedCount = 0
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             guard let before = state.layers else { return ([:], nil) }
@@ -174,7 +177,9 @@ extension Store {
                 // override stands in front (the lock's, the user's, the system's): forgotten when
                 // that changed, even if an override hides it from reads until now.
                 if old.beneath != new.beneath { dropped.append(state.forgetDecoded(name)) }
-                guard old.value != new.value, isAllReported || entry?.observers != nil else { continue }
+                guard old.value != new.value else { continue }
+                changedCount += 1
+                guard isAllReported || entry?.observers != nil else { continue }
                 changes[name] = Defaults.StoredChange(
                     old: old.value,
                     new: new.value,
@@ -186,6 +191,7 @@ extension Store {
             return (changes, state.suiteObservers)
         }
         dropped.removeAll()
+        if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
         deliverExternally(changes, suiteObservers: suiteObservers)
     }
 

@@ -102,6 +102,8 @@ extension Store {
         // As in `absorbOutside`: what leaves memory is released after the lock.
         var dropped: [CacheEntry?] = []
         var follow: (files: SecretFiles, names: [String], directory: URL?)?
+        // Keys whose reads change, observed or not: for the activity observers.
+        var changedCount = 0
         let (changed, changes, suiteObservers) = state.withLock {
             state -> (Bool, [String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             let before = state.secrets ?? Secrets(directory: nil)
@@ -134,7 +136,9 @@ extension Store {
                 // and observers decode the old value from its JSON.
                 dropped.append(state.forgetDecoded(name))
                 let observers = state.keys[HashedName(name)]?.observers
-                guard old != new, isAllReported || observers != nil else { continue }
+                guard old != new else { continue }
+                changedCount += 1
+                guard isAllReported || observers != nil else { continue }
                 changes[name] = Defaults.StoredChange(
                     old: old,
                     new: new,
@@ -146,6 +150,7 @@ extension Store {
             return (true, changes, state.suiteObservers)
         }
         if let follow { follow.files.follow(follow.names, in: follow.directory) }
+        if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
         deliverExternally(changes, suiteObservers: suiteObservers, releasing: dropped)
         return changed
     }

@@ -160,6 +160,25 @@ final class Store: Sendable {
             }
     }
 
+    /// Tells the activity observers (``Defaults/observeActivity(_:)``) of `activity`.
+    ///
+    /// In order, on their queue: the caller may hold the store's locks. Nothing is made while
+    /// nobody observes.
+    func noteActivity(_ activity: @autoclosure () -> Defaults.Activity) {
+        guard !ActivityObservers.observers.isEmpty else { return }
+        let activity = activity()
+        ActivityObservers.queue
+            .async { [weak self] in
+                if let suite = self?.anySuite { ActivityObservers.deliver(activity, from: suite) }
+            }
+    }
+
+    /// The backend's name, for activity: "memory" for a suite in memory alone.
+    var backendName: String {
+        guard case .backend(let custom) = backend else { return "memory" }
+        return custom.backend.name
+    }
+
     // MARK: - Flushing
 
     /// Carries out what the flush machine decided (``FlushMachine``); the caller has left the lock.

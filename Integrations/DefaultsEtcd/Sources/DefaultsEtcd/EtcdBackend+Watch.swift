@@ -98,6 +98,7 @@ extension EtcdBackend {
         // denied", a token it no longer takes): that is no heartbeat, and staying would leave the
         // watch open and silent for good (measured on 3.4.23).
         if result.watch_id == "-1", result.created != true, result.canceled != true { return .more }
+        var reconnected = false
         let (taken, verdict) = state.withLock { state -> (Bool, EtcdClient.WatchVerdict) in
             // The hold's cancel ends the connection later, on the event loop: a message that
             // comes meanwhile is left for the next connection, which starts from `next`.
@@ -139,6 +140,8 @@ extension EtcdBackend {
                     return (true, .end)
                 }
                 if let cluster { state.clusterID = cluster }
+                reconnected = state.watch.everCreated
+                state.watch.everCreated = true
             }
             state.watch.connected = true
             if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
@@ -151,6 +154,10 @@ extension EtcdBackend {
             return (true, .more)
         }
         guard taken else { return verdict }
+        if reconnected {
+            // In order with the reports: it goes where they go.
+            watchQueue.async { [weak self] in self?.state.withLock { $0.updates }?.reconnected() }
+        }
         // One message may carry several revisions: each is a report of its own.
         for (revision, events) in Self.byRevision(result.events ?? []) {
             watchQueue.async { [weak self] in self?.take(events, at: revision) }

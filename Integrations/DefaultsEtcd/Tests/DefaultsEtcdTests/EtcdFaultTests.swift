@@ -62,6 +62,9 @@ import Testing
         let logLevel = Defaults.Key<String>("logLevel", default: "info", suite: suite)
         let told = Received<Int>()
         let observation = Defaults.observe(rateLimit, options: []) { told.append($0.newValue) }
+        let activity = Received<Defaults.Activity>()
+        let watchingActivity = Defaults.observeActivity { of, what in if of == suite { activity.append(what) } }
+        defer { watchingActivity.cancel() }
         _ = try etcdctl(server, ["put", "\(prefix)rateLimit", "200"])
         #expect(await told.wait(forCount: 1))
 
@@ -81,6 +84,18 @@ import Testing
         try suite.synchronize()
         #expect(try etcdctl(server, ["get", "\(prefix)logLevel", "--print-value-only"]) == "\"debug\"\n")
         observation.invalidate()
+        // What a service counts: the watch came back, the failed commit was tried again until the
+        // write was stored, and the operator's two puts came from elsewhere.
+        #expect(await activity.wait { $0.contains(.committed(keys: 1)) })
+        #expect(
+            activity.all.contains {
+                guard case .reconnected(let backend) = $0 else { return false }
+                return backend.hasPrefix("etcd \(prefix) at ")
+            },
+            "\(activity.all)"
+        )
+        #expect(activity.all.contains(.retryingCommit))
+        #expect(activity.all.filter { $0 == .changedElsewhere(keys: 1) }.count == 2)
     }
 
     @Test func aWatchThatMissedCompactedHistoryReloadsAndReportsTheDifferenceAsOneChange() async throws {
@@ -91,6 +106,9 @@ import Testing
         let keys = ["a", "b", "c"].map { Defaults.Key<Int>($0, default: 0, suite: suite) }
         let events = Received<[Int]>()
         let observation = Defaults.observe(keys: keys, options: []) { events.append(keys.map { suite[$0] }) }
+        let activity = Received<Defaults.Activity>()
+        let watchingActivity = Defaults.observeActivity { of, what in if of == suite { activity.append(what) } }
+        defer { watchingActivity.cancel() }
         // The watch is live: a put arrives as it is made.
         _ = try etcdctl(server, ["put", "\(prefix)c", "9"])
         #expect(await events.wait(forCount: 1))
@@ -108,6 +126,11 @@ import Testing
         #expect(await events.wait(forCount: 2))
         #expect(events.all == [[0, 0, 9], [3, 2, 0]])
         _ = observation
+        // The watch connected again, and the backend handed its contents over whole: a reload, and
+        // one change from elsewhere of the three keys.
+        #expect(await activity.wait { $0.contains(.reloaded(backend: backend.name)) })
+        #expect(activity.all.contains(.reconnected(backend: backend.name)), "\(activity.all)")
+        #expect(activity.all.contains(.changedElsewhere(keys: 3)), "\(activity.all)")
     }
 }
 

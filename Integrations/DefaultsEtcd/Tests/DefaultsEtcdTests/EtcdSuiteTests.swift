@@ -23,12 +23,17 @@ final class Received<Element: Sendable>: Sendable {
     /// Waits, off the pool, until `count` elements came, or 60 s passed (a deadline against a hang,
     /// longer than a whole run: other tests can hold the pool's threads for most of one).
     func wait(forCount count: Int) async -> Bool {
+        await wait { $0.count >= count }
+    }
+
+    /// Waits, as ``wait(forCount:)``, until what came meets `condition`.
+    func wait(until met: @escaping @Sendable ([Element]) -> Bool) async -> Bool {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in
                 let deadline = Date() + 60
                 condition.lock()
-                while state.withLock({ $0.count }) < count, condition.wait(until: deadline) {}
-                let reached = state.withLock { $0.count } >= count
+                while !met(all), condition.wait(until: deadline) {}
+                let reached = met(all)
                 condition.unlock()
                 continuation.resume(returning: reached)
             }
