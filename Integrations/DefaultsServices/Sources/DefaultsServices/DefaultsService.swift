@@ -26,7 +26,12 @@ import Synchronization
 /// minute at `debug`. Metadata names the suite (`defaults.suite`) and the key, file or backend.
 /// Each problem also adds one to a counter of `metrics`, with the suite as the `suite` dimension:
 /// `defaults_commit_errors_total`, `defaults_backend_errors_total`,
-/// `defaults_decode_errors_total` and `defaults_refused_writes_total`.
+/// `defaults_decode_errors_total` and `defaults_refused_writes_total`. What the suites do is
+/// counted beside them (``Defaults/Activity``): `defaults_commits_total`,
+/// `defaults_commit_retries_total`, `defaults_changes_from_elsewhere_total` (change events made by
+/// another process, a hand edit, another instance or a system file),
+/// `defaults_backend_reconnects_total` and `defaults_reloads_total`; a reconnect or a reload is
+/// also logged at `debug`.
 ///
 /// On graceful shutdown (or cancellation) it synchronizes every suite, all at once, and waits at
 /// most `shutdownTimeout`; a suite that could not store its writes in that time, or failed to, is
@@ -77,6 +82,11 @@ public struct DefaultsService: Service, CustomStringConvertible {
             reporter.report(problem, from: suite)
         }
         defer { observation.cancel() }
+        let counter = ActivityCounter(suites: suites, logger: logger, metrics: metrics)
+        let activity = Defaults.observeActivity { suite, activity in
+            counter.count(activity, of: suite)
+        }
+        defer { activity.cancel() }
         logger.debug("Defaults: looking after \(suites.count) suite(s) until shutdown")
         // Returns on graceful shutdown; throws CancellationError when the task is cancelled,
         // which also ends the service: what is pending is stored either way.

@@ -175,6 +175,9 @@ final class LineStream: Sendable {
     }
     private let state = Mutex(State())
 
+    /// Every line logged so far.
+    var entries: [InMemoryLogHandler.Entry] { state.withLock { $0.lines } }
+
     /// A handler that logs everything, from `debug` up, into this stream.
     var handler: Handler {
         var handler = Handler(stream: self)
