@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsEtcd
 import Foundation
 import Logging
 
@@ -8,13 +9,26 @@ func option(_ name: String) -> String? {
     return arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
 
-/// The service's settings: the suite named `greeter-service`, or the file `--settings` names.
+/// The service's settings: the suite named `greeter-service`, the file `--settings` names, or the
+/// keys under a prefix in etcd that `--etcd` names (every instance given the same address shares
+/// them): `--etcd 'etcd://127.0.0.1:2379/config/greeter/?user=greeter&password-credential=etcd-password'`
+/// logs in with the password systemd put in `$CREDENTIALS_DIRECTORY/etcd-password`.
 let settings: Defaults.Suite = {
-    if let path = option("--settings") { return Defaults.Suite(fileURL: URL(fileURLWithPath: path)) }
     do {
+        if let address = option("--etcd") {
+            let etcd = try EtcdSuiteAddress(address)
+            return Defaults.Suite(
+                etcd: etcd.endpoints,
+                prefix: etcd.prefix,
+                tls: etcd.tls,
+                credentials: etcd.credentials
+            )
+        }
+        if let path = option("--settings") { return Defaults.Suite(fileURL: URL(fileURLWithPath: path)) }
         return try Defaults.Suite(name: "greeter-service")
     } catch {
-        fatalError("\(error)")
+        say("greeter-service: \(error)")
+        exit(2)
     }
 }()
 

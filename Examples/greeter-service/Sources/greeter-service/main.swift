@@ -1,6 +1,6 @@
 // An HTTP service whose answers follow its settings while it runs.
 //
-//     swift run greeter-service --port 8080 [--settings <file>]
+//     swift run greeter-service --port 8080 [--settings <file> | --etcd etcd://127.0.0.1:2379/config/greeter/]
 //     curl localhost:8080/greet?name=Ada                    # Hello, Ada!
 //     defaults write greeter-service greeting '"Welcome"'  # the next answer: Welcome, Ada!
 //     defaults write greeter-service shout true             # WELCOME, ADA!
@@ -8,6 +8,7 @@
 //     defaults write greeter-service logLevel '"debug"'     # a debug line per request
 //     curl -X POST localhost:8080/visits                    # counted in the settings file
 //     curl localhost:8080/database                          # uses $CREDENTIALS_DIRECTORY/database.password
+//     etcdctl put /config/greeter/greeting '"Hi"'           # with --etcd: Hi, Ada! on every instance
 //
 // The settings suite runs as a service listed before the HTTP server, so on SIGTERM the server
 // drains first and the suite stores what the last requests wrote.

@@ -97,9 +97,12 @@ import FoundationNetworking
 /// With `settings`, the settings file holds that text when the service starts. With
 /// `credentials`, the service finds those files in `$CREDENTIALS_DIRECTORY`, as systemd's
 /// `LoadCredential=` gives them.
+///
+/// With `etcd`, the service's settings are in etcd at that address rather than in the file.
 func withService(
     credentials: [String: String]? = nil,
     settings: String? = nil,
+    etcd: String? = nil,
     _ body: (RunningService) async throws -> Void
 ) async throws {
     let directory = FileManager.default.temporaryDirectory
@@ -118,6 +121,7 @@ func withService(
     }
     let service = try RunningService(
         settings: directory.appendingPathComponent("settings.json"),
+        etcd: etcd,
         environment: environment
     )
     do {
@@ -142,11 +146,11 @@ final class RunningService: Sendable {
     private let exited = DispatchSemaphore(value: 0)
     private let port = Mutex<Int?>(nil)
 
-    init(settings: URL, environment: [String: String] = [:]) throws {
+    init(settings: URL, etcd: String? = nil, environment: [String: String] = [:]) throws {
         settingsFile = settings
         let process = Process()
         process.executableURL = built("greeter-service")
-        process.arguments = ["--port", "0", "--settings", settings.path]
+        process.arguments = ["--port", "0"] + (etcd.map { ["--etcd", $0] } ?? ["--settings", settings.path])
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output
         // Not the test runner's own: a service left behind must not hold CI's log open.

@@ -11,6 +11,9 @@ import Foundation
 /// With either scheme, `user=` and `password-file=` name the etcd user to log in as and the file
 /// holding its password (never the password itself, which a URL would show to anyone who lists
 /// processes): `etcd://10.0.0.1:2379/config/billing/?user=billing&password-file=/run/credentials/billing.service/etcd`.
+/// A service systemd gives credentials to (`LoadCredential=etcd-password:/etc/billing/etcd-password`)
+/// names them instead, as files in `$CREDENTIALS_DIRECTORY`: `password-credential=etcd-password`,
+/// and `key-credential=` for the TLS client key (`etcds://…/?cert=/etc/billing/client.pem&key-credential=etcd-client-key`).
 /// The `defaults` command of this package reads such URLs.
 public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     /// The client URLs of the members.
@@ -39,8 +42,17 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     /// Reads `text`, an `etcd://` URL.
     ///
     /// - Throws: ``Invalid`` naming what is wrong: another scheme, no member, a member without
-    ///   a port, or no prefix.
+    ///   a port, or no prefix; a credential named while `$CREDENTIALS_DIRECTORY` is not set.
     public init(_ text: String) throws(Invalid) {
+        try self.init(text, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Reads `text` with `environment`'s `$CREDENTIALS_DIRECTORY`.
+    init(_ text: String, environment: [String: String]) throws(Invalid) {
+        let credentials = environment["CREDENTIALS_DIRECTORY"]
+            .flatMap { path in
+                path.hasPrefix("/") ? URL(fileURLWithPath: path, isDirectory: true) : nil
+            }
         let secure = text.hasPrefix("etcds://")
         guard secure || text.hasPrefix("etcd://") else {
             throw Invalid(
@@ -53,7 +65,11 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
         var user: String?
         var passwordFile: URL?
         if let question = rest.firstIndex(of: "?") {
-            (tls, user, passwordFile) = try Self.options(in: rest[rest.index(after: question)...], secure: secure)
+            (tls, user, passwordFile) = try Self.options(
+                in: rest[rest.index(after: question)...],
+                secure: secure,
+                credentials: credentials
+            )
             rest = rest[..<question]
         }
         guard let slash = rest.firstIndex(of: "/"), rest[rest.index(after: slash)...].contains(where: { $0 != "/" })
@@ -80,10 +96,12 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What a query names: the TLS files (`cacert`, `cert` and `key`, as etcdctl's flags), and
-    /// the user (`user`, `password-file`).
+    /// the user (`user`, `password-file`); `key-credential` and `password-credential` name files
+    /// in `credentials`.
     private static func options(
         in query: Substring,
-        secure: Bool
+        secure: Bool,
+        credentials: URL?
     ) throws(Invalid) -> (EtcdTLS?, user: String?, passwordFile: URL?) {
         var tls = EtcdTLS()
         var user: String?
@@ -94,8 +112,20 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
                 // The name only: the value may be a password given where none belongs.
                 throw Invalid(description: "\"\(parts[0])=…\" is not name=value, as cacert=/etc/etcd/ca.pem")
             }
-            let file = URL(fileURLWithPath: value)
-            if ["cacert", "cert", "key"].contains(parts[0]), !secure {
+            var file = URL(fileURLWithPath: value)
+            if parts[0].hasSuffix("-credential") {
+                guard let credentials else {
+                    throw Invalid(
+                        description:
+                            "\(parts[0])= names a systemd credential, but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the service's unit sets it); name the file itself with \(parts[0] == "key-credential" ? "key=" : "password-file=")"
+                    )
+                }
+                guard !value.contains("/"), value != ".", value != ".." else {
+                    throw Invalid(description: "\"\(value)\" is not a credential's name, as etcd-password")
+                }
+                file = credentials.appendingPathComponent(value, isDirectory: false)
+            }
+            if ["cacert", "cert", "key", "key-credential"].contains(parts[0]), !secure {
                 throw Invalid(
                     description: "certificates (?\(parts[0])=…) go with etcds://, the address of members over TLS"
                 )
@@ -103,15 +133,19 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
             switch parts[0] {
             case "cacert": tls.certificateAuthority = file
             case "cert": tls.clientCertificate = file
-            case "key": tls.clientKey = file
+            case "key", "key-credential": tls.clientKey = file
             case "user": user = value
-            case "password-file": passwordFile = file
+            case "password-file", "password-credential": passwordFile = file
             case "password":
                 throw Invalid(
                     description:
                         "a password is never part of an address (anyone listing processes would see it): name its file with password-file="
                 )
-            default: throw Invalid(description: "\"\(parts[0])\" is none of cacert, cert, key, user and password-file")
+            default:
+                throw Invalid(
+                    description:
+                        "\"\(parts[0])\" is none of cacert, cert, key, key-credential, user, password-file and password-credential"
+                )
             }
         }
         guard (tls.clientCertificate == nil) == (tls.clientKey == nil) else {

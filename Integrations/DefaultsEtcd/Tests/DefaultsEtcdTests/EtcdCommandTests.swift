@@ -1,5 +1,5 @@
 import Defaults
-import DefaultsEtcd
+@testable import DefaultsEtcd
 import Foundation
 import Synchronization
 import Testing
@@ -196,6 +196,32 @@ func runDefaults(_ arguments: [String], environment: [String: String] = [:]) asy
         #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcd://h:1/p/?cacert=/ca.pem") }
         #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcds://h:1/p/?cert=/c.pem") }
         #expect(throws: EtcdSuiteAddress.Invalid.self) { try EtcdSuiteAddress("etcds://h:1/p/?password=x") }
+    }
+
+    @Test func anAddressNamesSystemdCredentialsInTheCredentialsDirectory() throws {
+        let environment = ["CREDENTIALS_DIRECTORY": "/run/credentials/billing.service"]
+        let address = try EtcdSuiteAddress(
+            "etcds://h:1/config/?cert=/etc/billing/client.pem&key-credential=etcd-key&user=billing&password-credential=etcd-password",
+            environment: environment
+        )
+        #expect(address.passwordFile?.path == "/run/credentials/billing.service/etcd-password")
+        #expect(address.tls?.clientKey?.path == "/run/credentials/billing.service/etcd-key")
+        #expect(address.credentials?.user == "billing")
+        // Read back, it names the files themselves.
+        #expect(try EtcdSuiteAddress(address.description, environment: [:]) == address)
+        // Without the directory: a clear no, naming what to do instead.
+        let unset = #expect(throws: EtcdSuiteAddress.Invalid.self) {
+            try EtcdSuiteAddress("etcd://h:1/p/?user=u&password-credential=etcd-password", environment: [:])
+        }
+        #expect(unset?.description.contains("CREDENTIALS_DIRECTORY") == true, "\(String(describing: unset))")
+        #expect(unset?.description.contains("password-file=") == true)
+        // A path where a name belongs; a key over plain HTTP.
+        #expect(throws: EtcdSuiteAddress.Invalid.self) {
+            try EtcdSuiteAddress("etcd://h:1/p/?user=u&password-credential=../etc/shadow", environment: environment)
+        }
+        #expect(throws: EtcdSuiteAddress.Invalid.self) {
+            try EtcdSuiteAddress("etcd://h:1/p/?key-credential=k", environment: environment)
+        }
     }
 
     @Test func anAddressNamesAUserAndItsPasswordFileNeverAPassword() throws {
