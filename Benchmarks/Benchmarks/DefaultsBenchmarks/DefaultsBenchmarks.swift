@@ -181,6 +181,7 @@ let benchmarks: @Sendable () -> Void = {
     configMap()
     openOverSystemFiles()
     etcd()
+    answerRate()
 }
 
 // MARK: Read an Int key

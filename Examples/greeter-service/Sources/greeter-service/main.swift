@@ -38,10 +38,9 @@ let answerChanges = Defaults.observe(keys: .greeting, .shout, .logLevel, options
     logger.info("settings changed: greeting \(Defaults[.greeting]), shout \(Defaults[.shout])")
 }
 
-/// Whether one more request fits in this minute's limit.
-func admit() -> Bool {
-    let limit = Defaults[.rateLimit]
-    return window.withLock { window in
+/// Whether one more request fits in `window`'s minute under `limit`.
+func admit(under limit: Int, in window: borrowing Mutex<(start: ContinuousClock.Instant, count: Int)>) -> Bool {
+    window.withLock { window in
         if window.start.duration(to: .now) >= .seconds(60) { window = (.now, 0) }
         guard window.count < limit else { return false }
         window.count += 1
@@ -49,14 +48,27 @@ func admit() -> Bool {
     }
 }
 
-let router = Router()
-router.get("greet") { request, _ -> Response in
-    guard admit() else { return Response(status: .tooManyRequests) }
+/// The answer to `/greet`, from what the caller read.
+func greet(_ request: Request, greeting: String, shout: Bool, admitted: Bool) -> Response {
+    guard admitted else { return Response(status: .tooManyRequests) }
     let name = request.uri.queryParameters.get("name") ?? "world"
-    var answer = "\(Defaults[.greeting]), \(name)!"
-    if Defaults[.shout] { answer = answer.uppercased() }
+    var answer = "\(greeting), \(name)!"
+    if shout { answer = answer.uppercased() }
     logger.debug("answered /greet", metadata: ["name": "\(name)"])
     return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: answer + "\n")))
+}
+
+let router = Router()
+router.get("greet") { request, _ -> Response in
+    let admitted = admit(under: Defaults[.rateLimit], in: window)
+    return greet(request, greeting: Defaults[.greeting], shout: Defaults[.shout], admitted: admitted)
+}
+
+// The same route with constants where /greet reads its settings: the baseline of the answer-rate
+// benchmark (Benchmarks/, "AnswerRate"), which shows what reading settings per request costs.
+let constantWindow = Mutex<(start: ContinuousClock.Instant, count: Int)>((.now, 0))
+router.get("greet-constant") { request, _ -> Response in
+    greet(request, greeting: "Hello", shout: false, admitted: admit(under: .max, in: constantWindow))
 }
 router.post("visits") { _, _ -> String in
     Defaults[.visits] += 1
