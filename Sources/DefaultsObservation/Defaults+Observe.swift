@@ -37,7 +37,8 @@ extension Defaults {
             handler(
                 Defaults.KeyChange(
                     oldValue: key.value(from: old, decoded: oldDecoded),
-                    newValue: key.value(from: new, decoded: newDecoded)
+                    newValue: key.value(from: new, decoded: newDecoded),
+                    isSecret: key.isSecret
                 )
             )
         }
@@ -45,7 +46,13 @@ extension Defaults {
         var valueHandler: Subscriber.ValueHandler?
         if _isPOD(Value.self) {
             valueHandler = { old, new in
-                handler(Defaults.KeyChange(oldValue: old.load(as: Value.self), newValue: new.load(as: Value.self)))
+                handler(
+                    Defaults.KeyChange(
+                        oldValue: old.load(as: Value.self),
+                        newValue: new.load(as: Value.self),
+                        isSecret: key.isSecret
+                    )
+                )
             }
         }
         let subscriber = Subscriber(
@@ -57,7 +64,7 @@ extension Defaults {
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) {
             let current = key.suite[key]
-            handler(KeyChange(oldValue: current, newValue: current))
+            handler(KeyChange(oldValue: current, newValue: current, isSecret: key.isSecret))
         }
         return observation
     }

@@ -5,24 +5,53 @@ extension Defaults {
     ///
     /// A missing value is represented by the key's default: after a reset, ``newValue`` is the
     /// default (for a key with a dynamic default, the closure's value at the time of the change).
+    ///
+    /// The change of a secret key (`Key(secret:)`) says so (``isSecret``): its description, debug
+    /// description and mirror (what `print`, string interpolation and `dump` show) give
+    /// `<secret>` for both values, so a change logged whole never shows a password.
     public struct KeyChange<Value: Serializable>: Sendable {
         /// The value before the change.
         public let oldValue: Value
         /// The value after the change.
         public let newValue: Value
+        /// Whether the key is a secret: its values are never shown in a description.
+        public let isSecret: Bool
 
         // NB: inlinable, so unspecialized generic code that makes a change (every delivery to an
         // observer) does not look up `KeyChange<Value>`'s metadata a second time inside the call.
         /// Creates a change.
+        ///
+        /// - Parameter isSecret: Whether the values are a secret's, never to be shown.
         @inlinable @inline(__always)
-        public init(oldValue: Value, newValue: Value) {
+        public init(oldValue: Value, newValue: Value, isSecret: Bool = false) {
             self.oldValue = oldValue
             self.newValue = newValue
+            self.isSecret = isSecret
         }
     }
 }
 
 extension Defaults.KeyChange: Equatable where Value: Equatable {}
+
+extension Defaults.KeyChange: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// "old → new", or "<secret> → <secret>" for a secret key.
+    public var description: String {
+        guard !isSecret else { return "<secret> → <secret>" }
+        return "\(String(describing: oldValue)) → \(String(describing: newValue))"
+    }
+
+    /// As ``description``, with the values' debug descriptions.
+    public var debugDescription: String {
+        guard !isSecret else { return "KeyChange(<secret> → <secret>)" }
+        return "KeyChange(\(String(reflecting: oldValue)) → \(String(reflecting: newValue)))"
+    }
+
+    /// The two values, or none for a secret key, so `dump` shows no secret.
+    public var customMirror: Mirror {
+        guard !isSecret else { return Mirror(self, children: ["isSecret": true], displayStyle: .struct) }
+        return Mirror(self, children: ["oldValue": oldValue, "newValue": newValue], displayStyle: .struct)
+    }
+}
 
 extension Defaults.Key {
     /// `stored` decoded as the key's value, or the default when it is missing or does not decode.
