@@ -9,6 +9,7 @@
 //     curl -X POST localhost:8080/visits                    # counted in the settings file
 //     curl localhost:8080/database                          # uses $CREDENTIALS_DIRECTORY/database.password
 //     etcdctl put /config/greeter/greeting '"Hi"'           # with --etcd: Hi, Ada! on every instance
+//     curl localhost:8080/metrics                           # defaults_changes_from_elsewhere_total, …
 //
 // The settings suite runs as a service listed before the HTTP server, so on SIGTERM the server
 // drains first and the suite stores what the last requests wrote.
@@ -18,12 +19,17 @@ import DefaultsServices
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import Synchronization
 
 LoggingSystem.bootstrap { label in
     LiveLevelLogHandler(wrapping: StreamLogHandler.standardOutput(label: label), level: .logLevel)
 }
 let logger = Logger(label: "greeter-service")
+// What the suites do, counted by DefaultsService, for Prometheus to scrape at /metrics.
+let metrics = PrometheusCollectorRegistry()
+MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
 _ = try? settings.publishSchema(for: .greeting, .shout, .rateLimit, .logLevel, .visits, .databasePassword)
 
 /// Requests answered in the current minute; a new limit starts a new minute.
@@ -88,6 +94,10 @@ router.get("database") { _, _ -> Response in
     logger.debug("connecting to the database")
     let answer = "database: connecting with a \(password.count)-character password\n"
     return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: answer)))
+}
+
+router.get("metrics") { _, _ -> Response in
+    Response(status: .ok, body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
 }
 
 let port = option("--port").flatMap(Int.init) ?? 8080

@@ -45,6 +45,14 @@ import Testing
                     == (200, "database: connecting with a \(databasePassword.count)-character password\n")
             )
 
+            // The service counted the operator's two puts as changes from elsewhere, with the
+            // suite as the dimension (many answers ago: DefaultsService counts off the answer's path).
+            let scraped = try await service.get("/metrics")
+            let line = scraped.body.split(separator: "\n")
+                .first { $0.hasPrefix("defaults_changes_from_elsewhere_total{") }
+            #expect(line?.contains("etcd \(prefix) at ") == true, "\(scraped.body)")
+            #expect(line?.hasSuffix(" 2") == true, "\(scraped.body)")
+
             // A write the service makes, then SIGTERM: stored in etcd before it exits.
             #expect(try await service.get("/visits", method: "POST") == (200, "1\n"))
             service.terminate()
