@@ -9,20 +9,21 @@ extension Defaults {
     /// ``StorageError/writeFailed(url:reason:)`` or ``StorageError/backendFailed(backend:reason:)``).
     public enum Activity: Sendable, Hashable, CustomStringConvertible {
         /// Writes made through the suite were stored in its file or backend: `keys` keys, in one
-        /// commit (writes a moment apart are gathered into one).
+        /// commit (writes a moment apart are gathered into one); 0 for a `removeAll()` alone.
         case committed(keys: Int)
         /// A commit that failed is tried again (after a pause that grows with each failure). The
         /// failure was reported as a problem; the outcome of this try is a ``committed(keys:)`` or
         /// another problem.
         case retryingCommit
-        /// Changes made elsewhere reached the suite as one change event of `keys` keys: another
-        /// process, a hand edit, another instance through the backend, a system file.
+        /// Changes made elsewhere reached the suite at once, to `keys` keys: another process, a
+        /// hand edit, another instance through the backend, a system file, a secret's file.
         case changedElsewhere(keys: Int)
         /// The backend's connection for changes made elsewhere was lost and is back (etcd's
         /// watch connected again); reported by the backend (``BackendUpdates/reconnected()``).
         case reconnected(backend: String)
         /// The backend lost track of changes and handed over its contents whole
-        /// (``BackendUpdates/replaced(by:)``), as etcd does after a compaction.
+        /// (``BackendUpdates/replaced(by:)``), as etcd does after a compaction, a restore, or a
+        /// first read that failed.
         case reloaded(backend: String)
 
         /// The activity, for a person: "committed 2 keys".
@@ -66,9 +67,9 @@ extension Defaults {
     /// a service's metrics.
     ///
     /// The handler is called on a queue of the library's, outside every lock, soon after the
-    /// activity, one call at a time. A suite's commits and its backend's reports come in the order
-    /// they happened; a change from elsewhere is told after its change event reached the observers
-    /// of its keys, so it is not in order with the rest.
+    /// activity, one call at a time and in the order the activity happened, across suites. It is
+    /// not in order with the suites' change events (a change from elsewhere may be told before or
+    /// after its observers hear of it) nor with their problems (``observeProblems(_:)``).
     /// Nothing is made for it while no observation exists, so a process that does not observe
     /// pays nothing.
     ///

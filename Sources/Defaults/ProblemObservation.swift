@@ -100,5 +100,12 @@ final class ProcessWideObservers<Observation: AnyObject & Sendable>: Sendable {
     }
 
     /// Whether there is none: a caller about to make an event can skip making it.
-    var isEmpty: Bool { observers.withLock { $0.isEmpty } }
+    ///
+    /// Observations released without being cancelled are forgotten here.
+    var isEmpty: Bool {
+        observers.withLock { observers in
+            observers.removeAll { $0.object == nil }
+            return observers.isEmpty
+        }
+    }
 }

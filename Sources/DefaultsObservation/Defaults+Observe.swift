@@ -38,7 +38,8 @@ extension Defaults {
                 Defaults.KeyChange(
                     oldValue: key.value(from: old, decoded: oldDecoded),
                     newValue: key.value(from: new, decoded: newDecoded),
-                    isSecret: key.isSecret
+                    // Also a key of another declaration under a secret's name, which reads it.
+                    isSecret: key.isSecret || key.suite.isSecret(named: key.name)
                 )
             )
         }
@@ -50,6 +51,8 @@ extension Defaults {
                     Defaults.KeyChange(
                         oldValue: old.load(as: Value.self),
                         newValue: new.load(as: Value.self),
+                        // A secret is text, never a value without references: only its own key's
+                        // declaration can say so here.
                         isSecret: key.isSecret
                     )
                 )
@@ -64,7 +67,13 @@ extension Defaults {
         let observation = Observation(subscriber: subscriber)
         if options.contains(.initial) {
             let current = key.suite[key]
-            handler(KeyChange(oldValue: current, newValue: current, isSecret: key.isSecret))
+            handler(
+                KeyChange(
+                    oldValue: current,
+                    newValue: current,
+                    isSecret: key.isSecret || key.suite.isSecret(named: key.name)
+                )
+            )
         }
         return observation
     }

@@ -35,6 +35,16 @@ import Testing
             }
             #expect("\(change)" == "<secret> → <secret>")
 
+            // A key declared again without `secret:` under the secret's name reads the secret, and
+            // its change is as secret.
+            let again = Defaults.Key<String>("api.token", default: "", suite: suite)
+            let seenAgain = EventLog<Defaults.KeyChange<String>>()
+            let observingAgain = Defaults.observe(again) { seenAgain.append($0) }
+            defer { observingAgain.invalidate() }
+            #expect(await seenAgain.wait(forCount: 1))
+            #expect(seenAgain.all.first?.isSecret == true)
+            #expect(seenAgain.all.first.map { "\($0)" } == "<secret> → <secret>")
+
             // Any other key's change shows its values.
             let initial = EventLog<Defaults.KeyChange<String>>()
             let other = Defaults.observe(plain) { initial.append($0) }

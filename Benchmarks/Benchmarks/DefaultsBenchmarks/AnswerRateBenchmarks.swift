@@ -71,7 +71,9 @@ enum BenchGreeter {
 }
 
 /// One kept-alive HTTP/1.1 connection to the greeter: a request written, its whole answer read.
-final class GreeterConnection {
+///
+/// Used by one benchmark's loop at a time, on its thread.
+final class GreeterConnection: @unchecked Sendable {
     private let descriptor: Int32
     private var buffer = [UInt8](repeating: 0, count: 4096)
 
@@ -94,12 +96,14 @@ final class GreeterConnection {
 
     deinit { close(descriptor) }
 
-    /// Asks for `path` and returns the answer's body; stops the run on anything but a 200.
+    /// Sends `request` (one GET) and reads its whole answer; returns the body's length, and stops
+    /// the run on anything but a 200 with a `Content-Length`.
     func get(_ request: [UInt8]) -> Int {
         request.withUnsafeBytes { bytes in
             var sent = 0
             while sent < bytes.count {
                 let written = write(descriptor, bytes.baseAddress! + sent, bytes.count - sent)
+                if written < 0, errno == EINTR { continue }
                 precondition(written > 0, "greeter-service closed the connection")
                 sent += written
             }
@@ -108,13 +112,16 @@ final class GreeterConnection {
         var received: [UInt8] = []
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0, errno == EINTR { continue }
             precondition(count > 0, "greeter-service closed the connection")
             received += buffer[..<count]
             guard let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else { continue }
             let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
             precondition(head.hasPrefix("HTTP/1.1 200"), "greeter-service answered \(head)")
-            let length = head.lowercased().firstMatch(of: /content-length: (\d+)/).flatMap { Int($0.1) } ?? 0
-            if received.count - end.upperBound >= length { return length }
+            let length = head.lowercased().firstMatch(of: /\r\ncontent-length:\s*(\d+)/).flatMap { Int($0.1) }
+            precondition(length != nil, "greeter-service answered without a Content-Length: \(head)")
+            // Requests are not pipelined: nothing of a next answer can follow this one.
+            if received.count - end.upperBound >= length! { return length! }
         }
     }
 }
@@ -133,9 +140,9 @@ func answerRate() {
         ("AnswerRate/GET /greet-constant (constants)", "/greet-constant?name=Ada"),
     ] {
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        Benchmark(name, configuration: configuration) { benchmark, connection in
+        Benchmark(name, configuration: configuration) { (benchmark: Benchmark, connection: GreeterConnection) in
             for _ in benchmark.scaledIterations { blackHole(connection.get(request)) }
-        } setup: {
+        } setup: { () -> GreeterConnection in
             let connection = GreeterConnection(port: BenchGreeter.port)
             // Both routes answer "Hello, Ada!": the same bytes, so only the reads differ.
             precondition(connection.get(request) == "Hello, Ada!\n".utf8.count)

@@ -7,7 +7,7 @@ import Testing
 
 @Suite(.serialized) struct GreeterEtcdTests {
     @Test func answersFollowEtcdAndTheEtcdPasswordIsACredential() async throws {
-        let etcd = try LocalEtcd()
+        let etcd = try LocalEtcd.started()
         defer { etcd.stop() }
         let prefix = "/config/greeter/"
         let root = ["--user", "root:root-pw"]
@@ -46,12 +46,19 @@ import Testing
             )
 
             // The service counted the operator's two puts as changes from elsewhere, with the
-            // suite as the dimension (many answers ago: DefaultsService counts off the answer's path).
-            let scraped = try await service.get("/metrics")
-            let line = scraped.body.split(separator: "\n")
-                .first { $0.hasPrefix("defaults_changes_from_elsewhere_total{") }
-            #expect(line?.contains("etcd \(prefix) at ") == true, "\(scraped.body)")
-            #expect(line?.hasSuffix(" 2") == true, "\(scraped.body)")
+            // suite as the dimension. DefaultsService counts off the answers' path, on a queue of
+            // its own, and nothing tells when it has: the scrape is asked again until it shows
+            // both, for at most 30 s.
+            var line: Substring?
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                let scraped = try await service.get("/metrics").body
+                line = scraped.split(separator: "\n").first { $0.hasPrefix("defaults_changes_from_elsewhere_total{") }
+                if line?.hasSuffix(" 2") == true { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(line?.contains("etcd \(prefix) at ") == true, "\(String(describing: line))")
+            #expect(line?.hasSuffix(" 2") == true, "\(String(describing: line))")
 
             // A write the service makes, then SIGTERM: stored in etcd before it exits.
             #expect(try await service.get("/visits", method: "POST") == (200, "1\n"))
@@ -105,26 +112,37 @@ final class LocalEtcd: Sendable {
         try process.run()
         // Its own "ready" line, read on a thread that goes on draining the log to the end.
         let ready = DispatchSemaphore(value: 0)
+        let served = Mutex(false)
         let reading = log.fileHandleForReading
         Thread.detachNewThread {
             var text = ""
-            var told = false
             while true {
                 let data = reading.availableData
                 if data.isEmpty { break }
-                guard !told else { continue }
+                guard !served.withLock({ $0 }) else { continue }
                 text += String(decoding: data, as: UTF8.self)
                 if text.contains("ready to serve client requests") {
-                    told = true
+                    served.withLock { $0 = true }
                     ready.signal()
                 }
             }
-            if !told { ready.signal() }
+            // Ended before it served: a port taken since it was found free, say.
+            if !served.withLock({ $0 }) { ready.signal() }
         }
-        guard ready.wait(timeout: .now() + 60) == .success, process.isRunning else {
+        guard ready.wait(timeout: .now() + 60) == .success, served.withLock({ $0 }) else {
             stop()
             throw Failure(description: "etcd did not start")
         }
+    }
+
+    /// A member started on ports found free, tried again on others if it could not start (another
+    /// test's server may take a port between the search and etcd's bind).
+    static func started() throws -> LocalEtcd {
+        var failure: (any Error)?
+        for _ in 0..<3 {
+            do { return try LocalEtcd() } catch { failure = error }
+        }
+        throw failure!
     }
 
     /// Runs `etcdctl` against this member; what it printed.
@@ -147,11 +165,14 @@ final class LocalEtcd: Sendable {
         return text
     }
 
-    /// Stops the member and removes its data.
+    /// Stops the member (SIGTERM, then SIGKILL after 30 s) and removes its data.
     func stop() {
         if process.isRunning {
             process.terminate()
-            exited.wait()
+            if exited.wait(timeout: .now() + 30) == .timedOut {
+                kill(process.processIdentifier, SIGKILL)
+                exited.wait()
+            }
         }
         try? FileManager.default.removeItem(at: directory)
     }

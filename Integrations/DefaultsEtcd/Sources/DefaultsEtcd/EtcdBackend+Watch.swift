@@ -16,6 +16,7 @@ extension EtcdBackend {
             state.watch.next = state.loaded ? state.revision + 1 : -1
             state.watch.index = client.preferredIndex
             state.watch.isStopped = false
+            state.watch.lost = false
             defer { state.unreported = [] }
             return state.unreported
         }
@@ -140,8 +141,8 @@ extension EtcdBackend {
                     return (true, .end)
                 }
                 if let cluster { state.clusterID = cluster }
-                reconnected = state.watch.everCreated
-                state.watch.everCreated = true
+                reconnected = state.watch.lost
+                state.watch.lost = false
             }
             state.watch.connected = true
             if let last = result.events?.last?.kv.mod_revision.flatMap(Int64.init) {
@@ -176,6 +177,9 @@ extension EtcdBackend {
             if state.watch.connected {
                 state.watch.failures = 0
                 state.watch.reported = false
+                // Ended by etcd's compaction (a reload follows, then a connection of its own
+                // choosing) or by the suite: no connection was lost.
+                if state.watch.next != -1, !state.watch.isStopped { state.watch.lost = true }
             }
             state.watch.connected = false
             var tell = false

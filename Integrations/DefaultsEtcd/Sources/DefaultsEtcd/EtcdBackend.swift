@@ -82,8 +82,9 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var isHeld = false
         /// How many connections the watch has made.
         var connections = 0
-        /// Whether a connection of the watch has ever been created: the next one is a reconnect.
-        var everCreated = false
+        /// Whether a connection that delivered was lost (not ended for a reload, nor stopped):
+        /// the next one etcd creates is a reconnect.
+        var lost = false
         /// Whether this run of failures has been reported.
         var reported = false
         var connection: HTTPClient.Task<Void>?

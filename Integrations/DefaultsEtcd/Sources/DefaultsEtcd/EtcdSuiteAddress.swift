@@ -117,7 +117,7 @@ public struct EtcdSuiteAddress: Sendable, Equatable, CustomStringConvertible {
                 guard let credentials else {
                     throw Invalid(
                         description:
-                            "\(parts[0])= names a systemd credential, but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the service's unit sets it); name the file itself with \(parts[0] == "key-credential" ? "key=" : "password-file=")"
+                            "\(parts[0])= names a systemd credential, but $CREDENTIALS_DIRECTORY is not set to an absolute path (LoadCredential= in the service's unit sets it); name the file itself with \(parts[0] == "key-credential" ? "key=" : "password-file=")"
                     )
                 }
                 guard !value.contains("/"), value != ".", value != ".." else {

@@ -128,8 +128,12 @@ import Testing
         _ = observation
         // The watch connected again, and the backend handed its contents over whole: a reload, and
         // one change from elsewhere of the three keys.
-        #expect(await activity.wait { $0.contains(.reloaded(backend: backend.name)) })
-        #expect(activity.all.contains(.reconnected(backend: backend.name)), "\(activity.all)")
+        #expect(
+            await activity.wait {
+                $0.contains(.reloaded(backend: backend.name)) && $0.contains(.reconnected(backend: backend.name))
+            },
+            "\(activity.all)"
+        )
         #expect(activity.all.contains(.changedElsewhere(keys: 3)), "\(activity.all)")
     }
 }
