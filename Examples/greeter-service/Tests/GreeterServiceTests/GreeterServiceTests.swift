@@ -27,9 +27,20 @@ import FoundationNetworking
             #expect(try await service.get("/greet").status == 429)
             try await service.defaults("write", "rateLimit", "100", thenLine: "rate limit now 100")
 
-            // The live log level is tested where it is made (DefaultsServices' LiveLevelTests):
-            // the line this service prints for a change comes from another observer of the key,
-            // so it would not show the level had been taken in.
+            // The log level set to debug from another process: a debug line per answer; set back
+            // to info, none. The line this service prints for a change comes from another observer
+            // of the key than the log handler's, called in the same delivery: a later change's
+            // line shows every observer of the level's change has run (one delivery queue).
+            try await service.defaults("write", "logLevel", #""debug""#, thenLine: "settings changed")
+            try await service.defaults("write", "greeting", #""Hey""#, thenLine: "greeting Hey")
+            #expect(try await service.get("/greet?name=Loud").status == 200)
+            await service.waitForLine(containing: "name=Loud")
+            try await service.defaults("write", "logLevel", #""info""#, thenLine: "settings changed")
+            try await service.defaults("write", "greeting", #""Hi""#, thenLine: "greeting Hi")
+            #expect(try await service.get("/greet?name=Quiet") == (200, "HI, QUIET!\n"))
+            // Printed after the answer's debug line would have been: a line of the same output.
+            try await service.defaults("write", "greeting", #""Hello""#, thenLine: "greeting Hello")
+            #expect(!service.lines.all.contains { $0.contains("name=Quiet") }, "a debug line at info")
         }
     }
 
