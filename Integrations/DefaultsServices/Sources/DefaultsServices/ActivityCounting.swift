@@ -39,16 +39,7 @@ final class ActivityCounter: Sendable {
     init(suites: [Defaults.Suite], logger: Logger, metrics: any MetricsFactory) {
         self.suites = suites
         self.logger = logger
-        var counters: [String: [ActivityMetric: Counter]] = [:]
-        for suite in suites {
-            let name = label(of: suite)
-            counters[name] = Dictionary(
-                uniqueKeysWithValues: ActivityMetric.allCases.map { metric in
-                    (metric, Counter(label: metric.rawValue, dimensions: [("suite", name)], factory: metrics))
-                }
-            )
-        }
-        self.counters = counters
+        self.counters = suiteCounters(for: suites, factory: metrics)
     }
 
     /// Counts `activity`, which `suite` did.

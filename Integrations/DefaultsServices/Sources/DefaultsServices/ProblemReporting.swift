@@ -107,6 +107,24 @@ func label(of suite: Defaults.Suite) -> String {
     suite.fileURL?.path ?? suite.description
 }
 
+/// Each suite's counters, one per metric, by the suite's label; the suite is their `suite`
+/// dimension.
+func suiteCounters<Metric: RawRepresentable & CaseIterable & Hashable>(
+    for suites: [Defaults.Suite],
+    factory: any MetricsFactory
+) -> [String: [Metric: Counter]] where Metric.RawValue == String {
+    var counters: [String: [Metric: Counter]] = [:]
+    for suite in suites {
+        let name = label(of: suite)
+        counters[name] = Dictionary(
+            uniqueKeysWithValues: Metric.allCases.map { metric in
+                (metric, Counter(label: metric.rawValue, dimensions: [("suite", name)], factory: factory))
+            }
+        )
+    }
+    return counters
+}
+
 /// Logs and counts the problems of a set of suites.
 ///
 /// A problem the library recovers from, reported again and again (a backend down, a disk full at
@@ -124,16 +142,7 @@ final class ProblemReporter: Sendable {
         self.suites = suites
         self.logger = logger
         self.repeatInterval = repeatInterval
-        var counters: [String: [ProblemMetric: Counter]] = [:]
-        for suite in suites {
-            let name = label(of: suite)
-            counters[name] = Dictionary(
-                uniqueKeysWithValues: ProblemMetric.allCases.map { metric in
-                    (metric, Counter(label: metric.rawValue, dimensions: [("suite", name)], factory: metrics))
-                }
-            )
-        }
-        self.counters = counters
+        self.counters = suiteCounters(for: suites, factory: metrics)
     }
 
     /// Logs and counts `problem`, which `suite` reported.
