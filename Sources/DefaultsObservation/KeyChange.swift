@@ -21,7 +21,10 @@ extension Defaults {
         // observer) does not look up `KeyChange<Value>`'s metadata a second time inside the call.
         /// Creates a change.
         ///
-        /// - Parameter isSecret: Whether the values are a secret's, never to be shown.
+        /// - Parameters:
+        ///   - oldValue: The value before the change.
+        ///   - newValue: The value after the change.
+        ///   - isSecret: Whether the values are a secret's, never to be shown.
         @inlinable @inline(__always)
         public init(oldValue: Value, newValue: Value, isSecret: Bool = false) {
             self.oldValue = oldValue

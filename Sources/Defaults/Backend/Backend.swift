@@ -205,7 +205,7 @@ extension Defaults {
     /// thread, one at a time; each returns at once and never calls the backend (observers are
     /// called later, on the suite's delivery queue), so a backend may report while holding a lock
     /// of its own, which keeps its reports in the order of its changes. The conformance checks of `DefaultsBackendTesting` make their own, with
-    /// ``init(changed:replaced:report:)``.
+    /// ``init(changed:replaced:report:reconnected:)``.
     public final class BackendUpdates: Sendable {
         private let onChanged: @Sendable ([String: JSONValue?], UInt64?) -> Void
         private let onReplaced: @Sendable (BackendContents) -> Void
@@ -217,7 +217,11 @@ extension Defaults {
 
         /// Creates a receiver of reports from closures.
         ///
-        /// - Parameter reconnected: Called by ``reconnected()``; nothing by default.
+        /// - Parameters:
+        ///   - changed: Called by ``changed(_:revision:)``.
+        ///   - replaced: Called by ``replaced(by:)``.
+        ///   - report: Called by ``report(_:)``.
+        ///   - reconnected: Called by ``reconnected()``; nothing by default.
         public convenience init(
             changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
             replaced: @escaping @Sendable (BackendContents) -> Void,
