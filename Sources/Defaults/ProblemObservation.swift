@@ -68,44 +68,54 @@ enum ProblemObservers {
 }
 
 /// Observations the whole process shares, held weakly: releasing one ends it.
+///
+/// No observation is ever released inside the lock: looking at a weak reference takes a strong one
+/// for a moment, which is the last when another thread lets go meanwhile, and its release frees the
+/// handler and what it captured (a suite, whose release commits and can reach this list again).
+/// Every strong reference taken inside is handed out, and let go after the lock.
 final class ProcessWideObservers<Observation: AnyObject & Sendable>: Sendable {
     private let observers = Lock<[WeakReference<Observation>]>([])
 
     func add(_ observation: Observation) {
-        observers.withLock { observers in
-            observers.removeAll { $0.object == nil }
-            observers.append(WeakReference(observation))
+        let alive = observers.withLock { observers in
+            defer { observers.append(WeakReference(observation)) }
+            return Self.prune(&observers)
         }
+        withExtendedLifetime(alive) {}
     }
 
     func remove(_ observation: Observation) {
         let identifier = ObjectIdentifier(observation)
-        // The strong references taken to compare leave the lock in `released`, so a last one
-        // is released after it.
-        var released: [Observation] = []
-        observers.withLock { observers in
-            observers.removeAll { reference in
-                guard let object = reference.object else { return true }
-                guard ObjectIdentifier(object) == identifier else { return false }
-                released.append(object)
-                return true
-            }
+        let alive = observers.withLock { observers in
+            var alive = Self.prune(&observers)
+            alive.removeAll { ObjectIdentifier($0) == identifier }
+            observers = alive.map(WeakReference.init)
+            return alive
         }
-        withExtendedLifetime(released) {}
+        withExtendedLifetime(alive) {}
     }
 
-    /// The observations still there, to be called outside the lock.
+    /// The observations still there, to be called outside the lock; those released are forgotten.
     var current: [Observation] {
-        observers.withLock { $0.isEmpty ? [] : $0.compactMap(\.object) }
+        observers.withLock { $0.isEmpty ? [] : Self.prune(&$0) }
     }
 
     /// Whether there is none: a caller about to make an event can skip making it.
     ///
-    /// Observations released without being cancelled are forgotten here.
-    var isEmpty: Bool {
-        observers.withLock { observers in
-            observers.removeAll { $0.object == nil }
-            return observers.isEmpty
+    /// An observation released without being cancelled counts until the next delivery
+    /// (``current``) forgets it: this looks at no reference, so it may be called under any lock.
+    var isEmpty: Bool { observers.withLock { $0.isEmpty } }
+
+    /// Drops the references whose observation is gone; strong references to the others, for the
+    /// caller to let go after the lock.
+    private static func prune(_ observers: inout [WeakReference<Observation>]) -> [Observation] {
+        var alive: [Observation] = []
+        alive.reserveCapacity(observers.count)
+        observers.removeAll { reference in
+            guard let observation = reference.object else { return true }
+            alive.append(observation)
+            return false
         }
+        return alive
     }
 }

@@ -51,8 +51,8 @@ extension Defaults {
                     Defaults.KeyChange(
                         oldValue: old.load(as: Value.self),
                         newValue: new.load(as: Value.self),
-                        // A secret is text, never a value without references: only its own key's
-                        // declaration can say so here.
+                        // A write under a secret's name never stays in place (it is refused), so
+                        // only the key's own declaration can say so here.
                         isSecret: key.isSecret
                     )
                 )

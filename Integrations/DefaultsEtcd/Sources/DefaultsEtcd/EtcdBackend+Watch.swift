@@ -16,6 +16,8 @@ extension EtcdBackend {
             state.watch.next = state.loaded ? state.revision + 1 : -1
             state.watch.index = client.preferredIndex
             state.watch.isStopped = false
+            // A connection of before the stop that ends only now is not this watch's.
+            state.watch.connected = false
             state.watch.lost = false
             defer { state.unreported = [] }
             return state.unreported
