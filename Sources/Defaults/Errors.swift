@@ -81,6 +81,11 @@ extension Defaults {
         /// bad value stays where it was stored until it is mended (a write of the key stores over
         /// it). Reported once per such change.
         case changeDoesNotDecode(key: String, expectedType: String, value: String)
+        /// The migration `migration` (its ``Defaults/Migration/id``) could not run: `reason` says
+        /// why (a stored value is not of the type it converts from, or its body threw). Nothing
+        /// that call of ``Defaults/Suite/migrate(_:dryRun:)`` changed is kept: old values stay
+        /// under their old names, and it runs again the next time.
+        case migrationFailed(migration: String, reason: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -138,6 +143,9 @@ extension Defaults {
             case .writeRefused(let backend, let reason):
                 return
                     "Defaults: \(backend) refused a write (\(reason)); it is given up, and the keys read what is stored"
+            case .migrationFailed(let migration, let reason):
+                return
+                    "Defaults: the migration \"\(migration)\" failed (\(reason)); nothing was changed, and it runs again next time"
             }
         }
     }

@@ -33,13 +33,17 @@ extension Defaults {
         /// Whether the key is secret: its value is read from a file in the suite's secrets
         /// directory, never stored, and shown as `<secret>` (see ``Defaults/Key/init(secret:default:suite:summary:)``).
         public let isSecret: Bool
+        /// The names the key's value was stored under by earlier versions, which a migration
+        /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:)``).
+        public let formerNames: [String]
 
         init(
             name: String,
             suite: Suite,
             summary: String? = nil,
             storedRange: (JSONValue, JSONValue)? = nil,
-            isSecret: Bool = false
+            isSecret: Bool = false,
+            formerNames: [String] = []
         ) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
@@ -48,6 +52,7 @@ extension Defaults {
             self.summary = summary
             self.storedRange = storedRange
             self.isSecret = isSecret
+            self.formerNames = formerNames
         }
 
         /// The JSON Schema of the key's stored value, with its summary and default; `Key` says.
@@ -141,11 +146,20 @@ extension Defaults {
             suite: Suite,
             summary: String?,
             storedRange: (JSONValue, JSONValue)?,
-            isSecret: Bool = false
+            isSecret: Bool = false,
+            formerNames: [String] = []
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true
-            super.init(name: name, suite: suite, summary: summary, storedRange: storedRange, isSecret: isSecret)
+            super
+                .init(
+                    name: name,
+                    suite: suite,
+                    summary: summary,
+                    storedRange: storedRange,
+                    isSecret: isSecret,
+                    formerNames: formerNames
+                )
             if isSecret { suite.declareSecret(name) }
         }
 

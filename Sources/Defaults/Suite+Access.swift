@@ -178,7 +178,7 @@ extension Defaults.Suite {
     ///
     /// - Returns: The stored JSON of every key.
     public func storedValues() -> [String: Defaults.JSONValue] {
-        store.storedValues(in: self)
+        Self.withoutMigrationRecord(store.storedValues(in: self))
     }
 
     /// Every value the suite's own file holds (or will, once pending writes are flushed), without
@@ -191,7 +191,15 @@ extension Defaults.Suite {
     ///
     /// - Returns: The stored JSON of every key the suite's own file holds.
     public func userStoredValues() -> [String: Defaults.JSONValue] {
-        store.userStoredValues(in: self)
+        Self.withoutMigrationRecord(store.userStoredValues(in: self))
+    }
+
+    /// `values` without the store's record of migrations (``appliedMigrations``), which is no key's.
+    static func withoutMigrationRecord(_ values: [String: Defaults.JSONValue]) -> [String: Defaults.JSONValue] {
+        guard values[migrationRecordName] != nil else { return values }
+        var values = values
+        values[migrationRecordName] = nil
+        return values
     }
 
     /// Stores JSON values by name (`nil` removes one), as one change: for a tool that edits

@@ -251,10 +251,15 @@ extension Defaults.Suite {
         if outcome.flush { store.armTimer() }
         var propagated = outcome.changes
         var silenced: [String: Defaults.StoredChange] = [:]
+        // A migration marks its record (the empty name) suppressed: no key's change, in no event.
         if suppressed {
             swap(&propagated, &silenced)
+            if suppressedKeys.contains(Self.migrationRecordName) { silenced[Self.migrationRecordName] = nil }
         } else {
-            for name in suppressedKeys { silenced[name] = propagated.removeValue(forKey: name) }
+            for name in suppressedKeys {
+                let change = propagated.removeValue(forKey: name)
+                if name != Self.migrationRecordName { silenced[name] = change }
+            }
         }
         // Two optionals, not an array: a write is one event, and an array would be an
         // allocation on every write.

@@ -229,6 +229,9 @@ extension Store {
             // they were released where they were taken out.
             released.values.removeAll()
             released.changes.removeAll()
+            var changes = changes
+            // Another process's migration record (the empty name) is no key's change.
+            changes[Defaults.Suite.migrationRecordName] = nil
             guard !changes.isEmpty else { return }
             // No suite left means no observer left: an observer holds a key, which holds its suite.
             guard let suite = self?.anySuite else { return }

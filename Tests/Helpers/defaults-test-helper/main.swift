@@ -62,6 +62,12 @@
 //         synchronize(), and prints "removed" ("remove-all in-transaction": removeAll() and a write
 //         of "kept" = 4 in one transaction); "keys" prints "memory <keys>". Keys are sorted and
 //         joined by commas.
+//     defaults-test-helper old-version <file>
+//         writes what an old version of a program stores (Migrations.swift) and prints "written".
+//     defaults-test-helper new-version <file>
+//         opens the file as the new version, whose keys were renamed, changed type, split, merged
+//         and retired: prints "applied <ids>" (the suite's migrations this process ran), then what
+//         the new keys read; every reported problem as "error <description>".
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -361,6 +367,11 @@ case "write-forever":
         say("synced \(sequence)")
     }
 
+case "old-version":
+    try OldVersion.write(to: url)
+    say("written")
+case "new-version":
+    try NewVersion.open(url)
 case "pending-wins", "exclusive-full-disk", "broken-full-disk", "userdefaults-edit":
     try runFailureCommands(command, url: url, rest: rest)
 case "release-outside-lock", "read-only", "follow-read-only", "pending-then-read-only", "remove-all", "watch":

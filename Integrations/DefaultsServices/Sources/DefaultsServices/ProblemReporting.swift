@@ -49,7 +49,7 @@ extension Defaults.StorageError {
         case .writeFailed: .commitErrors
         case .backendFailed, .unreadableFile, .pollingForChanges, .invalidLocks, .unreadableSecret: .backendErrors
         case .corruptFile, .corruptFileRewritten, .corruptFileLeftInPlace, .unreadableValue,
-            .valueDoesNotFitSchema, .changeDoesNotDecode:
+            .valueDoesNotFitSchema, .changeDoesNotDecode, .migrationFailed:
             .decodeErrors
         case .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey, .exclusiveCommitUnsupported,
             .writeRefused, .secretKey:
@@ -84,6 +84,8 @@ extension Defaults.StorageError {
         case .unreadableValue(let backend, let key, _):
             metadata["defaults.backend"] = "\(backend)"
             metadata["defaults.key"] = "\(key)"
+        case .migrationFailed(let migration, _):
+            metadata["defaults.migration"] = "\(migration)"
         }
         return metadata
     }

@@ -1,0 +1,72 @@
+extension Defaults.Key {
+    /// Creates a key whose value earlier versions stored under other names: a rename.
+    ///
+    /// When the key is created, a value found under a former name is moved to `name` (the first
+    /// former name that holds one wins), once per store, under the file's exclusive lock, and the
+    /// store records that it ran (see ``Defaults/Suite/migrate(_:dryRun:)``). A value already
+    /// stored under `name` is kept, and the former names' values are removed. A former value that
+    /// is not a value of `Value` is not moved: it is reported
+    /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), nothing changes, and the
+    /// migration runs again the next time.
+    ///
+    /// ```swift
+    /// static let fontSize = Key<Int>("editor.fontSize", default: 13, formerly: ["fontSize"])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+    ///   - defaultValue: The value read while nothing is stored.
+    ///   - suite: Where the value is stored.
+    ///   - summary: One line saying what the key means.
+    ///   - formerly: The names earlier versions stored the value under, newest first.
+    public convenience init(
+        _ name: String,
+        default defaultValue: Value,
+        suite: Defaults.Suite = .standard,
+        summary: String? = nil,
+        formerly: [String]
+    ) {
+        self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, formerNames: formerly)
+        let migration = Self.declaredMigration(name: name, formerly: formerly, from: Value.self, transform: nil)
+        suite.applyDeclaredMigration(migration)
+    }
+
+    /// Creates a key whose value earlier versions stored as another type, and maybe under other
+    /// names: a type change.
+    ///
+    /// When the key is created, the value under `name` (when `formerly` is empty or names it) or
+    /// under the first former name that holds one is converted by `transform` and stored under
+    /// `name`, once per store, under the file's exclusive lock; the store records that it ran.
+    /// A stored value that is not of type `Old` but already of type `Value` is kept as it is. One
+    /// that is neither, or a `transform` that throws, changes nothing: it is reported
+    /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), the old value stays
+    /// readable under its old name, and the migration runs again the next time.
+    ///
+    /// ```swift
+    /// enum Theme: String, Defaults.Serializable { case light, dark, system }
+    /// static let theme = Key<Theme>("theme", default: .system, formerly: ["darkMode"]) { (dark: Bool) in
+    ///     dark ? .dark : .light
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The name in the suite; any non-empty string. An empty name stops the program.
+    ///   - defaultValue: The value read while nothing is stored.
+    ///   - suite: Where the value is stored.
+    ///   - summary: One line saying what the key means.
+    ///   - formerly: The names earlier versions stored the value under, newest first; empty when
+    ///     only the type changed.
+    ///   - transform: Makes the new value from the old one; it must not use the suite.
+    public convenience init<Old: Defaults.Serializable>(
+        _ name: String,
+        default defaultValue: Value,
+        suite: Defaults.Suite = .standard,
+        summary: String? = nil,
+        formerly: [String] = [],
+        migrating transform: @escaping @Sendable (Old) throws -> Value
+    ) {
+        self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, formerNames: formerly)
+        let migration = Self.declaredMigration(name: name, formerly: formerly, from: Old.self, transform: transform)
+        suite.applyDeclaredMigration(migration)
+    }
+}

@@ -1,0 +1,190 @@
+extension Defaults.Suite {
+    /// The ids of the migrations this suite's store records as run, oldest first.
+    ///
+    /// The record is the file's member with the empty name (which no key can have), or in etcd the
+    /// key that is the suite's prefix itself: `{"migrations": ["editor.fontSize ← fontSize", …]}`.
+    public var appliedMigrations: [String] {
+        Self.recordedMigrations(in: store.userStoredValue(named: Self.migrationRecordName, in: self))
+    }
+
+    /// Runs the migrations the store does not record as run yet, in order, as one exclusive
+    /// transaction, and records them.
+    ///
+    /// Ten processes that call this at once (or open a key that declares a migration) migrate the
+    /// file once: the first takes the file's exclusive lock (for etcd, its exclusive transaction
+    /// wins), the others find the record when their turn comes and change nothing. Observers see
+    /// one change for the whole call, listing each key whose value changed.
+    ///
+    /// Nothing is lost: when a migration throws, nothing any migration of this call changed is
+    /// kept, the file stays byte for byte as it was, the error is reported
+    /// (``Defaults/StorageError/migrationFailed(migration:reason:)``) and thrown, and the old
+    /// values stay readable under their old names. A migration that would write a key a system
+    /// file locks, or a secret, is left for later with those after it, as are all of them when
+    /// the file is read-only; nothing is reported for that (``Defaults/MigrationReport/deferred``).
+    ///
+    /// ```swift
+    /// try suite.migrate([.retiring(["legacyMode", "betaFeatures"])])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - migrations: Every migration of the suite, oldest first; those recorded are skipped.
+    ///   - dryRun: Whether to work out what would change and change nothing (no lock is taken).
+    /// - Returns: What ran, or would run, and the values it wrote.
+    /// - Throws: ``Defaults/StorageError``: a migration that failed, or a file that could not be
+    ///   locked, read or written.
+    @discardableResult
+    public func migrate(_ migrations: [Defaults.Migration], dryRun: Bool = false) throws -> Defaults.MigrationReport {
+        let recorded = appliedMigrations
+        guard migrations.contains(where: { !recorded.contains($0.id) }) else { return Defaults.MigrationReport() }
+        let limits = store.migrationLimits()
+        if dryRun || limits.readOnly {
+            let values = store.userStoredValues(in: self)
+            var report = try reportingFailure {
+                try Self.plan(migrations, on: values, locked: limits.locked).report
+            }
+            if limits.readOnly && !dryRun {
+                report.deferred = report.applied + report.deferred
+                report = Defaults.MigrationReport(deferred: report.deferred)
+            }
+            return report
+        }
+        return try reportingFailure {
+            try runMigrationTransaction {
+                // Read through the transaction, so that an exclusive commit over a backend that
+                // checks what was read (etcd) fails when another process recorded meanwhile.
+                let scope = TransactionScope.find(for: self)!
+                _ = scope.storedValue(named: Self.migrationRecordName)
+                let planned = try Self.plan(migrations, on: scope.storedValues(), locked: limits.locked)
+                guard !planned.report.applied.isEmpty else { return planned.report }
+                write(planned.report.changes)
+                // Marked suppressed, which keeps it out of every event (see `committing`).
+                _ = scope.record([Self.migrationRecordName: planned.record], suppressed: true)
+                return planned.report
+            }
+        }
+    }
+
+    /// Runs `body` as an exclusive transaction, or inside the plain transaction open on this suite.
+    private func runMigrationTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        if let outer = TransactionScope.find(for: self), !outer.isExclusive { return try transaction(body) }
+        return try exclusiveTransaction(body)
+    }
+
+    /// Runs `body`; a migration's failure in it is reported and thrown as a storage error.
+    private func reportingFailure<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let failure as MigrationFailure {
+            let error = Defaults.StorageError.migrationFailed(
+                migration: failure.id,
+                reason: String(describing: failure.error)
+            )
+            report(error)
+            throw error
+        }
+    }
+
+    /// Runs a key's own migration unless the store records it: when the key is created.
+    func applyDeclaredMigration(_ migration: Defaults.Migration) {
+        guard !appliedMigrations.contains(migration.id) else { return }
+        // Reported inside; the key reads what the store holds meanwhile.
+        _ = try? migrate([migration])
+    }
+}
+
+extension Defaults.Suite {
+    /// The member of the store that records the migrations run.
+    static let migrationRecordName = ""
+
+    /// A migration that threw, and what it threw.
+    private struct MigrationFailure: Error {
+        let id: String
+        let error: any Error
+    }
+
+    /// The ids `record` lists.
+    static func recordedMigrations(in record: JSONValue?) -> [String] {
+        guard case .object(let members)? = record, case .array(let ids)? = members["migrations"] else { return [] }
+        return ids.compactMap { if case .string(let id) = $0 { id } else { nil } }
+    }
+
+    /// Works out what `migrations` do to `stored`: the report, and the record to store.
+    private static func plan(
+        _ migrations: [Defaults.Migration],
+        on stored: [String: JSONValue],
+        locked: Set<String>
+    ) throws -> (report: Defaults.MigrationReport, record: JSONValue) {
+        let oldRecord = stored[migrationRecordName]
+        var ids = recordedMigrations(in: oldRecord)
+        var values = stored
+        values[migrationRecordName] = nil
+        var current = Defaults.MigrationValues(values: values, locked: locked)
+        var report = Defaults.MigrationReport()
+        for migration in migrations where !ids.contains(migration.id) {
+            guard report.deferred.isEmpty else {
+                report.deferred.append(migration.id)
+                continue
+            }
+            var attempt = current
+            do {
+                try migration.body(&attempt)
+            } catch {
+                throw MigrationFailure(id: migration.id, error: error)
+            }
+            guard attempt.touchedLocked == nil else {
+                report.deferred.append(migration.id)
+                continue
+            }
+            current = attempt
+            ids.append(migration.id)
+            report.applied.append(migration.id)
+        }
+        for (name, value) in current.values where values[name] != value { report.changes[name] = .some(value) }
+        for name in values.keys where current.values[name] == nil { report.changes[name] = .some(nil) }
+        var members: [String: JSONValue] = [:]
+        if case .object(let old)? = oldRecord { members = old }
+        members["migrations"] = .array(ids.map { .string($0) })
+        return (report, .object(members))
+    }
+}
+
+extension Defaults.Key {
+    /// The migration a key declares: its value carried over from its former names, converted
+    /// from `Old` by `transform` when there is one.
+    static func declaredMigration<Old: Defaults.Serializable>(
+        name: String,
+        formerly: [String],
+        from: Old.Type,
+        transform: (@Sendable (Old) throws -> Value)?
+    ) -> Defaults.Migration {
+        // "editor.fontSize ← fontSize", "appearance ← darkMode (Bool)", "sync ← sync (Bool)".
+        var id = name + " ← " + (formerly.isEmpty ? [name] : formerly).joined(separator: ", ")
+        if transform != nil { id += " (\(Old.self))" }
+        // What a value stored in an older form reads as now.
+        let convert: @Sendable (String, JSONValue) throws -> JSONValue = { stored, json in
+            if let transform, let old = ValueCoding.decode(json, as: Old.self) {
+                guard let new = ValueCoding.encode(try transform(old)) else {
+                    throw Defaults.MigrationError("the value made from \"\(stored)\" cannot be stored as \(Value.self)")
+                }
+                return new
+            }
+            guard ValueCoding.decode(json, as: Value.self) != nil else {
+                let expected = transform == nil ? "\(Value.self)" : "\(Old.self) or \(Value.self)"
+                throw Defaults.MigrationError("\"\(stored)\" holds \(json), which is not a value of type \(expected)")
+            }
+            return json
+        }
+        return Defaults.Migration(id) { values in
+            // The key's own name holds an older form only when no other name held the value before.
+            if transform != nil, formerly.isEmpty || formerly.contains(name), let own = values[name] {
+                values[name] = try convert(name, own)
+            }
+            for former in formerly where former != name {
+                guard let old = values[former] else { continue }
+                // A value the new version stored is never replaced by an old one.
+                if values[name] == nil { values[name] = try convert(former, old) }
+                values.removeValue(named: former)
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+/// Settings that change shape.
+///
+/// A file an old version wrote, opened by a new one whose keys were renamed, changed type, split,
+/// merged and retired. Old and new versions are real processes.
+@Suite struct MigrationTests {
+    /// What the new version's file holds once it migrated the old version's (the helper's
+    /// Migrations.swift), without the record.
+    static let migrated: [String: JSONValue] = [
+        "editor.fontSize": .number("16"), "appearance": .string("dark"), "sync": .string("automatic"),
+        "refreshHours": .number("1.5"), "window.width": .number("800"), "window.height": .number("600"),
+        "fullName": .string("Ada Lovelace"), "migrationRuns": .number("1"),
+    ]
+    static let suiteMigrations = [
+        "2: count the runs", "3: window size split in two", "4: one name", "retire legacyMode",
+    ]
+    static let keyMigrations = [
+        "editor.fontSize ← fontSize", "appearance ← darkMode (Bool)", "sync ← sync (Bool)",
+        "refreshHours ← refreshMinutes (Int)",
+    ]
+
+    /// The file's members as JSON, and its record's ids.
+    private func contents(of file: URL) throws -> (values: [String: JSONValue], record: [String]) {
+        guard case .object(var members) = try JSONValue(parsing: String(decoding: storeFileBytes(file), as: UTF8.self))
+        else { throw Defaults.MigrationError("the file is not an object") }
+        let record = members.removeValue(forKey: "")
+        guard case .object(let recordMembers)? = record, case .array(let ids)? = recordMembers["migrations"] else {
+            return (members, [])
+        }
+        return (members, ids.map { if case .string(let id) = $0 { id } else { "?" } })
+    }
+
+    @Test func anOldVersionsFileOpenedByTheNewVersionKeepsEveryValueAndMigratesOnce() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let old = try await HelperProcess.run(["old-version", file.path])
+            #expect(old.status == 0, "\(old.errorOutput)")
+            let new = try await HelperProcess.run(["new-version", file.path])
+            #expect(new.status == 0, "\(new.errorOutput)")
+            #expect(
+                new.lines == [
+                    "applied " + Self.suiteMigrations.joined(separator: "|"),
+                    "editor.fontSize 16 appearance dark sync automatic refreshHours 1.5",
+                    "window 800x600 fullName Ada Lovelace",
+                ]
+            )
+            let (values, record) = try contents(of: file)
+            #expect(values == Self.migrated)
+            #expect(record == Self.suiteMigrations + Self.keyMigrations)
+            // Again: nothing runs, the file is not even rewritten.
+            let before = try storeFileBytes(file)
+            let again = try await HelperProcess.run(["new-version", file.path])
+            #expect(again.lines.first == "applied ")
+            #expect(Array(again.lines.dropFirst()) == Array(new.lines.dropFirst()))
+            #expect(try storeFileBytes(file) == before)
+        }
+    }
+
+    @Test func tenProcessesOpeningAnOldFileAtOnceMigrateItOnce() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            #expect(try await HelperProcess.run(["old-version", file.path]).status == 0)
+            let processes = try (0..<10).map { _ in try RunningHelper(["new-version", file.path]) }
+            var ran = 0
+            for process in processes {
+                let result = await process.waitForExit()
+                #expect(result.status == 0, "\(result.errorOutput)")
+                #expect(Array(result.lines.dropFirst()).count == 2 && !result.lines.contains { $0.hasPrefix("error") })
+                #expect(
+                    result.lines.dropFirst().first
+                        == "editor.fontSize 16 appearance dark sync automatic refreshHours 1.5"
+                )
+                if result.lines.first != "applied " { ran += 1 }
+            }
+            #expect(ran == 1, "the suite's migrations ran in \(ran) processes")
+            let (values, record) = try contents(of: file)
+            #expect(values == Self.migrated, "migrationRuns counts the runs")
+            #expect(Set(record) == Set(Self.suiteMigrations + Self.keyMigrations))
+            #expect(record.count == Self.suiteMigrations.count + Self.keyMigrations.count)
+        }
+    }
+
+    @Test func aValueThatCannotBeConvertedChangesNothingAndIsReported() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": "sixteen", "darkMode": true}"#.utf8))
+            let before = try storeFileBytes(file)
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 13)
+            let report = await errors.waitForReport()
+            guard case .migrationFailed(let migration, let reason)? = report else {
+                Issue.record("reported \(String(describing: report))")
+                return
+            }
+            #expect(migration == "editor.fontSize ← fontSize")
+            #expect(reason == #""fontSize" holds "sixteen", which is not a value of type Int"#)
+            #expect(suite.storedValue(named: "fontSize") == .string("sixteen"), "still readable under its old name")
+            #expect(suite.appliedMigrations.isEmpty)
+            try suite.synchronize()
+            #expect(try storeFileBytes(file) == before)
+        }
+    }
+
+    @Test func aMigrationThatThrowsKeepsNothingAnEarlierOneOfTheSameCallChanged() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"a": 1, "legacy": true}"#.utf8))
+            let before = try storeFileBytes(file)
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            let failing = Defaults.Migration("2: fails") { _ in throw Defaults.MigrationError("no way") }
+            #expect(throws: Defaults.StorageError.self) {
+                try suite.migrate([.retiring(["legacy"]), failing])
+            }
+            #expect(suite.storedValue(named: "legacy") == .bool(true))
+            #expect(suite.appliedMigrations.isEmpty)
+            try suite.synchronize()
+            #expect(try storeFileBytes(file) == before)
+            #expect(recorder.events.isEmpty)
+            guard case .migrationFailed("2: fails", "no way")? = await errors.waitForReport() else {
+                Issue.record("reported \(errors.errors)")
+                return
+            }
+        }
+    }
+
+    @Test func aValueTheNewVersionStoredIsNeverReplacedByAnOldOne() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": 16, "editor.fontSize": 20}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 20)
+            #expect(suite.storedValue(named: "fontSize") == nil)
+            try suite.synchronize()
+            let (values, record) = try contents(of: file)
+            #expect(values == ["editor.fontSize": .number("20")])
+            #expect(record == ["editor.fontSize ← fontSize"])
+        }
+    }
+
+    @Test func aKeyASystemFileLocksIsLeftAsItIsUntilTheLockIsLifted() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let site = directory.appendingPathComponent("site.json")
+            try storeWriteFile(site, Array(#"{"": {"locked": ["editor.fontSize"]}, "editor.fontSize": 11}"#.utf8))
+            try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
+            let before = try storeFileBytes(file)
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, systemFiles: [site], errorHandler: errors.handler)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 11, "the locked value")
+            #expect(suite.appliedMigrations.isEmpty)
+            let report = try suite.migrate([.retiring(["fontSize"]), .retiring(["other"])], dryRun: true)
+            #expect(report.applied == ["retire fontSize", "retire other"])
+            try suite.synchronize()
+            #expect(try storeFileBytes(file) == before)
+            #expect(errors.errors.isEmpty, "being locked is no problem: \(errors.errors)")
+        }
+    }
+
+    @Test func aDryRunSaysWhatWouldChangeAndChangesNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"windowSize": [800, 600], "legacyMode": true}"#.utf8))
+            let before = try storeFileBytes(file)
+            let suite = Defaults.Suite(fileURL: file)
+            let report = try suite.migrate(Array(NewVersionMigrations.all), dryRun: true)
+            #expect(report.applied == ["3: window size split in two", "retire legacyMode"])
+            #expect(report.deferred.isEmpty)
+            let expected: [String: Defaults.JSONValue?] = [
+                "window.width": .number("800"), "window.height": .number("600"), "windowSize": nil, "legacyMode": nil,
+            ]
+            #expect(report.changes == expected)
+            try suite.synchronize()
+            #expect(try storeFileBytes(file) == before)
+            #expect(suite.appliedMigrations.isEmpty)
+        }
+    }
+
+    @Test func observersSeeOneChangeForTheWholeMigrationWithoutTheRecord() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"windowSize": [800, 600], "legacyMode": true, "kept": 1}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            try suite.migrate(Array(NewVersionMigrations.all))
+            #expect(await recorder.waitForEvents(1))
+            #expect(recorder.changedKeySets == [["window.width", "window.height", "windowSize", "legacyMode"]])
+            #expect(suite.userStoredValues().keys.sorted() == ["kept", "window.height", "window.width"])
+            #expect(suite.storedValues()[""] == nil)
+            #expect(suite.appliedMigrations == ["3: window size split in two", "retire legacyMode"])
+        }
+    }
+}
+
+/// Two of the helper's new version's migrations, for tests in this process.
+enum NewVersionMigrations {
+    static let all: [Defaults.Migration] = [
+        Defaults.Migration("3: window size split in two") { values in
+            guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
+            try values.setValue(size[0], named: "window.width", keepingStored: true)
+            try values.setValue(size[1], named: "window.height", keepingStored: true)
+            values.removeValue(named: "windowSize")
+        },
+        .retiring(["legacyMode"]),
+    ]
+}

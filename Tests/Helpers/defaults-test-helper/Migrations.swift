@@ -1,0 +1,73 @@
+import Defaults
+import Foundation
+
+/// What the old version of a program stores: the helper's `old-version` command writes it.
+enum OldVersion {
+    static func write(to url: URL) throws {
+        let suite = Defaults.Suite(fileURL: url)
+        suite[Defaults.Key<Int>("fontSize", default: 13, suite: suite)] = 16
+        suite[Defaults.Key<Bool>("darkMode", default: false, suite: suite)] = true
+        suite[Defaults.Key<Bool>("sync", default: false, suite: suite)] = true
+        suite[Defaults.Key<Int>("refreshMinutes", default: 60, suite: suite)] = 90
+        suite[Defaults.Key<[Int]>("windowSize", default: [640, 480], suite: suite)] = [800, 600]
+        suite[Defaults.Key<String>("firstName", default: "", suite: suite)] = "Ada"
+        suite[Defaults.Key<String>("lastName", default: "", suite: suite)] = "Lovelace"
+        suite[Defaults.Key<Bool>("legacyMode", default: false, suite: suite)] = true
+        try suite.synchronize()
+    }
+}
+
+/// The new version of the same program.
+///
+/// Renamed keys, changed types, a split, a merge, a retired key; the helper's `new-version`
+/// command opens a file with it.
+enum NewVersion {
+    enum Theme: String, Defaults.Serializable { case light, dark, system }
+    enum Sync: String, Defaults.Serializable { case off, manual, automatic }
+
+    /// The suite's own migrations, oldest first; the first counts its runs in the file.
+    static let migrations: [Defaults.Migration] = [
+        Defaults.Migration("2: count the runs") { values in
+            values["migrationRuns"] = .number(String((try values.value(named: "migrationRuns", as: Int.self) ?? 0) + 1))
+        },
+        Defaults.Migration("3: window size split in two") { values in
+            guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
+            try values.setValue(size[0], named: "window.width", keepingStored: true)
+            try values.setValue(size[1], named: "window.height", keepingStored: true)
+            values.removeValue(named: "windowSize")
+        },
+        Defaults.Migration("4: one name") { values in
+            let first = try values.value(named: "firstName", as: String.self)
+            let last = try values.value(named: "lastName", as: String.self)
+            guard first != nil || last != nil else { return }
+            let full = [first, last].compactMap { $0 }.joined(separator: " ")
+            try values.setValue(full, named: "fullName", keepingStored: true)
+            values.removeValue(named: "firstName")
+            values.removeValue(named: "lastName")
+        },
+        .retiring(["legacyMode"]),
+    ]
+
+    /// Opens the file as the new version does; prints what each key reads and what ran.
+    static func open(_ url: URL) throws {
+        let suite = Defaults.Suite(fileURL: url) { error in say("error \(error.description)") }
+        let report = try suite.migrate(migrations)
+        let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+        let theme = Defaults.Key<Theme>("appearance", default: .system, suite: suite, formerly: ["darkMode"]) {
+            (dark: Bool) in dark ? .dark : .light
+        }
+        let sync = Defaults.Key<Sync>("sync", default: .manual, suite: suite) { (on: Bool) in on ? .automatic : .off }
+        let refresh = Defaults.Key<Double>("refreshHours", default: 1, suite: suite, formerly: ["refreshMinutes"]) {
+            (minutes: Int) in Double(minutes) / 60
+        }
+        let width = Defaults.Key<Int>("window.width", default: 640, suite: suite)
+        let height = Defaults.Key<Int>("window.height", default: 480, suite: suite)
+        let fullName = Defaults.Key<String>("fullName", default: "", suite: suite)
+        try suite.synchronize()
+        say("applied \(report.applied.joined(separator: "|"))")
+        say(
+            "editor.fontSize \(suite[fontSize]) appearance \(suite[theme]) sync \(suite[sync]) refreshHours \(suite[refresh])"
+        )
+        say("window \(suite[width])x\(suite[height]) fullName \(suite[fullName])")
+    }
+}
