@@ -9,6 +9,12 @@ extension Defaults.Key {
     /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), nothing changes, and the
     /// migration runs again the next time.
     ///
+    /// While the move cannot be made — the file is read-only, a system file locks one of the
+    /// names — and while it is not final (`isFinal: false`, a rolling upgrade: old versions still
+    /// run beside this one and write the former names), nothing is moved: the key reads its own
+    /// stored value once it has one, and until then the former name's value, following each
+    /// change of it live (observers of the key are told).
+    ///
     /// ```swift
     /// static let fontSize = Key<Int>("editor.fontSize", default: 13, formerly: ["fontSize"])
     /// ```
@@ -19,16 +25,18 @@ extension Defaults.Key {
     ///   - suite: Where the value is stored.
     ///   - summary: One line saying what the key means.
     ///   - formerly: The names earlier versions stored the value under, newest first.
+    ///   - isFinal: Whether to move the value now; `false` while old versions still run.
     public convenience init(
         _ name: String,
         default defaultValue: Value,
         suite: Defaults.Suite = .standard,
         summary: String? = nil,
-        formerly: [String]
+        formerly: [String],
+        isFinal: Bool = true
     ) {
         self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, formerNames: formerly)
         let migration = Self.declaredMigration(name: name, formerly: formerly, from: Value.self, transform: nil)
-        suite.applyDeclaredMigration(migration)
+        suite.declareMigration(migration, of: name, formerly: formerly, isFinal: isFinal)
     }
 
     /// Creates a key whose value earlier versions stored as another type, and maybe under other
@@ -40,7 +48,9 @@ extension Defaults.Key {
     /// A stored value that is not of type `Old` but already of type `Value` is kept as it is. One
     /// that is neither, or a `transform` that throws, changes nothing: it is reported
     /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), the old value stays
-    /// readable under its old name, and the migration runs again the next time.
+    /// readable under its old name, and the migration runs again the next time. As for a rename,
+    /// nothing is stored while the file is read-only, a system file locks a name, or `isFinal` is
+    /// `false`: the key reads the converted value in memory, and follows the old one live.
     ///
     /// ```swift
     /// enum Theme: String, Defaults.Serializable { case light, dark, system }
@@ -56,6 +66,7 @@ extension Defaults.Key {
     ///   - summary: One line saying what the key means.
     ///   - formerly: The names earlier versions stored the value under, newest first; empty when
     ///     only the type changed.
+    ///   - isFinal: Whether to store the converted value now; `false` while old versions still run.
     ///   - transform: Makes the new value from the old one; it must not use the suite.
     public convenience init<Old: Defaults.Serializable>(
         _ name: String,
@@ -63,10 +74,11 @@ extension Defaults.Key {
         suite: Defaults.Suite = .standard,
         summary: String? = nil,
         formerly: [String] = [],
+        isFinal: Bool = true,
         migrating transform: @escaping @Sendable (Old) throws -> Value
     ) {
         self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, formerNames: formerly)
         let migration = Self.declaredMigration(name: name, formerly: formerly, from: Old.self, transform: transform)
-        suite.applyDeclaredMigration(migration)
+        suite.declareMigration(migration, of: name, formerly: formerly, isFinal: isFinal)
     }
 }

@@ -21,6 +21,8 @@ extension Defaults.Suite {
     /// values stay readable under their old names. A migration that would write a key a system
     /// file locks, or a secret, is left for later with those after it, as are all of them when
     /// the file is read-only; nothing is reported for that (``Defaults/MigrationReport/deferred``).
+    /// Those left for later are read through in memory: from then on the suite's reads see the
+    /// values as they would leave them, worked out again whenever the store changes from outside.
     ///
     /// ```swift
     /// try suite.migrate([.retiring(["legacyMode", "betaFeatures"])])
@@ -43,12 +45,12 @@ extension Defaults.Suite {
                 try Self.plan(migrations, on: values, locked: limits.locked).report
             }
             if limits.readOnly && !dryRun {
-                report.deferred = report.applied + report.deferred
-                report = Defaults.MigrationReport(deferred: report.deferred)
+                report = Defaults.MigrationReport(deferred: report.applied + report.deferred)
+                readThrough(report.deferred, of: migrations)
             }
             return report
         }
-        return try reportingFailure {
+        let report = try reportingFailure {
             try runMigrationTransaction {
                 // Read through the transaction, so that an exclusive commit over a backend that
                 // checks what was read (etcd) fails when another process recorded meanwhile.
@@ -62,6 +64,15 @@ extension Defaults.Suite {
                 return planned.report
             }
         }
+        readThrough(report.deferred, of: migrations)
+        return report
+    }
+
+    /// Reads the migrations of `migrations` whose ids are `deferred` through, from now on.
+    private func readThrough(_ deferred: [String], of migrations: [Defaults.Migration]) {
+        guard !deferred.isEmpty else { return }
+        let left = migrations.filter { deferred.contains($0.id) }
+        store.readThrough(left.map { MigrationLayer.ReadThrough(migration: $0, sources: nil) })
     }
 
     /// Runs `body` as an exclusive transaction, or inside the plain transaction open on this suite.
@@ -84,11 +95,17 @@ extension Defaults.Suite {
         }
     }
 
-    /// Runs a key's own migration unless the store records it: when the key is created.
-    func applyDeclaredMigration(_ migration: Defaults.Migration) {
+    /// Runs a key's own migration unless the store records it, when the key is created; reads it
+    /// through in memory while it cannot run, or until it is final (``MigrationLayer``).
+    func declareMigration(_ migration: Defaults.Migration, of name: String, formerly: [String], isFinal: Bool) {
         guard !appliedMigrations.contains(migration.id) else { return }
-        // Reported inside; the key reads what the store holds meanwhile.
-        _ = try? migrate([migration])
+        if isFinal {
+            // Reported inside when it fails.
+            let report = try? migrate([migration])
+            if report?.applied.isEmpty == false || appliedMigrations.contains(migration.id) { return }
+        }
+        let sources = formerly.contains(name) ? formerly : [name] + formerly
+        store.readThrough([MigrationLayer.ReadThrough(migration: migration, sources: sources, target: name)])
     }
 }
 

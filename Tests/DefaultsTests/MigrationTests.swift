@@ -215,3 +215,91 @@ enum NewVersionMigrations {
         .retiring(["legacyMode"]),
     ]
 }
+
+/// Migrations that cannot be stored, or are not final yet, read through in memory.
+@Suite struct MigrationReadThroughTests {
+    @Test func aFileThisProcessMayNotWriteIsReadAsMigratedAndLeftAsItIs() async throws {
+        try await withTemporaryDirectory { directory in
+            let folder = directory.appendingPathComponent("etc-app", isDirectory: true)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let file = folder.appendingPathComponent("settings.json")
+            #expect(try await HelperProcess.run(["old-version", file.path]).status == 0)
+            chmod(directory.path, 0o755)
+            chmod(folder.path, 0o755)
+            chmod(file.path, 0o644)
+            let before = try storeFileBytes(file)
+            let listing = try storeDirectoryListing(folder)
+            let result = try await HelperProcess.runAsNobody(["new-version", file.path], copyingInto: directory)
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(
+                result.lines == [
+                    "applied ",
+                    "editor.fontSize 16 appearance dark sync automatic refreshHours 1.5",
+                    "window 800x600 fullName Ada Lovelace",
+                ]
+            )
+            #expect(try storeFileBytes(file) == before)
+            #expect(try storeDirectoryListing(folder) == listing)
+        }
+    }
+
+    @Test func aRollingUpgradeFollowsWhatTheOldVersionWritesUntilTheNewOneWritesItsOwn() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>(
+                "editor.fontSize",
+                default: 13,
+                suite: suite,
+                formerly: ["fontSize"],
+                isFinal: false
+            )
+            #expect(suite[fontSize] == 16)
+            #expect(suite.appliedMigrations.isEmpty)
+            #expect(suite.source(of: fontSize) == .userFile(file))
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            // The old version, in another process, writes its name: the new one follows.
+            #expect(try await HelperProcess.run(["write", file.path, "fontSize", "17"]).status == 0)
+            #expect(await recorder.wait { suite[fontSize] == 17 })
+            #expect(recorder.externalEvents.contains { $0.changes["editor.fontSize"] != nil })
+            #expect(try storeFileObject(file).keys.sorted() == ["fontSize"], "nothing stored by the new version")
+            // The new version writes its own: from then on it reads that.
+            suite[fontSize] = 20
+            try suite.synchronize()
+            #expect(try await HelperProcess.run(["write", file.path, "fontSize", "18"]).status == 0)
+            #expect(await recorder.wait { suite.storedValue(named: "fontSize") == .number("18") })
+            #expect(suite[fontSize] == 20)
+            #expect(try storeFileObject(file)["fontSize"] as? Int == 18, "the old version reads its own")
+            // Declared final (every old version gone): the rename is stored, the new value kept.
+            let final = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[final] == 20)
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize"])
+            #expect(suite.appliedMigrations == ["editor.fontSize ← fontSize"])
+        }
+    }
+
+    @Test func aTypeChangeReadThroughConvertsEachValueTheOldVersionWrites() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"refreshMinutes": 90}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let refresh = Defaults.Key<Double>(
+                "refreshHours",
+                default: 1,
+                suite: suite,
+                formerly: ["refreshMinutes"],
+                isFinal: false
+            ) { (minutes: Int) in Double(minutes) / 60 }
+            #expect(suite[refresh] == 1.5)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            #expect(try await HelperProcess.run(["write", file.path, "refreshMinutes", "30"]).status == 0)
+            #expect(await recorder.wait { suite[refresh] == 0.5 })
+            #expect(suite.storedValues()["refreshHours"] == .number("0.5"))
+            #expect(try storeFileObject(file).keys.sorted() == ["refreshMinutes"])
+        }
+    }
+}

@@ -21,11 +21,16 @@ extension Store.State {
         /// A write of one is refused; writes of other keys pay only for the test of this flag.
         static let secrets = Layering(rawValue: 1 << 3)
 
+        /// Some key migrations are read through, not applied to the store (``MigrationLayer``):
+        /// a read of one of their keys may see what the migration would store.
+        static let migrations = Layering(rawValue: 1 << 4)
+
         /// What a read must consult beneath the user's values (overrides are looked at apart).
-        static let seenByReads: Layering = [.systemFiles, .secrets]
+        static let seenByReads: Layering = [.systemFiles, .secrets, .migrations]
         /// What a write of one key by its JSON must check first (overrides change only what is
-        /// reported, which the write works out itself; secrets only for a secret key's name).
-        static let checkedByWrites: Layering = [.systemFiles, .refusals]
+        /// reported, which the write works out itself; secrets only for a secret key's name; a
+        /// migration read through changes what the write replaced, for reads).
+        static let checkedByWrites: Layering = [.systemFiles, .refusals, .migrations]
     }
 
     /// Works ``layering`` out again; call it after changing ``layers``, ``overrides`` or
@@ -36,6 +41,7 @@ extension Store.State {
         if overrides != nil { layering.insert(.overrides) }
         if secrets?.values.isEmpty == false { layering.insert(.secrets) }
         if readOnlyReason != nil || layers?.locks.isEmpty == false { layering.insert(.refusals) }
+        if migrationLayer?.entries.isEmpty == false { layering.insert(.migrations) }
         self.layering = layering
     }
 
@@ -65,8 +71,9 @@ extension Store.State {
         // here passes it a copy of the whole state (a memcpy of the state on every call).
         guard !layering.isDisjoint(with: .seenByReads) else { return stored }
         if layering.contains(.secrets), let secret = secrets!.values[name] { return secret }
-        guard layering.contains(.systemFiles) else { return stored }
-        return layers!.seen(name, stored: stored)
+        let user = layering.contains(.migrations) ? migrationLayer!.seen(name, stored: stored) : stored
+        guard layering.contains(.systemFiles) else { return user }
+        return layers!.seen(name, stored: user)
     }
 
     /// ``layeredValue(named:)`` where the user's layer holds `stored` (a transaction's view,
@@ -74,15 +81,22 @@ extension Store.State {
     func layeredValue(named name: String, stored: JSONValue?) -> JSONValue? {
         guard !layering.isDisjoint(with: .seenByReads) else { return stored }
         if layering.contains(.secrets), let secret = secrets!.values[name] { return secret }
-        guard layering.contains(.systemFiles) else { return stored }
-        return layers!.seen(name, stored: stored)
+        let user = layering.contains(.migrations) ? migrationLayer!.seen(name, stored: stored) : stored
+        guard layering.contains(.systemFiles) else { return user }
+        return layers!.seen(name, stored: user)
     }
 
     /// Every key's value as reads see it before this run's overrides: ``layeredValue(named:)``
     /// of every key set somewhere, where the user's layer holds `stored`.
     func layeredValues(stored: [String: JSONValue]) -> [String: JSONValue] {
         guard !layering.isDisjoint(with: .seenByReads) else { return stored }
-        var seen = layering.contains(.systemFiles) ? layers!.seen(stored: stored) : stored
+        var user = stored
+        if layering.contains(.migrations) {
+            for (name, entry) in migrationLayer!.entries where stored[name] == entry.basedOn {
+                user[name] = entry.value
+            }
+        }
+        var seen = layering.contains(.systemFiles) ? layers!.seen(stored: user) : user
         guard layering.contains(.secrets) else { return seen }
         for (name, secret) in secrets!.values { seen[name] = secret }
         return seen

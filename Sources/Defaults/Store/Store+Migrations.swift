@@ -21,3 +21,72 @@ extension Store {
         }
     }
 }
+
+// The migrations read through (`Layers/MigrationLayer.swift`): worked out outside the lock from
+// the user's values, taken in under it like a secret's change.
+extension Store {
+    /// Reads `readThroughs` through from now on, and works the layer out again.
+    func readThrough(_ readThroughs: [MigrationLayer.ReadThrough]) {
+        let added = state.withLock { state in
+            if state.migrationLayer == nil { state.migrationLayer = MigrationLayer() }
+            return readThroughs.reduce(false) { added, readThrough in state.migrationLayer!.add(readThrough) || added }
+        }
+        guard added else { return }
+        hasMigrationLayer.store(true, ordering: .releasing)
+        refreshMigrationLayer()
+    }
+
+    /// Whether a change of `names` (of every name, when `isWhole`) may change the layer.
+    func changesMigrationSources(_ names: some Sequence<String>, isWhole: Bool) -> Bool {
+        state.withLock { state in
+            guard let layer = state.migrationLayer else { return false }
+            return isWhole || names.contains { layer.isSource($0) }
+        }
+    }
+
+    /// Works the layer out again from the user's values, and reports the keys whose reads change
+    /// as one external change, as a system file's change is reported.
+    func refreshMigrationLayer() {
+        let (ticket, readThroughs, values) = state.withLock { state in
+            state.migrationLayer!.started += 1
+            return (state.migrationLayer!.started, state.migrationLayer!.readThroughs, state.values)
+        }
+        // The migrations are user code: run with no lock held.
+        let entries = MigrationLayer.entries(of: readThroughs, from: values)
+        var dropped: [CacheEntry?] = []
+        var changedCount = 0
+        let (changes, suiteObservers) = state.withLock {
+            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
+            // A later working-out was taken in already: it saw later values.
+            guard ticket > state.migrationLayer!.installed else { return ([:], nil) }
+            let before = state.migrationLayer!.entries
+            let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
+            let seenBefore = names.map { state.layeredValue(named: $0) }
+            state.migrationLayer!.entries = entries
+            state.migrationLayer!.installed = ticket
+            state.updateLayering()
+            guard !names.isEmpty else { return ([:], nil) }
+            state.generation &+= 1
+            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
+            var changes: [String: Defaults.StoredChange] = [:]
+            for (name, old) in zip(names, seenBefore) {
+                let new = state.layeredValue(named: name)
+                dropped.append(state.forgetDecoded(name))
+                guard old != new, state.reportsChange(of: name) else { continue }
+                changedCount += 1
+                let observers = state.keys[HashedName(name)]?.observers
+                guard isAllReported || observers != nil else { continue }
+                changes[name] = Defaults.StoredChange(
+                    old: old,
+                    new: new,
+                    oldDecoded: nil,
+                    newDecoded: nil,
+                    observers: observers
+                )
+            }
+            return (changes, state.suiteObservers)
+        }
+        if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
+        deliverExternally(changes, suiteObservers: suiteObservers, releasing: dropped)
+    }
+}

@@ -99,6 +99,10 @@ extension Store {
         // Moved, not copied: a copy left here would keep the values alive until this returns,
         // on this thread, racing the delivery.
         deliverExternally(changes, suiteObservers: suiteObservers, releasing: consume dropped, and: observed)
+        // A former name changed: the keys read through it follow (a rolling upgrade).
+        if hasMigrationLayer.load(ordering: .acquiring), changesMigrationSources(values.keys, isWhole: isWhole) {
+            refreshMigrationLayer()
+        }
     }
 
     /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,

@@ -172,7 +172,10 @@ extension Store {
             } else {
                 stored = state.values[name]
             }
-            if stored != nil {
+            // A key read through a migration (its former name's value) has its value from the
+            // user's file too.
+            let seen = state.layering.contains(.migrations) ? state.migrationLayer!.seen(name, stored: stored) : stored
+            if seen != nil {
                 guard let file else { return .suiteStorage }
                 return .userFile(suite.fileURL ?? file.fileURL)
             }

@@ -82,6 +82,8 @@ extension Store {
         var layers: SystemLayers?
         /// The secret keys and what their files hold; `nil` until a key is declared secret.
         var secrets: Secrets?
+        /// The key migrations read through rather than applied; `nil` until one is.
+        var migrationLayer: MigrationLayer?
         /// Why this process may not write the suite's file, when it may not.
         var readOnlyReason: String?
         /// What reads and writes must consult beyond the user's values, worked out from the three

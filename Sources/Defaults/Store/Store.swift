@@ -46,6 +46,9 @@ final class Store: Sendable {
     /// Whether a key was ever declared secret here: until then, asking whether a name is secret
     /// takes no lock (the swift-configuration provider asks on every lookup).
     let hasSecrets = Atomic<Bool>(false)
+    /// Whether a key migration was ever read through here (``MigrationLayer``): until then, an
+    /// outside change looks at no migration.
+    let hasMigrationLayer = Atomic<Bool>(false)
     let state: Lock<Store.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")

@@ -1,0 +1,87 @@
+/// What reads see through the key migrations that are not in the store: a layer over the user's
+/// values, worked out in memory.
+///
+/// A key's migration is read through while it cannot be applied (the file is read-only, a system
+/// file locks a key it writes) and, for a rolling upgrade, until it is declared final: the key
+/// then reads what the migration would store under its name, made from what the store holds now
+/// under its former names, and follows those live. Once the store holds a value of the key's own
+/// that the layer was not made from (a write of the new version), that value is read.
+struct MigrationLayer: Sendable {
+    /// A migration read through: the migration, the names whose values it reads (`nil`: any, for
+    /// a suite's own migration), and for a key's migration the key's name: the only name whose
+    /// reads it changes (its former names stay readable, as old versions still write them).
+    struct ReadThrough: Sendable {
+        let migration: Defaults.Migration
+        let sources: [String]?
+        var target: String? = nil
+    }
+
+    /// One key's value as the layer sees it: `value` stands in for the user's value while that is
+    /// still `basedOn` (`nil`: absent).
+    struct Entry: Sendable, Equatable {
+        let basedOn: JSONValue?
+        let value: JSONValue?
+    }
+
+    /// Every migration read through, in the order they were added.
+    private(set) var readThroughs: [ReadThrough] = []
+    /// The names whose change makes the layer be worked out again; `nil`: any name.
+    private(set) var sources: Set<String>? = []
+    /// What reads see, by key name.
+    var entries: [String: Entry] = [:]
+    /// How many workings-out have started; each takes the next number, and one that ends after a
+    /// later one does not replace what the later one found.
+    var started: UInt64 = 0
+    /// The number of the working-out ``entries`` came from.
+    var installed: UInt64 = 0
+
+    /// Adds `readThrough`; `false` when its migration was read through already.
+    mutating func add(_ readThrough: ReadThrough) -> Bool {
+        guard !readThroughs.contains(where: { $0.migration.id == readThrough.migration.id }) else { return false }
+        readThroughs.append(readThrough)
+        if let names = readThrough.sources {
+            sources?.formUnion(names)
+        } else {
+            sources = nil
+        }
+        return true
+    }
+
+    /// Whether a change of `name` may change what the layer shows.
+    func isSource(_ name: String) -> Bool {
+        sources?.contains(name) ?? true
+    }
+
+    /// What a read of `name` sees where the user's layer holds `stored`.
+    func seen(_ name: String, stored: JSONValue?) -> JSONValue? {
+        guard let entry = entries[name], entry.basedOn == stored else { return stored }
+        return entry.value
+    }
+
+    /// Works out what reads see: the user's `values` as the migrations read through would leave
+    /// them, run in order, as far as they differ. Runs the migrations (user code), so call it
+    /// outside the store's lock. A migration that fails (it was reported when it was tried) is
+    /// passed over.
+    static func entries(of readThroughs: [ReadThrough], from values: [String: JSONValue]) -> [String: Entry] {
+        var own = values
+        own[Defaults.Suite.migrationRecordName] = nil
+        var migrated = Defaults.MigrationValues(values: own, locked: [])
+        for readThrough in readThroughs {
+            var attempt = migrated
+            guard (try? readThrough.migration.body(&attempt)) != nil else { continue }
+            if let target = readThrough.target {
+                migrated.values[target] = attempt.values[target]
+            } else {
+                migrated = attempt
+            }
+        }
+        var entries: [String: Entry] = [:]
+        for (name, value) in migrated.values where own[name] != value {
+            entries[name] = Entry(basedOn: own[name], value: value)
+        }
+        for (name, value) in own where migrated.values[name] == nil {
+            entries[name] = Entry(basedOn: value, value: nil)
+        }
+        return entries
+    }
+}
