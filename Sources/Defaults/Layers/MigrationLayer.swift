@@ -58,10 +58,11 @@ struct MigrationLayer: Sendable {
         return entry.value
     }
 
-    /// Works out what reads see: the user's `values` as the migrations read through would leave
-    /// them, run in order, as far as they differ. Runs the migrations (user code), so call it
-    /// outside the store's lock. A migration that fails (it was reported when it was tried) is
-    /// passed over.
+    /// Works out what reads see, from the user's `values`.
+    ///
+    /// That is the values as the migrations read through would leave them, run in order, as far
+    /// as they differ. Runs the migrations (user code), so call it outside the store's lock. A
+    /// migration that fails (it was reported when it was tried) is passed over.
     static func entries(of readThroughs: [ReadThrough], from values: [String: JSONValue]) -> [String: Entry] {
         var own = values
         own[Defaults.Suite.migrationRecordName] = nil
