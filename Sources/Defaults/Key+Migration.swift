@@ -34,8 +34,22 @@ extension Defaults.Key {
         formerly: [String],
         isFinal: Bool = true
     ) {
-        self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, formerNames: formerly)
-        let migration = Self.declaredMigration(name: name, formerly: formerly, from: Value.self, transform: nil)
+        let migration = Defaults.Key<Value>
+            .declaredMigration(
+                name: name,
+                formerly: formerly,
+                from: Value.self,
+                transform: nil
+            )
+        self.init(
+            name,
+            default: defaultValue,
+            suite: suite,
+            summary: summary,
+            storedRange: nil,
+            formerNames: formerly,
+            declaredMigration: (migration.id, nil)
+        )
         suite.declareMigration(migration, of: name, formerly: formerly, isFinal: isFinal)
     }
 
@@ -77,8 +91,22 @@ extension Defaults.Key {
         isFinal: Bool = true,
         migrating transform: @escaping @Sendable (Old) throws -> Value
     ) {
-        self.init(name, default: defaultValue, suite: suite, summary: summary, storedRange: nil, formerNames: formerly)
-        let migration = Self.declaredMigration(name: name, formerly: formerly, from: Old.self, transform: transform)
+        let migration = Defaults.Key<Value>
+            .declaredMigration(
+                name: name,
+                formerly: formerly,
+                from: Old.self,
+                transform: transform
+            )
+        self.init(
+            name,
+            default: defaultValue,
+            suite: suite,
+            summary: summary,
+            storedRange: nil,
+            formerNames: formerly,
+            declaredMigration: (migration.id, String(describing: Old.self))
+        )
         suite.declareMigration(migration, of: name, formerly: formerly, isFinal: isFinal)
     }
 }

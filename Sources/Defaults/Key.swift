@@ -36,6 +36,9 @@ extension Defaults {
         /// The names the key's value was stored under by earlier versions, which a migration
         /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:)``).
         public let formerNames: [String]
+        /// The id of the key's own migration, and the type it converts from (`nil`: a rename);
+        /// `nil` when the key declares none. Shown in the suite's published schema.
+        let declaredMigration: (id: String, convertsFrom: String?)?
 
         init(
             name: String,
@@ -43,7 +46,8 @@ extension Defaults {
             summary: String? = nil,
             storedRange: (JSONValue, JSONValue)? = nil,
             isSecret: Bool = false,
-            formerNames: [String] = []
+            formerNames: [String] = [],
+            declaredMigration: (id: String, convertsFrom: String?)? = nil
         ) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
@@ -53,6 +57,7 @@ extension Defaults {
             self.storedRange = storedRange
             self.isSecret = isSecret
             self.formerNames = formerNames
+            self.declaredMigration = declaredMigration
         }
 
         /// The JSON Schema of the key's stored value, with its summary and default; `Key` says.
@@ -147,7 +152,8 @@ extension Defaults {
             summary: String?,
             storedRange: (JSONValue, JSONValue)?,
             isSecret: Bool = false,
-            formerNames: [String] = []
+            formerNames: [String] = [],
+            declaredMigration: (id: String, convertsFrom: String?)? = nil
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true
@@ -158,7 +164,8 @@ extension Defaults {
                     summary: summary,
                     storedRange: storedRange,
                     isSecret: isSecret,
-                    formerNames: formerNames
+                    formerNames: formerNames,
+                    declaredMigration: declaredMigration
                 )
             if isSecret { suite.declareSecret(name) }
         }

@@ -27,6 +27,9 @@ extension Defaults {
         public let id: String
         /// Changes the values.
         let body: @Sendable (inout MigrationValues) throws -> Void
+        /// The names it removes and nothing else, for a retirement: a published schema lists
+        /// them, so the `defaults` command can apply it without the program.
+        let removes: [String]?
 
         /// Creates a migration.
         ///
@@ -37,6 +40,16 @@ extension Defaults {
             precondition(!id.isEmpty, "Defaults.Migration: an id cannot be empty")
             self.id = id
             self.body = body
+            self.removes = nil
+        }
+
+        /// A migration that removes `names`, with the id `id`.
+        init(id: String, removing names: [String]) {
+            self.id = id
+            self.removes = names
+            self.body = { values in
+                for name in names { values.removeValue(named: name) }
+            }
         }
 
         /// A migration that removes the values of keys no version reads any more.
@@ -44,9 +57,7 @@ extension Defaults {
         /// - Parameter names: The retired keys' names.
         /// - Returns: The migration, recorded as `retire <names>`.
         public static func retiring(_ names: [String]) -> Migration {
-            Migration("retire " + names.joined(separator: ", ")) { values in
-                for name in names { values.removeValue(named: name) }
-            }
+            Migration(id: "retire " + names.joined(separator: ", "), removing: names)
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 extension Defaults.Suite {
-    /// Where ``publishSchema(for:)-([Defaults.Keys])`` writes this suite's schema: beside its
+    /// Where ``publishSchema(for:migrations:)`` writes this suite's schema: beside its
     /// file, with `.schema.json` for the file's extension (`settings.schema.json` beside
     /// `settings.json`); `nil` for a suite that is not a file.
     public var schemaFileURL: URL? { fileURL.map(Self.schemaFileURL(forSettingsFile:)) }
@@ -17,8 +17,16 @@ extension Defaults.Suite {
     ///
     /// Each key is a property with the schema of its stored form, its summary as `description`,
     /// its fixed default as `default`, its range as `minimum` and `maximum`, and its Swift type as
-    /// `x-swift-type`. Keys the document does not list are allowed, as the file keeps them.
-    public func schema(for keys: [Defaults.Keys]) -> Defaults.JSONValue {
+    /// `x-swift-type`, and its migration (`x-formerly`, `x-migration`, `x-converts-from`). Keys
+    /// the document does not list are allowed, as the file keeps them. The suite's own
+    /// `migrations` are listed in order under `x-migrations`, by id (and, for a retirement, the
+    /// names it removes), so `defaults describe` and `defaults migrate` can show them.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to describe.
+    ///   - migrations: The suite's own migrations, oldest first, as given to ``migrate(_:dryRun:)``.
+    /// - Returns: The schema document.
+    public func schema(for keys: [Defaults.Keys], migrations: [Defaults.Migration] = []) -> Defaults.JSONValue {
         var properties: [String: JSONValue] = [
             "$schema": .object([
                 "type": .string("string"),
@@ -26,12 +34,22 @@ extension Defaults.Suite {
             ])
         ]
         for key in keys { properties[key.name] = .object(key.schema()) }
-        return .object([
+        var document: [String: JSONValue] = [
             "$schema": .string("https://json-schema.org/draft/2020-12/schema"),
             "title": .string(fileURL.map { "The settings in \($0.path)" } ?? "Settings"),
             "type": .string("object"),
             "properties": .object(properties),
-        ])
+        ]
+        if !migrations.isEmpty {
+            document["x-migrations"] = .array(
+                migrations.map { migration in
+                    var entry: [String: JSONValue] = ["id": .string(migration.id)]
+                    if let removes = migration.removes { entry["removes"] = .array(removes.map { .string($0) }) }
+                    return .object(entry)
+                }
+            )
+        }
+        return .object(document)
     }
 
     /// Publishes the schema of `keys` at ``schemaFileURL``, for editors and the `defaults` command.
@@ -47,11 +65,17 @@ extension Defaults.Suite {
     /// try Defaults.Suite.standard.publishSchema(for: [.fontSize, .theme, .recentFiles])
     /// ```
     ///
+    /// - Parameters:
+    ///   - keys: The keys the program reads.
+    ///   - migrations: The suite's own migrations, oldest first, as given to ``migrate(_:dryRun:)``.
     /// - Returns: Whether the file was written.
     /// - Throws: ``Defaults/StorageError/writeFailed(url:reason:)`` when it cannot be written.
     @discardableResult
-    public func publishSchema(for keys: [Defaults.Keys]) throws(Defaults.StorageError) -> Bool {
-        let document = schema(for: keys)
+    public func publishSchema(
+        for keys: [Defaults.Keys],
+        migrations: [Defaults.Migration] = []
+    ) throws(Defaults.StorageError) -> Bool {
+        let document = schema(for: keys, migrations: migrations)
         var typeNames: [String: String] = [:]
         if case .object(let members) = document, case .object(let properties)? = members["properties"] {
             for (name, property) in properties {
@@ -76,7 +100,7 @@ extension Defaults.Suite {
         return true
     }
 
-    /// Publishes the schema of `keys` at ``schemaFileURL``; see ``publishSchema(for:)-([Defaults.Keys])``.
+    /// Publishes the schema of `keys` at ``schemaFileURL``; see ``publishSchema(for:migrations:)``.
     ///
     /// - Returns: Whether the file was written.
     /// - Throws: ``Defaults/StorageError/writeFailed(url:reason:)`` when it cannot be written.

@@ -13,6 +13,7 @@ func run(_ arguments: ParsedArguments) throws(ToolError) {
     case "path": printLine(try SuiteLocation(arguments.value("suite")!).place)
     case "keys": try listKeys(SuiteLocation(arguments.value("suite")!), described: arguments.has("described"))
     case "describe": try describe(arguments)
+    case "migrate": try migrate(arguments)
     case "reset": try reset(arguments)
     case "read": try read(arguments)
     case "write": try write(arguments)

@@ -18,6 +18,7 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
     // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
     let suite = location.open { error in printError(error.description) }
+    let recorded = Set(suite.appliedMigrations)
     var blocks: [String] = []
     for name in names {
         let property = schema.keys[name]!
@@ -25,6 +26,15 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
         lines.append("  type:    " + (property.string("x-swift-type") ?? SuiteSchema.expectedType(property)))
         if let range = SuiteSchema.range(property) { lines.append("  range:   " + range) }
         if let cases = SuiteSchema.cases(property) { lines.append("  cases:   " + cases) }
+        if case .array(let former)? = property["x-formerly"] {
+            lines.append(
+                "  formerly: "
+                    + former.map { if case .string(let name) = $0 { name } else { "\($0)" } }.joined(separator: ", ")
+            )
+        }
+        if let id = property.string("x-migration") {
+            lines.append("  migration: \(id) (" + (recorded.contains(id) ? "run" : "not run yet") + ")")
+        }
         if property["x-secret"] == .bool(true) {
             lines.append("  secret:  read by the program from a file, never stored")
             lines.append("  value:   " + renderCompact(SuiteSchema.secretPlaceholder))

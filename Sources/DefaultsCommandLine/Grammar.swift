@@ -51,6 +51,19 @@ let commands: [CommandSpec] = [
             """
     ),
     CommandSpec(
+        name: "migrate",
+        synopses: ["migrate <suite> [--dry-run]"],
+        summary: "run the renames and retirements the program's schema declares; --dry-run shows them",
+        details: """
+            Reads the migrations the program published in its schema (settings.schema.json): the
+            keys' former names and the program's own steps. Under the file's lock, runs those the
+            file does not record as run yet and the command can run itself (a key's rename, a
+            retired key) and records them in the file, so the program does not run them again;
+            prints each with the values it changed. Those that run the program's code (a changed
+            type, a split) are listed as left for the program. --dry-run changes nothing.
+            """
+    ),
+    CommandSpec(
         name: "read",
         synopses: ["read <suite> [<key>] [--merged] [--origin]"],
         summary: "the whole file as JSON, or one value as JSON",

@@ -8,6 +8,9 @@ import Foundation
 struct SuiteSchema {
     /// Each described key's property in the schema.
     let keys: [String: [String: JSONValue]]
+    /// The suite's own migrations (`x-migrations`), oldest first: each one's `id`, and for a
+    /// retirement the names it `removes`.
+    var migrations: [[String: JSONValue]] = []
 
     /// The keys the schema marks secret (`"x-secret": true`): their values are shown as `<secret>`
     /// and never written.
@@ -32,12 +35,18 @@ struct SuiteSchema {
         let url = Defaults.Suite.schemaFileURL(forSettingsFile: file)
         guard let bytes = try readBytes(at: url.path) else { return nil }
         let document = try members(of: bytes, in: url.path, fix: "mend it, or delete it so values go unchecked")
-        guard case .object(let properties)? = document["properties"] else { return SuiteSchema(keys: [:]) }
+        var migrations: [[String: JSONValue]] = []
+        if case .array(let entries)? = document["x-migrations"] {
+            for case .object(let entry) in entries { migrations.append(entry) }
+        }
+        guard case .object(let properties)? = document["properties"] else {
+            return SuiteSchema(keys: [:], migrations: migrations)
+        }
         var keys: [String: [String: JSONValue]] = [:]
         for (name, property) in properties where name != "$schema" {
             if case .object(let members) = property { keys[name] = members }
         }
-        return SuiteSchema(keys: keys)
+        return SuiteSchema(keys: keys, migrations: migrations)
     }
 
     /// Why `value` does not fit the key `name`, as one line: `nil` when it fits or the key is not described.

@@ -201,8 +201,10 @@ extension ValueSchema {
 
 extension ValueSchema {
     /// A key's property in its suite's schema: its value's schema, narrowed to its range, with
-    /// its summary, fixed default and Swift type; a secret key is marked `"x-secret": true` and
-    /// `"readOnly": true` (it is never stored), and shows no default.
+    /// its summary, fixed default and Swift type, and its migration (`x-formerly`, its former
+    /// names; `x-migration`, the id the store records; `x-converts-from`, the type a conversion
+    /// reads); a secret key is marked `"x-secret": true` and `"readOnly": true` (it is never
+    /// stored), and shows no default.
     static func entry<Value: Defaults.Serializable>(for key: Defaults.Key<Value>) -> [String: JSONValue] {
         let sample = key.hasFixedDefault ? key.defaultValue : nil
         var entry = schema(for: Value.self, sample: sample)
@@ -212,6 +214,11 @@ extension ValueSchema {
         }
         entry["x-swift-type"] = .string(String(describing: Value.self))
         if let summary = key.summary { entry["description"] = .string(summary) }
+        if !key.formerNames.isEmpty { entry["x-formerly"] = .array(key.formerNames.map { .string($0) }) }
+        if let (id, convertsFrom) = key.declaredMigration {
+            entry["x-migration"] = .string(id)
+            if let convertsFrom { entry["x-converts-from"] = .string(convertsFrom) }
+        }
         if key.isSecret {
             entry["x-secret"] = .bool(true)
             entry["readOnly"] = .bool(true)

@@ -1,0 +1,114 @@
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+/// `defaults migrate` and `defaults describe` over a suite whose program declares migrations in
+/// its published schema.
+@Suite struct MigrateCommandTests {
+    enum Theme: String, Defaults.Serializable { case light, dark }
+
+    /// Publishes the schema of the new version of `name`'s program, as it would: its keys declare
+    /// former names, but are not final, so nothing is moved from this process.
+    static func publish(_ name: String, in defaults: DefaultsCommand) throws {
+        let suite = Defaults.Suite(fileURL: defaults.file(name))
+        let migrations = [
+            Defaults.Migration("3: window size split in two") { values in
+                guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
+                try values.setValue(size[0], named: "window.width", keepingStored: true)
+                try values.setValue(size[1], named: "window.height", keepingStored: true)
+                values.removeValue(named: "windowSize")
+            },
+            .retiring(["legacyMode"]),
+        ]
+        try suite.publishSchema(
+            for: [
+                Defaults.Key<Int>(
+                    "editor.fontSize",
+                    default: 13,
+                    suite: suite,
+                    summary: "Font size in points",
+                    formerly: ["fontSize"],
+                    isFinal: false
+                ),
+                Defaults.Key<Theme>("appearance", default: .light, suite: suite, formerly: ["darkMode"], isFinal: false)
+                {
+                    (dark: Bool) in dark ? .dark : .light
+                },
+            ],
+            migrations: migrations
+        )
+    }
+
+    static let oldFile = #"{"fontSize": 16, "darkMode": true, "windowSize": [800, 600], "legacyMode": true}"#
+
+    @Test func aDryRunShowsWhatWouldRunAndChangesNothing() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", Self.oldFile)
+            try Self.publish("app", in: defaults)
+            let before = try Data(contentsOf: defaults.file("app"))
+            let result = try await defaults.run("migrate", "app", "--dry-run")
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(
+                result.output == """
+                    left for the program: 3: window size split in two (it runs code only the program has)
+                    left for the program: retire legacyMode (it runs code only the program has)
+                    left for the program: appearance ← darkMode (Bool) (it runs code only the program has)
+                    would run: editor.fontSize ← fontSize
+                      editor.fontSize: 16
+                      fontSize: (removed)
+
+                    """
+            )
+            #expect(try Data(contentsOf: defaults.file("app")) == before)
+        }
+    }
+
+    @Test func migrateRunsTheRenamesRecordsThemAndTheProgramDoesNotRunThemAgain() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": 16, "editor.fontSize": 18, "legacyMode": true}"#)
+            try Self.publish("app", in: defaults)
+            let result = try await defaults.run("migrate", "app")
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(
+                result.output.contains("ran: editor.fontSize ← fontSize\n  fontSize: (removed)\n"),
+                "\(result.output)"
+            )
+            let file = try Defaults.JSONValue(
+                parsing: String(decoding: Data(contentsOf: defaults.file("app")), as: UTF8.self)
+            )
+            guard case .object(let members) = file else { throw Defaults.MigrationError("not an object") }
+            #expect(members["editor.fontSize"] == .number("18"), "the new version's value is kept")
+            #expect(members["fontSize"] == nil)
+            #expect(members[""] == .object(["migrations": .array([.string("editor.fontSize ← fontSize")])]))
+            let described = try await defaults.run("describe", "app", "editor.fontSize")
+            #expect(described.output.contains("  formerly: fontSize\n  migration: editor.fontSize ← fontSize (run)\n"))
+            let again = try await defaults.run("migrate", "app")
+            #expect(!again.output.contains("ran:"), "\(again.output)")
+            // The program, final now, finds the rename recorded and changes nothing.
+            let bytes = try Data(contentsOf: defaults.file("app"))
+            let suite = Defaults.Suite(fileURL: defaults.file("app"))
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 18)
+            try suite.synchronize()
+            #expect(try Data(contentsOf: defaults.file("app")) == bytes)
+        }
+    }
+
+    @Test func aFormerValueThatDoesNotFitTheKeyIsNotMoved() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": "big"}"#)
+            try Self.publish("app", in: defaults)
+            let before = try Data(contentsOf: defaults.file("app"))
+            let result = try await defaults.run("migrate", "app")
+            #expect(result.status == 3)
+            #expect(
+                result.errorOutput.contains(
+                    #"the migration "editor.fontSize ← fontSize" failed ("fontSize" cannot move: "editor.fontSize" must be"#
+                ),
+                "\(result.errorOutput)"
+            )
+            #expect(try Data(contentsOf: defaults.file("app")) == before)
+        }
+    }
+}
