@@ -36,8 +36,9 @@ extension Defaults {
         /// The names the key's value was stored under by earlier versions, which a migration
         /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:)``).
         public let formerNames: [String]
-        /// The id of the key's own migration, and the type it converts from (`nil`: a rename);
-        /// `nil` when the key declares none. Shown in the suite's published schema.
+        /// The id of the key's own migration and the type it converts from; `nil` when none.
+        ///
+        /// The type is `nil` for a rename. Shown in the suite's published schema.
         let declaredMigration: (id: String, convertsFrom: String?)?
 
         init(

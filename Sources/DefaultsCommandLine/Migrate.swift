@@ -77,9 +77,10 @@ extension SuiteSchema {
         return (runnable, needProgram)
     }
 
-    /// A key's rename as the program runs it: the first former name's value moves to `name` unless
-    /// a value is stored there; every former name is removed. A value that does not fit the key's
-    /// schema stops it.
+    /// A key's rename as the program runs it.
+    ///
+    /// The first former name's value moves to `name` unless a value is stored there; every former
+    /// name is removed. A value that does not fit the key's schema stops it.
     private func rename(_ formerNames: [String], to name: String, id: String) -> Defaults.Migration {
         Defaults.Migration(id) { values in
             for former in formerNames where former != name {
