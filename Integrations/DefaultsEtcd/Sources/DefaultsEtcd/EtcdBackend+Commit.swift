@@ -169,7 +169,7 @@ extension EtcdBackend {
     ) throws(Defaults.StorageError) -> Bool {
         var at = before - 1
         while at > after {
-            let read = Etcd.RangeRequest(key: Etcd.encode(prefix + name), revision: String(at))
+            let read = Etcd.RangeRequest(key: Etcd.encode(etcdKey(of: name)), revision: String(at))
             let response: Etcd.RangeResponse
             do {
                 response = try client.call("v3/kv/range", read, as: Etcd.RangeResponse.self, backend: self.name)
@@ -197,7 +197,7 @@ extension EtcdBackend {
 
     /// The compare that holds while the key `name` is at `modRevision` (0: absent).
     func guardCompare(_ name: String, at modRevision: Int64) -> Etcd.Compare {
-        let key = Etcd.encode(prefix + name)
+        let key = Etcd.encode(etcdKey(of: name))
         guard modRevision > 0 else { return Etcd.Compare(key: key, target: "VERSION", result: "EQUAL", version: "0") }
         return Etcd.Compare(key: key, target: "MOD", result: "EQUAL", mod_revision: String(modRevision))
     }

@@ -27,7 +27,7 @@ extension EtcdBackend {
         var stale: [String] = []
         state.withLock { state in
             for (name, value) in expected {
-                let key = Etcd.encode(prefix + name)
+                let key = Etcd.encode(etcdKey(of: name))
                 if value == nil {
                     compares.append(Etcd.Compare(key: key, target: "VERSION", result: "EQUAL", version: "0"))
                 } else if let known = state.known[name], known.value == value {
@@ -54,7 +54,7 @@ extension EtcdBackend {
                 }
                 compares.append(
                     Etcd.Compare(
-                        key: Etcd.encode(prefix + name),
+                        key: Etcd.encode(etcdKey(of: name)),
                         target: "MOD",
                         result: "EQUAL",
                         mod_revision: String(current.modRevision)
@@ -89,7 +89,7 @@ extension EtcdBackend {
         var guards = state.withLock { state in guardRevisions(of: unread, in: state) }
         let reads = (names + unread)
             .map { name in
-                Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+                Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(etcdKey(of: name))))
             }
         for _ in 0..<100 {
             let outcome = try transact(
@@ -107,7 +107,7 @@ extension EtcdBackend {
             let compared = Dictionary(uniqueKeysWithValues: compares.map { ($0.key, $0) })
             let found = remember(names + unread, responses)
             let conflicted = names.contains { name in
-                let compare = compared[Etcd.encode(prefix + name)]
+                let compare = compared[Etcd.encode(etcdKey(of: name))]
                 let now = found[name]?.modRevision ?? 0
                 return compare?.target == "VERSION" ? now != 0 : String(now) != compare?.mod_revision
             }

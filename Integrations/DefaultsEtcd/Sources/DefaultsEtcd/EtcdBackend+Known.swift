@@ -8,7 +8,7 @@ extension EtcdBackend {
         value: Defaults.JSONValue?, modRevision: Int64
     )] {
         let reads = names.map { name in
-            Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(prefix + name)))
+            Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(etcdKey(of: name))))
         }
         let request = Etcd.TxnRequest(compare: [], success: reads, failure: [])
         let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
@@ -56,7 +56,7 @@ extension EtcdBackend {
     func operations(for values: [String: Defaults.JSONValue?]) -> [Etcd.RequestOp] {
         values.sorted { $0.key < $1.key }
             .map { name, value in
-                let key = Etcd.encode(prefix + name)
+                let key = Etcd.encode(etcdKey(of: name))
                 if let value {
                     return Etcd.RequestOp(request_put: Etcd.PutRequest(key: key, value: Etcd.encode(value.description)))
                 }

@@ -249,13 +249,29 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     }
 
     /// The setting a key names: the key without the prefix; `nil` for a key that is not text, and
-    /// for the prefix itself, the backend's own key (no setting's name is empty).
+    /// for the prefix itself, the backend's own key (no setting's name is empty). The key
+    /// ``migrationRecordKey`` is the empty name: the suite's record of the migrations it ran.
     func settingName(_ base64: String) -> String? {
         guard let key = Etcd.decode(base64), key.hasPrefix(prefix), key.utf8.count > prefix.utf8.count else {
             return nil
         }
-        return String(key.dropFirst(prefix.count))
+        let name = String(key.dropFirst(prefix.count))
+        return name == Self.migrationRecordSuffix ? "" : name
     }
+
+    /// The etcd key of the setting `name`: `<prefix><name>`, and ``migrationRecordKey`` for the
+    /// empty name (the record of migrations, which is no setting's).
+    func etcdKey(of name: String) -> String {
+        prefix + (name.isEmpty ? Self.migrationRecordSuffix : name)
+    }
+
+    /// What follows the prefix in ``migrationRecordKey``.
+    static let migrationRecordSuffix = ".defaults-migrations"
+
+    /// The key where suites over this prefix record the migrations they ran
+    /// (``Defaults/Suite/appliedMigrations``): `<prefix>.defaults-migrations`, a name no setting
+    /// may have.
+    public var migrationRecordKey: String { prefix + Self.migrationRecordSuffix }
 
     func parse(_ base64: String?, of name: String) -> Result<Defaults.JSONValue, Defaults.StorageError> {
         guard let text = Etcd.decode(base64) else {

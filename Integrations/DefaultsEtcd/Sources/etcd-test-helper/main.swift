@@ -10,6 +10,10 @@
 //     etcd-test-helper write-burst <endpoints> <prefix> <name> <count>
 //         writes "<name>-<i>" = i for each i below <count> as fast as it can, then synchronizes once;
 //         prints "written".
+//     etcd-test-helper migrate <endpoints> <prefix>
+//         opens the suite as a new version whose "editor.fontSize" was "fontSize", and runs the
+//         suite's migration "2: count the runs" (which adds one to "migrationRuns"); prints
+//         "applied <ids>" (what this process ran) and "editor.fontSize <value>".
 //
 // <endpoints> is a comma-separated list of client URLs.
 import Defaults
@@ -42,6 +46,25 @@ case "increment":
         }
     }
     print("done")
+case "migrate":
+    let counting = Defaults.Migration("2: count the runs") { values in
+        let runs = try values.value(named: "migrationRuns", as: Int.self) ?? 0
+        try values.setValue(runs + 1, named: "migrationRuns")
+    }
+    let report: Defaults.MigrationReport
+    do {
+        report = try suite.migrate([counting])
+    } catch {
+        fail("migrate threw \(error)")
+    }
+    let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+    do {
+        try suite.synchronize()
+    } catch {
+        fail("synchronize threw \(error)")
+    }
+    print("applied \(report.applied.joined(separator: "|"))")
+    print("editor.fontSize \(suite[fontSize])")
 case "write":
     suite.transaction {
         for pair in arguments.dropFirst(4) {

@@ -1,0 +1,33 @@
+import Defaults
+import DefaultsEtcd
+import Foundation
+import Testing
+
+/// Migrations over etcd: three processes of a new version open a prefix an old version wrote.
+@Suite struct EtcdMigrationTests {
+    @Test func threeProcessesOpeningAtOnceMigrateThePrefixOnce() async throws {
+        let server = try EtcdServer()
+        let endpoints = server.clientURL.absoluteString
+        _ = try etcdctl(server, ["put", "/config/app/fontSize", "16"])
+        _ = try etcdctl(server, ["put", "/config/app/other", "1"])
+        let results = try await runHelpers(server, count: 3) { _ in ["migrate", endpoints, "/config/app/"] }
+        var ran = 0
+        for result in results {
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.hasSuffix("editor.fontSize 16\n"), "\(result.output)")
+            if !result.output.hasPrefix("applied \n") { ran += 1 }
+        }
+        #expect(ran == 1, "the suite's migration ran in \(ran) processes")
+        let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/app/", cache: .none)
+        #expect(
+            fresh.storedValues() == [
+                "editor.fontSize": .number("16"), "migrationRuns": .number("1"), "other": .number("1"),
+            ]
+        )
+        #expect(Set(fresh.appliedMigrations) == ["2: count the runs", "editor.fontSize ← fontSize"])
+        #expect(fresh.appliedMigrations.count == 2)
+        // Where an operator finds the record.
+        let record = try etcdctl(server, ["get", "--print-value-only", "/config/app/.defaults-migrations"])
+        #expect(record.contains(#""migrations""#) && record.contains("editor.fontSize ← fontSize"), "\(record)")
+    }
+}
