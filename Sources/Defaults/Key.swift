@@ -34,7 +34,7 @@ extension Defaults {
         /// directory, never stored, and shown as `<secret>` (see ``Defaults/Key/init(secret:default:suite:summary:)``).
         public let isSecret: Bool
         /// The names the key's value was stored under by earlier versions, which a migration
-        /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:)``).
+        /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:isFinal:)``).
         public let formerNames: [String]
         /// The id of the key's own migration and the type it converts from; `nil` when none.
         ///

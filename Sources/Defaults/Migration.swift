@@ -2,8 +2,8 @@ extension Defaults {
     /// One step in the life of a suite's stored values — a rename, a type change, a split, a
     /// merge, a retired key — applied once to each store and recorded in it.
     ///
-    /// A key declares its own migration (``Defaults/Key/init(_:default:suite:summary:formerly:)``
-    /// and ``Defaults/Key/init(_:default:suite:summary:formerly:migrating:)``); what does not fit
+    /// A key declares its own migration (``Defaults/Key/init(_:default:suite:summary:formerly:isFinal:)``
+    /// and ``Defaults/Key/init(_:default:suite:summary:formerly:isFinal:migrating:)``); what does not fit
     /// one key is a `Migration` of its own, handed to ``Defaults/Suite/migrate(_:dryRun:)`` in the
     /// order the steps were made:
     ///

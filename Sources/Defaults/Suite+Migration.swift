@@ -4,7 +4,9 @@ extension Defaults.Suite {
     /// The record is the file's member with the empty name (which no key can have), or in etcd the
     /// key that is the suite's prefix itself: `{"migrations": ["editor.fontSize ← fontSize", …]}`.
     public var appliedMigrations: [String] {
-        Self.recordedMigrations(in: store.userStoredValue(named: Self.migrationRecordName, in: self))
+        // Over UserDefaults, what other code stored is not in memory until read.
+        if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
+        return Self.recordedMigrations(in: store.userStoredValue(named: Self.migrationRecordName, in: self))
     }
 
     /// Runs the migrations the store does not record as run yet, in order, as one exclusive
@@ -38,6 +40,10 @@ extension Defaults.Suite {
     public func migrate(_ migrations: [Defaults.Migration], dryRun: Bool = false) throws -> Defaults.MigrationReport {
         let recorded = appliedMigrations
         guard migrations.contains(where: { !recorded.contains($0.id) }) else { return Defaults.MigrationReport() }
+        // Over UserDefaults, the values other code stored are read first: a migration sees them all.
+        if let storage = store.writeThrough {
+            for name in storage.storedNames { refresh(name, from: storage) }
+        }
         let limits = store.migrationLimits()
         if dryRun || limits.readOnly {
             let values = store.userStoredValues(in: self)

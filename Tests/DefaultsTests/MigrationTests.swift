@@ -281,6 +281,31 @@ enum NewVersionMigrations {
         }
     }
 
+    @Test func declaredFinalAfterARollingUpgradeTheMoveIsNoChangeForReadersOfTheKey() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let rolling = Defaults.Key<Int>(
+                "editor.fontSize",
+                default: 13,
+                suite: suite,
+                formerly: ["fontSize"],
+                isFinal: false
+            )
+            #expect(suite[rolling] == 16)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            let final = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[final] == 16)
+            #expect(suite[rolling] == 16)
+            #expect(await recorder.waitForEvents(1))
+            #expect(recorder.changedKeySets == [["fontSize"]], "the key read 16 before and after")
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["editor.fontSize"] as? Int == 16)
+        }
+    }
+
     @Test func aTypeChangeReadThroughConvertsEachValueTheOldVersionWrites() async throws {
         try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
@@ -303,3 +328,39 @@ enum NewVersionMigrations {
         }
     }
 }
+
+/// Migrations on the suites that are not files: in memory, and over `UserDefaults`.
+@Suite struct MigrationOtherSuiteTests {
+    @Test func anInMemorySuiteMigratesOnceAndRecordsIt() throws {
+        let suite = Defaults.Suite.inMemory()
+        suite.setStoredValues(["fontSize": .number("16")])
+        let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+        #expect(suite[fontSize] == 16)
+        #expect(suite.userStoredValues() == ["editor.fontSize": .number("16")])
+        #expect(suite.appliedMigrations == ["editor.fontSize ← fontSize"])
+    }
+
+    @Test func aSuiteOverUserDefaultsMigratesAndKeepsTheRecordInTheDomain() throws {
+        let domain = "DefaultsMigrationTests.\(UUID().uuidString)"
+        let userDefaults = try #require(UserDefaults(suiteName: domain))
+        defer { UserDefaults.standard.removePersistentDomain(forName: domain) }
+        userDefaults.set(true, forKey: "darkMode")
+        let suite = Defaults.Suite(userDefaults: userDefaults)
+        let appearance = Defaults.Key<MigrateCommandLessTheme>(
+            "appearance",
+            default: .light,
+            suite: suite,
+            formerly: ["darkMode"]
+        ) { (dark: Bool) in dark ? .dark : .light }
+        #expect(suite[appearance] == .dark)
+        #expect(userDefaults.string(forKey: "appearance") == "dark")
+        #expect(userDefaults.object(forKey: "darkMode") == nil)
+        #expect(suite.appliedMigrations == ["appearance ← darkMode (Bool)"])
+        // A second suite over the same domain finds the record.
+        let again = Defaults.Suite(userDefaults: userDefaults)
+        #expect(again.appliedMigrations == ["appearance ← darkMode (Bool)"])
+    }
+}
+
+/// A theme for the tests in this file.
+enum MigrateCommandLessTheme: String, Defaults.Serializable { case light, dark }

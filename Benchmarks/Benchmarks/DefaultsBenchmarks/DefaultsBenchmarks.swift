@@ -180,6 +180,7 @@ let benchmarks: @Sendable () -> Void = {
     crossProcess()
     configMap()
     openOverSystemFiles()
+    openMigrated()
     etcd()
     answerRate()
 }
