@@ -30,7 +30,8 @@ extension Defaults.StorageError {
         // The user's values are not in effect (a file or value not read), or a value was refused.
         case .corruptFile, .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey,
             .exclusiveCommitUnsupported, .valueDoesNotFitSchema, .writeRefused, .changeDoesNotDecode,
-            .unreadableFile, .corruptFileLeftInPlace, .unreadableValue, .secretKey, .unreadableSecret:
+            .unreadableFile, .corruptFileLeftInPlace, .unreadableValue, .secretKey, .unreadableSecret,
+            .migrationFailed:
             .lostOrRefused
         // Retried, reconnected, polled, or written back from memory: nothing a person set is lost.
         case .writeFailed, .corruptFileRewritten, .pollingForChanges, .invalidLocks, .backendFailed:
