@@ -34,13 +34,7 @@ extension Defaults.Key {
         formerly: [String],
         isFinal: Bool = true
     ) {
-        let migration = Defaults.Key<Value>
-            .declaredMigration(
-                name: name,
-                formerly: formerly,
-                from: Value.self,
-                transform: nil
-            )
+        let id = Defaults.Key<Value>.migrationID(name: name, formerly: formerly, convertsFrom: nil)
         self.init(
             name,
             default: defaultValue,
@@ -48,9 +42,11 @@ extension Defaults.Key {
             summary: summary,
             storedRange: nil,
             formerNames: formerly,
-            declaredMigration: (migration.id, nil)
+            declaredMigration: (id, nil, isFinal)
         )
-        suite.declareMigration(migration, of: name, formerly: formerly, isFinal: isFinal)
+        suite.declareMigration(id: id, of: name, formerly: formerly, isFinal: isFinal) {
+            Self.declaredMigration(id: id, name: name, formerly: formerly, from: Value.self, transform: nil)
+        }
     }
 
     /// Creates a key whose value earlier versions stored as another type, and maybe under other
@@ -91,13 +87,9 @@ extension Defaults.Key {
         isFinal: Bool = true,
         migrating transform: @escaping @Sendable (Old) throws -> Value
     ) {
-        let migration = Defaults.Key<Value>
-            .declaredMigration(
-                name: name,
-                formerly: formerly,
-                from: Old.self,
-                transform: transform
-            )
+        // The type's name without the reflection `String(describing:)` goes through.
+        let convertsFrom = _typeName(Old.self, qualified: false)
+        let id = Defaults.Key<Value>.migrationID(name: name, formerly: formerly, convertsFrom: convertsFrom)
         self.init(
             name,
             default: defaultValue,
@@ -105,8 +97,10 @@ extension Defaults.Key {
             summary: summary,
             storedRange: nil,
             formerNames: formerly,
-            declaredMigration: (migration.id, String(describing: Old.self))
+            declaredMigration: (id, convertsFrom, isFinal)
         )
-        suite.declareMigration(migration, of: name, formerly: formerly, isFinal: isFinal)
+        suite.declareMigration(id: id, of: name, formerly: formerly, isFinal: isFinal) {
+            Self.declaredMigration(id: id, name: name, formerly: formerly, from: Old.self, transform: transform)
+        }
     }
 }

@@ -36,10 +36,11 @@ extension Defaults {
         /// The names the key's value was stored under by earlier versions, which a migration
         /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:isFinal:)``).
         public let formerNames: [String]
-        /// The id of the key's own migration and the type it converts from; `nil` when none.
+        /// The id of the key's own migration, the type it converts from (`nil` for a rename) and
+        /// whether it is final; `nil` when the key declares none.
         ///
-        /// The type is `nil` for a rename. Shown in the suite's published schema.
-        let declaredMigration: (id: String, convertsFrom: String?)?
+        /// Shown in the suite's published schema.
+        let declaredMigration: (id: String, convertsFrom: String?, isFinal: Bool)?
 
         init(
             name: String,
@@ -48,7 +49,7 @@ extension Defaults {
             storedRange: (JSONValue, JSONValue)? = nil,
             isSecret: Bool = false,
             formerNames: [String] = [],
-            declaredMigration: (id: String, convertsFrom: String?)? = nil
+            declaredMigration: (id: String, convertsFrom: String?, isFinal: Bool)? = nil
         ) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
@@ -154,7 +155,7 @@ extension Defaults {
             storedRange: (JSONValue, JSONValue)?,
             isSecret: Bool = false,
             formerNames: [String] = [],
-            declaredMigration: (id: String, convertsFrom: String?)? = nil
+            declaredMigration: (id: String, convertsFrom: String?, isFinal: Bool)? = nil
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true

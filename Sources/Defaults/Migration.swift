@@ -70,13 +70,29 @@ extension Defaults {
         let locked: Set<String>
         /// Set when a migration wrote a locked name: it is then left for later.
         var touchedLocked: String?
+        /// The names the migrations looked at, for the exclusive commit to compare.
+        let reads = ReadLog()
+
+        /// The names a migration looked at; `nil` once it listed them all.
+        final class ReadLog: @unchecked Sendable {  // used by the one thread that runs the migrations
+            private(set) var names: Set<String>? = []
+
+            func note(_ name: String) { names?.insert(name) }
+            func noteAll() { names = nil }
+        }
 
         /// The names that hold a value.
-        public var names: [String] { values.keys.sorted(by: JSONWriter.utf8Precedes) }
+        public var names: [String] {
+            reads.noteAll()
+            return values.keys.sorted(by: JSONWriter.utf8Precedes)
+        }
 
         /// The JSON stored under `name`; setting `nil` removes it.
         public subscript(name: String) -> JSONValue? {
-            get { values[name] }
+            get {
+                reads.note(name)
+                return values[name]
+            }
             set {
                 precondition(!name.isEmpty, "Defaults.MigrationValues: a key name cannot be empty")
                 if locked.contains(name) && newValue != values[name] { touchedLocked = touchedLocked ?? name }
@@ -88,6 +104,7 @@ extension Defaults {
         ///
         /// - Throws: ``MigrationError`` when the stored value is not a value of `type`.
         public func value<Value: Serializable>(named name: String, as type: Value.Type) throws -> Value? {
+            reads.note(name)
             guard let stored = values[name] else { return nil }
             guard let value = ValueCoding.decode(stored, as: Value.self) else {
                 throw MigrationError(
@@ -110,7 +127,7 @@ extension Defaults {
             named name: String,
             keepingStored: Bool = false
         ) throws {
-            if keepingStored && values[name] != nil { return }
+            if keepingStored && self[name] != nil { return }
             guard let json = ValueCoding.encode(value) else {
                 if ValueCoding.isEmptyOptional(value) {
                     self[name] = nil
@@ -147,7 +164,9 @@ extension Defaults {
         /// The migrations left for later: the first would write a key a system file locks, or a
         /// secret, or the file is read-only; those after it wait for it.
         ///
-        /// Nothing is reported; they run when they can.
+        /// Nothing is reported: they are read through in memory meanwhile, and run at the next
+        /// call of ``Defaults/Suite/migrate(_:dryRun:)`` (for a key's, the next time the key is
+        /// created: the next launch) that can run them.
         public var deferred: [String] = []
         /// The values written (`nil`: removed), by name, not counting the store's record.
         public var changes: [String: JSONValue?] = [:]

@@ -2,7 +2,7 @@ extension Defaults.Suite {
     /// The ids of the migrations this suite's store records as run, oldest first.
     ///
     /// The record is the file's member with the empty name (which no key can have), or in etcd the
-    /// key that is the suite's prefix itself: `{"migrations": ["editor.fontSize ← fontSize", …]}`.
+    /// key `<prefix>.defaults-migrations`: `{"migrations": ["editor.fontSize from fontSize", …]}`.
     public var appliedMigrations: [String] {
         // Over UserDefaults, what other code stored is not in memory until read.
         if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
@@ -38,6 +38,16 @@ extension Defaults.Suite {
     ///   locked, read or written.
     @discardableResult
     public func migrate(_ migrations: [Defaults.Migration], dryRun: Bool = false) throws -> Defaults.MigrationReport {
+        try migrate(migrations, dryRun: dryRun, readsThroughDeferred: true)
+    }
+
+    /// ``migrate(_:dryRun:)``; with `readsThroughDeferred` false, those left for later are not
+    /// read through (a key's own migration is read through by the key, for its name alone).
+    private func migrate(
+        _ migrations: [Defaults.Migration],
+        dryRun: Bool,
+        readsThroughDeferred: Bool
+    ) throws -> Defaults.MigrationReport {
         let recorded = appliedMigrations
         guard migrations.contains(where: { !recorded.contains($0.id) }) else { return Defaults.MigrationReport() }
         // Over UserDefaults, the values other code stored are read first: a migration sees them all.
@@ -52,7 +62,7 @@ extension Defaults.Suite {
             }
             if limits.readOnly && !dryRun {
                 report = Defaults.MigrationReport(deferred: report.applied + report.deferred)
-                readThrough(report.deferred, of: migrations)
+                if readsThroughDeferred { readThrough(report.deferred, of: migrations) }
             }
             return report
         }
@@ -61,8 +71,13 @@ extension Defaults.Suite {
                 // Read through the transaction, so that an exclusive commit over a backend that
                 // checks what was read (etcd) fails when another process recorded meanwhile.
                 let scope = TransactionScope.find(for: self)!
+                // Under the lock: a system file that began to lock a key meanwhile is seen.
+                let limits = store.migrationLimits()
+                let planned = try Self.plan(migrations, on: scope.snapshotValues(), locked: limits.locked)
+                // What the migrations read (and the record) is what an exclusive commit over a
+                // backend that checks reads (etcd) compares: not every key of a large suite.
+                for name in planned.read.union(planned.report.changes.keys) { _ = scope.storedValue(named: name) }
                 _ = scope.storedValue(named: Self.migrationRecordName)
-                let planned = try Self.plan(migrations, on: scope.storedValues(), locked: limits.locked)
                 guard !planned.report.applied.isEmpty else { return planned.report }
                 write(planned.report.changes)
                 // Marked suppressed, which keeps it out of every event (see `committing`).
@@ -70,7 +85,9 @@ extension Defaults.Suite {
                 return planned.report
             }
         }
-        readThrough(report.deferred, of: migrations)
+        if readsThroughDeferred { readThrough(report.deferred, of: migrations) }
+        // What the store records now is no longer read through: the store holds it.
+        if !report.applied.isEmpty { store.stopReadingThrough(Set(appliedMigrations)) }
         return report
     }
 
@@ -81,10 +98,9 @@ extension Defaults.Suite {
         store.readThrough(left.map { MigrationLayer.ReadThrough(migration: $0, sources: nil) })
     }
 
-    /// Runs `body` as an exclusive transaction, or inside the plain transaction open on this suite.
+    /// Runs `body` as an exclusive transaction (inside one open on this file, as part of it).
     private func runMigrationTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        if let outer = TransactionScope.find(for: self), !outer.isExclusive { return try transaction(body) }
-        return try exclusiveTransaction(body)
+        try exclusiveTransaction(body)
     }
 
     /// Runs `body`; a migration's failure in it is reported and thrown as a storage error.
@@ -101,13 +117,25 @@ extension Defaults.Suite {
         }
     }
 
-    /// Runs a key's own migration unless the store records it, when the key is created; reads it
-    /// through in memory while it cannot run, or until it is final (``MigrationLayer``).
-    func declareMigration(_ migration: Defaults.Migration, of name: String, formerly: [String], isFinal: Bool) {
-        guard !appliedMigrations.contains(migration.id) else { return }
-        if isFinal {
+    /// Runs a key's own migration (the one `make` makes) unless the store records `id`, when the
+    /// key is created; reads it through in memory while it cannot run, or until it is final
+    /// (``MigrationLayer``).
+    func declareMigration(
+        id: String,
+        of name: String,
+        formerly: [String],
+        isFinal: Bool,
+        _ make: () -> Defaults.Migration
+    ) {
+        // The one look a store whose migrations ran pays for each key that declares one.
+        if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
+        guard !store.recordContains(id, in: self) else { return }
+        let migration = make()
+        // Inside a transaction (on any suite) it would run without this file's lock, or take it
+        // inside another file's: read through now, moved the next time the key is created.
+        if isFinal && TransactionScope.current == nil {
             // Reported inside when it fails.
-            let report = try? migrate([migration])
+            let report = try? migrate([migration], dryRun: false, readsThroughDeferred: false)
             if report?.applied.isEmpty == false || appliedMigrations.contains(migration.id) { return }
         }
         let sources = formerly.contains(name) ? formerly : [name] + formerly
@@ -125,6 +153,13 @@ extension Defaults.Suite {
         let error: any Error
     }
 
+    /// Whether `record` lists `id`.
+    static func record(_ record: JSONValue?, contains id: String) -> Bool {
+        guard case .object(let members)? = record, case .array(let ids)? = members["migrations"] else { return false }
+        for case .string(let recorded) in ids where recorded == id { return true }
+        return false
+    }
+
     /// The ids `record` lists.
     static func recordedMigrations(in record: JSONValue?) -> [String] {
         guard case .object(let members)? = record, case .array(let ids)? = members["migrations"] else { return [] }
@@ -136,12 +171,13 @@ extension Defaults.Suite {
         _ migrations: [Defaults.Migration],
         on stored: [String: JSONValue],
         locked: Set<String>
-    ) throws -> (report: Defaults.MigrationReport, record: JSONValue) {
+    ) throws -> (report: Defaults.MigrationReport, record: JSONValue, read: Set<String>) {
         let oldRecord = stored[migrationRecordName]
         var ids = recordedMigrations(in: oldRecord)
         var values = stored
         values[migrationRecordName] = nil
         var current = Defaults.MigrationValues(values: values, locked: locked)
+        let reads = current.reads
         var report = Defaults.MigrationReport()
         for migration in migrations where !ids.contains(migration.id) {
             guard report.deferred.isEmpty else {
@@ -167,22 +203,45 @@ extension Defaults.Suite {
         var members: [String: JSONValue] = [:]
         if case .object(let old)? = oldRecord { members = old }
         members["migrations"] = .array(ids.map { .string($0) })
-        return (report, .object(members))
+        let read = reads.names ?? Set(values.keys)
+        return (report, .object(members), read)
     }
 }
 
 extension Defaults.Key {
+    /// The id of a key's migration: `editor.fontSize from fontSize`, `appearance from darkMode (Bool)`,
+    /// `sync from sync (Bool)`; `convertsFrom` names the type a conversion reads.
+    static func migrationID(name: String, formerly: [String], convertsFrom: String?) -> String {
+        // NB: appended in place: made for every key that declares a migration, each time it is
+        // created, it is most of what such a key costs once its migration ran.
+        var id = name
+        id.reserveCapacity(
+            name.utf8.count * 2 + formerly.reduce(0) { $0 + $1.utf8.count + 2 } + (convertsFrom?.utf8.count ?? 0) + 8
+        )
+        // ASCII: text that is not compares and hashes by canonical equivalence, many times slower.
+        id += " from "
+        if formerly.isEmpty { id += name }
+        for (index, former) in formerly.enumerated() {
+            if index > 0 { id += ", " }
+            id += former
+        }
+        if let convertsFrom {
+            id += " ("
+            id += convertsFrom
+            id += ")"
+        }
+        return id
+    }
+
     /// The migration a key declares: its value carried over from its former names, converted
     /// from `Old` by `transform` when there is one.
     static func declaredMigration<Old: Defaults.Serializable>(
+        id: String,
         name: String,
         formerly: [String],
         from: Old.Type,
         transform: (@Sendable (Old) throws -> Value)?
     ) -> Defaults.Migration {
-        // "editor.fontSize ← fontSize", "appearance ← darkMode (Bool)", "sync ← sync (Bool)".
-        var id = name + " ← " + (formerly.isEmpty ? [name] : formerly).joined(separator: ", ")
-        if transform != nil { id += " (\(Old.self))" }
         // What a value stored in an older form reads as now.
         let convert: @Sendable (String, JSONValue) throws -> JSONValue = { stored, json in
             if let transform, let old = ValueCoding.decode(json, as: Old.self) {

@@ -303,6 +303,15 @@ final class TransactionScope: Sendable {
         }
     }
 
+    /// Every stored value as the transaction sees it, without counting any as read.
+    func snapshotValues() -> [String: JSONValue] {
+        buffer.withLock { buffer in
+            var values = buffer.snapshot
+            for (name, value) in buffer.writes { values[name] = value }
+            return values
+        }
+    }
+
     /// Every stored value as the transaction sees it.
     func storedValues() -> [String: JSONValue] {
         buffer.withLock { buffer in

@@ -261,6 +261,11 @@ extension Defaults.Suite {
                 if name != Self.migrationRecordName { silenced[name] = change }
             }
         }
+        // Nor is its removal by `removeAll()`.
+        if removesEverything {
+            propagated[Self.migrationRecordName] = nil
+            silenced[Self.migrationRecordName] = nil
+        }
         // Two optionals, not an array: a write is one event, and an array would be an
         // allocation on every write.
         return Delivery(

@@ -48,6 +48,8 @@ private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolErr
     } else {
         names.formUnion(try location.readExisting().keys)
     }
+    // The record of the migrations run is no setting.
+    names.remove("")
     for name in names.sorted(by: utf8Precedes) { printLine(name) }
 }
 
@@ -265,6 +267,11 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
             text = String(decoding: bytes, as: UTF8.self)
             isBroken = true
         }
+    }
+    // The record of the migrations run is no setting: not shown, so not changed.
+    if original[""] != nil {
+        original[""] = nil
+        text = render(.object(original)) + "\n"
     }
     let folder = try makePrivateFolder()
     defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -16,9 +16,7 @@ func migrate(_ arguments: ParsedArguments) throws(ToolError) {
     let recorded = Set(suite.appliedMigrations)
     let (runnable, needProgram) = schema.declaredMigrations(recorded: recorded)
     var lines: [String] = []
-    for id in needProgram {
-        lines.append("left for the program: \(id) (it runs code only the program has)")
-    }
+    for (id, reason) in needProgram { lines.append("left for the program: \(id) (\(reason))") }
     let report: Defaults.MigrationReport
     do {
         report = try suite.migrate(runnable, dryRun: dryRun)
@@ -47,14 +45,21 @@ extension SuiteSchema {
     /// command can run (a key's rename, which moves a value that fits the key's schema; a
     /// retirement), in the order the program runs them, and the ids of those that run code only
     /// the program has.
-    func declaredMigrations(recorded: Set<String>) -> (runnable: [Defaults.Migration], needProgram: [String]) {
+    func declaredMigrations(
+        recorded: Set<String>
+    ) -> (runnable: [Defaults.Migration], needProgram: [(id: String, reason: String)]) {
+        let code = "it runs code only the program has"
         var runnable: [Defaults.Migration] = []
-        var needProgram: [String] = []
+        var needProgram: [(id: String, reason: String)] = []
         // The suite's own, in order: a retirement runs only while every one before it can.
         for entry in migrations {
             guard case .string(let id)? = entry["id"], !recorded.contains(id) else { continue }
-            guard needProgram.isEmpty, case .array(let names)? = entry["removes"] else {
-                needProgram.append(id)
+            guard case .array(let names)? = entry["removes"] else {
+                needProgram.append((id, code))
+                continue
+            }
+            guard needProgram.isEmpty else {
+                needProgram.append((id, "it runs after one left for the program"))
                 continue
             }
             let removed = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
@@ -67,8 +72,12 @@ extension SuiteSchema {
         for name in keys.keys.sorted(by: utf8Precedes) {
             let property = keys[name]!
             guard case .string(let id)? = property["x-migration"], !recorded.contains(id) else { continue }
+            guard property["x-final"] != .bool(false) else {
+                needProgram.append((id, "not final: old versions still use its former names"))
+                continue
+            }
             guard property["x-converts-from"] == nil, case .array(let former)? = property["x-formerly"] else {
-                needProgram.append(id)
+                needProgram.append((id, code))
                 continue
             }
             let formerNames = former.compactMap { if case .string(let name) = $0 { name } else { nil } }

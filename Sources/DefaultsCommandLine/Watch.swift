@@ -44,6 +44,8 @@ private func jsonLine(_ name: String, _ change: Defaults.StoredChange, _ isSecre
 /// `values` with the value of each of `secrets` shown as `<secret>`.
 func redacting(_ values: [String: JSONValue], _ secrets: Set<String>) -> [String: JSONValue] {
     var values = values
+    // The record of the migrations run (the member with the empty name) is no setting.
+    values[""] = nil
     for name in secrets where values[name] != nil { values[name] = SuiteSchema.secretPlaceholder }
     return values
 }

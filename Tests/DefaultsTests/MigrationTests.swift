@@ -19,8 +19,8 @@ import Testing
         "2: count the runs", "3: window size split in two", "4: one name", "retire legacyMode",
     ]
     static let keyMigrations = [
-        "editor.fontSize ← fontSize", "appearance ← darkMode (Bool)", "sync ← sync (Bool)",
-        "refreshHours ← refreshMinutes (Int)",
+        "editor.fontSize from fontSize", "appearance from darkMode (Bool)", "sync from sync (Bool)",
+        "refreshHours from refreshMinutes (Int)",
     ]
 
     /// The file's members as JSON, and its record's ids.
@@ -98,7 +98,7 @@ import Testing
                 Issue.record("reported \(String(describing: report))")
                 return
             }
-            #expect(migration == "editor.fontSize ← fontSize")
+            #expect(migration == "editor.fontSize from fontSize")
             #expect(reason == #""fontSize" holds "sixteen", which is not a value of type Int"#)
             #expect(suite.storedValue(named: "fontSize") == .string("sixteen"), "still readable under its old name")
             #expect(suite.appliedMigrations.isEmpty)
@@ -143,27 +143,99 @@ import Testing
             try suite.synchronize()
             let (values, record) = try contents(of: file)
             #expect(values == ["editor.fontSize": .number("20")])
-            #expect(record == ["editor.fontSize ← fontSize"])
+            #expect(record == ["editor.fontSize from fontSize"])
         }
     }
 
-    @Test func aKeyASystemFileLocksIsLeftAsItIsUntilTheLockIsLifted() async throws {
+    @Test func aKeyASystemFileLocksIsLeftAsItIsReadThroughAndMovedOnceTheLockIsLifted() async throws {
         try await withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             let site = directory.appendingPathComponent("site.json")
-            try storeWriteFile(site, Array(#"{"": {"locked": ["editor.fontSize"]}, "editor.fontSize": 11}"#.utf8))
+            // The former name is locked (with no value of the system's): the rename would remove it.
+            try storeWriteFile(site, Array(#"{"": {"locked": ["fontSize"]}}"#.utf8))
             try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
             let before = try storeFileBytes(file)
             let errors = StoreErrorCollector()
             let suite = Defaults.Suite(fileURL: file, systemFiles: [site], errorHandler: errors.handler)
             let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
-            #expect(suite[fontSize] == 11, "the locked value")
+            #expect(suite[fontSize] == 16, "read through in memory")
             #expect(suite.appliedMigrations.isEmpty)
-            let report = try suite.migrate([.retiring(["fontSize"]), .retiring(["other"])], dryRun: true)
-            #expect(report.applied == ["retire fontSize", "retire other"])
             try suite.synchronize()
             #expect(try storeFileBytes(file) == before)
             #expect(errors.errors.isEmpty, "being locked is no problem: \(errors.errors)")
+            // The lock lifted, the next creation of the key (the next launch) moves the value.
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            try storeWriteFile(site, Array(#"{}"#.utf8))
+            let lifted = await recorder.wait {
+                if case .userFile = suite.source(ofValueNamed: "fontSize") { return true }
+                return false
+            }
+            #expect(lifted, "\(suite.source(ofValueNamed: "fontSize"))")
+            let again = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[again] == 16)
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize"])
+            #expect(suite.appliedMigrations == ["editor.fontSize from fontSize"])
+            // No longer read through: a reset reads the default, not the former value.
+            again.reset()
+            #expect(suite[again] == 13)
+        }
+    }
+
+    @Test func aSystemFileThatIsAlsoSomeSuitesOwnKeepsItsLocksBesideTheRecord() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let site = directory.appendingPathComponent("site.json")
+            try storeWriteFile(
+                site,
+                Array(#"{"": {"locked": ["theme"], "migrations": ["x from y"]}, "theme": "dark"}"#.utf8)
+            )
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, systemFiles: [site], errorHandler: errors.handler)
+            #expect(suite.source(ofValueNamed: "theme") == .locked(by: site, valueFrom: site))
+            #expect(errors.errors.isEmpty, "\(errors.errors)")
+        }
+    }
+
+    @Test func aKeyCreatedInsideATransactionReadsItsMigrationThroughAndMovesItNextTime() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
+            let before = try storeFileBytes(file)
+            let suite = Defaults.Suite(fileURL: file)
+            let other = Defaults.Key<Int>("other", default: 0, suite: suite)
+            try suite.exclusiveTransaction {
+                let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+                #expect(suite[fontSize] == 16)
+            }
+            suite.transaction {
+                let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+                #expect(suite[fontSize] == 16)
+                suite[other] = 1
+            }
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == ["fontSize", "other"])
+            _ = before
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 16)
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize", "other"])
+        }
+    }
+
+    @Test func removeAllTellsNoOneOfTheRecord() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 16)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            suite.removeAll()
+            #expect(await recorder.waitForEvents(1))
+            #expect(recorder.changedKeySets == [["editor.fontSize"]])
         }
     }
 
@@ -277,7 +349,7 @@ enum NewVersionMigrations {
             #expect(suite[final] == 20)
             try suite.synchronize()
             #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize"])
-            #expect(suite.appliedMigrations == ["editor.fontSize ← fontSize"])
+            #expect(suite.appliedMigrations == ["editor.fontSize from fontSize"])
         }
     }
 
@@ -286,6 +358,8 @@ enum NewVersionMigrations {
             let file = storeSettingsURL(in: directory)
             try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
             let suite = Defaults.Suite(fileURL: file)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
             let rolling = Defaults.Key<Int>(
                 "editor.fontSize",
                 default: 13,
@@ -294,13 +368,15 @@ enum NewVersionMigrations {
                 isFinal: false
             )
             #expect(suite[rolling] == 16)
-            let recorder = StoreChangeRecorder(suite)
-            defer { recorder.stop() }
             let final = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
             #expect(suite[final] == 16)
             #expect(suite[rolling] == 16)
-            #expect(await recorder.waitForEvents(1))
-            #expect(recorder.changedKeySets == [["fontSize"]], "the key read 16 before and after")
+            #expect(await recorder.waitForEvents(2))
+            // The read-through made the key read 16 (from its default: other readers are told),
+            // then the move changed nothing a reader of the key sees: only the former name went.
+            #expect(recorder.changedKeySets == [["editor.fontSize"], ["fontSize"]])
+            #expect(recorder.events.first?.changes["editor.fontSize"]?.old == nil)
+            #expect(recorder.events.first?.changes["editor.fontSize"]?.new == .number("16"))
             try suite.synchronize()
             #expect(try storeFileObject(file)["editor.fontSize"] as? Int == 16)
         }
@@ -337,7 +413,7 @@ enum NewVersionMigrations {
         let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
         #expect(suite[fontSize] == 16)
         #expect(suite.userStoredValues() == ["editor.fontSize": .number("16")])
-        #expect(suite.appliedMigrations == ["editor.fontSize ← fontSize"])
+        #expect(suite.appliedMigrations == ["editor.fontSize from fontSize"])
     }
 
     @Test func aSuiteOverUserDefaultsMigratesAndKeepsTheRecordInTheDomain() throws {
@@ -355,10 +431,10 @@ enum NewVersionMigrations {
         #expect(suite[appearance] == .dark)
         #expect(userDefaults.string(forKey: "appearance") == "dark")
         #expect(userDefaults.object(forKey: "darkMode") == nil)
-        #expect(suite.appliedMigrations == ["appearance ← darkMode (Bool)"])
+        #expect(suite.appliedMigrations == ["appearance from darkMode (Bool)"])
         // A second suite over the same domain finds the record.
         let again = Defaults.Suite(userDefaults: userDefaults)
-        #expect(again.appliedMigrations == ["appearance ← darkMode (Bool)"])
+        #expect(again.appliedMigrations == ["appearance from darkMode (Bool)"])
     }
 }
 

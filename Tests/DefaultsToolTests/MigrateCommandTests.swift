@@ -8,10 +8,10 @@ import Testing
 @Suite struct MigrateCommandTests {
     enum Theme: String, Defaults.Serializable { case light, dark }
 
-    /// Publishes the schema of the new version of `name`'s program, as it would: its keys declare
-    /// former names, but are not final, so nothing is moved from this process.
-    static func publish(_ name: String, in defaults: DefaultsCommand) throws {
-        let suite = Defaults.Suite(fileURL: defaults.file(name))
+    /// Publishes the schema of the new version of `name`'s program, as it would, from keys on a
+    /// suite of its own (keys on the suite's file would migrate it from this process).
+    static func publish(_ name: String, in defaults: DefaultsCommand, renameIsFinal: Bool = true) throws {
+        let suite = Defaults.Suite.inMemory()
         let migrations = [
             Defaults.Migration("3: window size split in two") { values in
                 guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
@@ -21,7 +21,7 @@ import Testing
             },
             .retiring(["legacyMode"]),
         ]
-        try suite.publishSchema(
+        let document = suite.schema(
             for: [
                 Defaults.Key<Int>(
                     "editor.fontSize",
@@ -29,15 +29,16 @@ import Testing
                     suite: suite,
                     summary: "Font size in points",
                     formerly: ["fontSize"],
-                    isFinal: false
+                    isFinal: renameIsFinal
                 ),
-                Defaults.Key<Theme>("appearance", default: .light, suite: suite, formerly: ["darkMode"], isFinal: false)
-                {
+                Defaults.Key<Theme>("appearance", default: .light, suite: suite, formerly: ["darkMode"]) {
                     (dark: Bool) in dark ? .dark : .light
                 },
             ],
             migrations: migrations
         )
+        let url = Defaults.Suite.schemaFileURL(forSettingsFile: defaults.file(name))
+        try Data(document.description.utf8).write(to: url)
     }
 
     static let oldFile = #"{"fontSize": 16, "darkMode": true, "windowSize": [800, 600], "legacyMode": true}"#
@@ -52,9 +53,9 @@ import Testing
             #expect(
                 result.output == """
                     left for the program: 3: window size split in two (it runs code only the program has)
-                    left for the program: retire legacyMode (it runs code only the program has)
-                    left for the program: appearance ← darkMode (Bool) (it runs code only the program has)
-                    would run: editor.fontSize ← fontSize
+                    left for the program: retire legacyMode (it runs after one left for the program)
+                    left for the program: appearance from darkMode (Bool) (it runs code only the program has)
+                    would run: editor.fontSize from fontSize
                       editor.fontSize: 16
                       fontSize: (removed)
 
@@ -71,7 +72,7 @@ import Testing
             let result = try await defaults.run("migrate", "app")
             #expect(result.status == 0, "\(result.errorOutput)")
             #expect(
-                result.output.contains("ran: editor.fontSize ← fontSize\n  fontSize: (removed)\n"),
+                result.output.contains("ran: editor.fontSize from fontSize\n  fontSize: (removed)\n"),
                 "\(result.output)"
             )
             let file = try Defaults.JSONValue(
@@ -80,9 +81,11 @@ import Testing
             guard case .object(let members) = file else { throw Defaults.MigrationError("not an object") }
             #expect(members["editor.fontSize"] == .number("18"), "the new version's value is kept")
             #expect(members["fontSize"] == nil)
-            #expect(members[""] == .object(["migrations": .array([.string("editor.fontSize ← fontSize")])]))
+            #expect(members[""] == .object(["migrations": .array([.string("editor.fontSize from fontSize")])]))
             let described = try await defaults.run("describe", "app", "editor.fontSize")
-            #expect(described.output.contains("  formerly: fontSize\n  migration: editor.fontSize ← fontSize (run)\n"))
+            #expect(
+                described.output.contains("  formerly: fontSize\n  migration: editor.fontSize from fontSize (run)\n")
+            )
             let again = try await defaults.run("migrate", "app")
             #expect(!again.output.contains("ran:"), "\(again.output)")
             // The program, final now, finds the rename recorded and changes nothing.
@@ -95,6 +98,36 @@ import Testing
         }
     }
 
+    @Test func aRenameNotFinalYetIsLeftForTheProgram() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"fontSize": 16}"#)
+            try Self.publish("app", in: defaults, renameIsFinal: false)
+            let before = try Data(contentsOf: defaults.file("app"))
+            let result = try await defaults.run("migrate", "app")
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(
+                result.output.contains(
+                    "left for the program: editor.fontSize from fontSize (not final: old versions still use its former names)"
+                ),
+                "\(result.output)"
+            )
+            #expect(!result.output.contains("ran:"))
+            #expect(try Data(contentsOf: defaults.file("app")) == before)
+        }
+    }
+
+    @Test func theRecordIsNoSettingForReadKeysOrExport() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"": {"migrations": ["editor.fontSize from fontSize"]}, "editor.fontSize": 16}"#)
+            let read = try await defaults.run("read", "app")
+            #expect(read.output == "{\n  \"editor.fontSize\" : 16\n}\n")
+            let keys = try await defaults.run("keys", "app")
+            #expect(keys.output == "editor.fontSize\n")
+            let export = try await defaults.run("export", "app")
+            #expect(export.output == read.output)
+        }
+    }
+
     @Test func aFormerValueThatDoesNotFitTheKeyIsNotMoved() async throws {
         try await withCommand { defaults in
             try defaults.seed("app", #"{"fontSize": "big"}"#)
@@ -104,7 +137,7 @@ import Testing
             #expect(result.status == 3)
             #expect(
                 result.errorOutput.contains(
-                    #"the migration "editor.fontSize ← fontSize" failed ("fontSize" cannot move: "editor.fontSize" must be"#
+                    #"the migration "editor.fontSize from fontSize" failed ("fontSize" cannot move: "editor.fontSize" must be"#
                 ),
                 "\(result.errorOutput)"
             )

@@ -40,7 +40,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners"
+        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners declare-migrated declare-plain"
     )
     exit(2)
 }
@@ -275,10 +275,39 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
             for index in 0..<10_000 { suite[key] = round * 10_000 + index }
             try! suite.synchronize()
         }
+    case "declare-migrated", "declare-plain":
+        // Creating four keys whose migrations the store records as run, or the same keys without.
+        let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/declare.json"))
+        suite.setStoredValues(["fontSize": .number("16"), "refreshMinutes": .number("90")])
+        let migrated = scenario == "declare-migrated"
+        sink(declareKeys(suite, migrated: migrated))
+        precondition(suite.appliedMigrations.count == (migrated ? 4 : 0))
+        measured(iterations) { _ in sink(declareKeys(suite, migrated: migrated)) }
     default:
         print("unknown scenario \(scenario)")
         exit(2)
     }
+}
+
+/// Creates four keys, with their migrations when `migrated`.
+@inline(never)
+func declareKeys(_ suite: Defaults.Suite, migrated: Bool) -> [Defaults.Keys] {
+    guard migrated else {
+        return [
+            Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite),
+            Defaults.Key<String>("user.name", default: "", suite: suite),
+            Defaults.Key<Double>("refreshHours", default: 1, suite: suite),
+            Defaults.Key<[Int]>("window.size", default: [], suite: suite),
+        ]
+    }
+    return [
+        Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"]),
+        Defaults.Key<String>("user.name", default: "", suite: suite, formerly: ["name"]),
+        Defaults.Key<Double>("refreshHours", default: 1, suite: suite, formerly: ["refreshMinutes"]) { (minutes: Int) in
+            Double(minutes) / 60
+        },
+        Defaults.Key<[Int]>("window.size", default: [], suite: suite, formerly: ["windowSize"]),
+    ]
 }
 
 try run(scenario, iterations, in: directory)

@@ -47,6 +47,22 @@ struct MigrationLayer: Sendable {
         return true
     }
 
+    /// Removes the read-throughs of the migrations `ids` names; `false` when there was none.
+    mutating func remove(_ ids: Set<String>) -> Bool {
+        let kept = readThroughs.filter { !ids.contains($0.migration.id) }
+        guard kept.count < readThroughs.count else { return false }
+        readThroughs = kept
+        sources = []
+        for readThrough in kept {
+            if let names = readThrough.sources {
+                sources?.formUnion(names)
+            } else {
+                sources = nil
+            }
+        }
+        return true
+    }
+
     /// Whether a change of `name` may change what the layer shows.
     func isSource(_ name: String) -> Bool {
         sources?.contains(name) ?? true

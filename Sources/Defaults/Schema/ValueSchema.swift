@@ -215,8 +215,9 @@ extension ValueSchema {
         entry["x-swift-type"] = .string(String(describing: Value.self))
         if let summary = key.summary { entry["description"] = .string(summary) }
         if !key.formerNames.isEmpty { entry["x-formerly"] = .array(key.formerNames.map { .string($0) }) }
-        if let (id, convertsFrom) = key.declaredMigration {
+        if let (id, convertsFrom, isFinal) = key.declaredMigration {
             entry["x-migration"] = .string(id)
+            if !isFinal { entry["x-final"] = .bool(false) }
             if let convertsFrom { entry["x-converts-from"] = .string(convertsFrom) }
         }
         if key.isSecret {

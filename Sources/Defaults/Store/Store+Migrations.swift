@@ -11,6 +11,17 @@ extension Store {
         }
     }
 
+    /// Whether the user's record of migrations lists `id`; inside a transaction of `suite` on this
+    /// task, the transaction's view. Allocates nothing.
+    func recordContains(_ id: String, in suite: Defaults.Suite) -> Bool {
+        state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
+                return Defaults.Suite.record(scope.storedValue(named: Defaults.Suite.migrationRecordName), contains: id)
+            }
+            return Defaults.Suite.record(state.values[Defaults.Suite.migrationRecordName], contains: id)
+        }
+    }
+
     /// Whether this process may not write the store, and the names it may not write: those a
     /// system file locks, and the secret keys.
     func migrationLimits() -> (readOnly: Bool, locked: Set<String>) {
@@ -34,6 +45,14 @@ extension Store {
         guard added else { return }
         hasMigrationLayer.store(true, ordering: .releasing)
         refreshMigrationLayer()
+    }
+
+    /// Stops reading the migrations `ids` names through (the store holds what they made), and
+    /// works the layer out again.
+    func stopReadingThrough(_ ids: Set<String>) {
+        guard hasMigrationLayer.load(ordering: .acquiring) else { return }
+        let removed = state.withLock { $0.migrationLayer?.remove(ids) ?? false }
+        if removed { refreshMigrationLayer() }
     }
 
     /// Whether a change of `names` (of every name, when `isWhole`) may change the layer.

@@ -24,10 +24,24 @@ import Testing
                 "editor.fontSize": .number("16"), "migrationRuns": .number("1"), "other": .number("1"),
             ]
         )
-        #expect(Set(fresh.appliedMigrations) == ["2: count the runs", "editor.fontSize ← fontSize"])
+        #expect(Set(fresh.appliedMigrations) == ["2: count the runs", "editor.fontSize from fontSize"])
         #expect(fresh.appliedMigrations.count == 2)
         // Where an operator finds the record.
         let record = try etcdctl(server, ["get", "--print-value-only", "/config/app/.defaults-migrations"])
-        #expect(record.contains(#""migrations""#) && record.contains("editor.fontSize ← fontSize"), "\(record)")
+        #expect(record.contains(#""migrations""#) && record.contains("editor.fontSize from fontSize"), "\(record)")
+    }
+
+    @Test func aPrefixOfMoreKeysThanATransactionMayCompareMigratesAllTheSame() async throws {
+        let server = try EtcdServer()
+        let endpoints = server.clientURL.absoluteString
+        let written = try await runHelper(server, ["write-burst", endpoints, "/config/big/", "setting", "300"])
+        #expect(written.status == 0, "\(written.output)")
+        _ = try etcdctl(server, ["put", "/config/big/fontSize", "16"])
+        let result = try await runHelper(server, ["migrate", endpoints, "/config/big/"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output == "applied 2: count the runs\neditor.fontSize 16\n", "\(result.output)")
+        let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/big/", cache: .none)
+        #expect(fresh.storedValues().count == 302)
+        #expect(fresh.storedValue(named: "fontSize") == nil)
     }
 }
