@@ -11,8 +11,9 @@ extension Store {
         }
     }
 
-    /// Whether the user's record of migrations lists `id`; inside a transaction of `suite` on this
-    /// task, the transaction's view. Allocates nothing.
+    /// Whether the user's record of migrations lists `id`.
+    ///
+    /// Inside a transaction of `suite` on this task, the transaction's view. Allocates nothing.
     func recordContains(_ id: String, in suite: Defaults.Suite) -> Bool {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
