@@ -43,7 +43,8 @@ let package = Package(
             dependencies: ["DefaultsObservation"],
             path: "Examples/service-reload"
         ),
-        // Values of every kind, for the launch-override tests and the helper that reads them.
+        // Values of every kind, for the launch-override tests and the helper that reads them, and
+        // the migrations the migration tests and the helper share.
         .target(
             name: "DefaultsLaunchOverrideSamples",
             dependencies: ["Defaults"],
@@ -94,7 +95,10 @@ let package = Package(
         // Runs the `defaults` command end to end, and programs started with launch overrides.
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["DefaultsTool", "Defaults", "DefaultsTestSupport", "defaults-test-helper"]
+            dependencies: [
+                "DefaultsTool", "Defaults", "DefaultsTestSupport", "DefaultsLaunchOverrideSamples",
+                "defaults-test-helper",
+            ]
         ),
         // Runs every example's binary and checks the lines that matter, so examples cannot rot.
         .testTarget(

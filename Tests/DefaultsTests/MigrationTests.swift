@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsLaunchOverrideSamples
 import DefaultsTestSupport
 import Foundation
 import Testing
@@ -278,12 +279,7 @@ import Testing
 /// Two of the helper's new version's migrations, for tests in this process.
 enum NewVersionMigrations {
     static let all: [Defaults.Migration] = [
-        Defaults.Migration("3: window size split in two") { values in
-            guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
-            try values.setValue(size[0], named: "window.width", keepingStored: true)
-            try values.setValue(size[1], named: "window.height", keepingStored: true)
-            values.removeValue(named: "windowSize")
-        },
+        MigrationSamples.windowSplit,
         .retiring(["legacyMode"]),
     ]
 }

@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsLaunchOverrideSamples
 import DefaultsTestSupport
 import Foundation
 import Testing
@@ -13,12 +14,7 @@ import Testing
     static func publish(_ name: String, in defaults: DefaultsCommand, renameIsFinal: Bool = true) throws {
         let suite = Defaults.Suite.inMemory()
         let migrations = [
-            Defaults.Migration("3: window size split in two") { values in
-                guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
-                try values.setValue(size[0], named: "window.width", keepingStored: true)
-                try values.setValue(size[1], named: "window.height", keepingStored: true)
-                values.removeValue(named: "windowSize")
-            },
+            MigrationSamples.windowSplit,
             .retiring(["legacyMode"]),
         ]
         let document = suite.schema(

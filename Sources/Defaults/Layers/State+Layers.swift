@@ -129,4 +129,32 @@ extension Store.State {
     mutating func overrideCandidates(for name: String) -> [Overrides.Candidate] {
         layering.contains(.overrides) ? overrides!.candidates(for: name) : []
     }
+
+    /// The changes of what reads see of `names` after a layer beneath them changed, from what
+    /// they saw before (`seenBefore`, in the same order): for a secret's change, or a migration
+    /// read through. Every key's decoded value goes into `dropped` (released after the lock); a
+    /// change of a key this run overrides is not told when `checksOverrides`.
+    ///
+    /// - Returns: The changes someone can be told of, and how many keys' reads changed in all.
+    mutating func changesOfReads(
+        _ names: some Sequence<String>,
+        seenBefore: [JSONValue?],
+        checksOverrides: Bool,
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> (changes: [String: Defaults.StoredChange], count: Int) {
+        generation &+= 1
+        let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
+        var changes: [String: Defaults.StoredChange] = [:]
+        var count = 0
+        for (name, old) in zip(names, seenBefore) {
+            let new = layeredValue(named: name)
+            dropped.append(forgetDecoded(name))
+            guard old != new, !checksOverrides || reportsChange(of: name) else { continue }
+            count += 1
+            let observers = keys[Defaults.Suite.HashedName(name)]?.observers
+            guard isAllReported || observers != nil else { continue }
+            changes[name] = Defaults.StoredChange(old: old, new: new, observers: observers)
+        }
+        return (changes, count)
+    }
 }

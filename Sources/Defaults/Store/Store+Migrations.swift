@@ -86,24 +86,13 @@ extension Store {
             state.migrationLayer!.installed = ticket
             state.updateLayering()
             guard !names.isEmpty else { return ([:], nil) }
-            state.generation &+= 1
-            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
-            var changes: [String: Defaults.StoredChange] = [:]
-            for (name, old) in zip(names, seenBefore) {
-                let new = state.layeredValue(named: name)
-                dropped.append(state.forgetDecoded(name))
-                guard old != new, state.reportsChange(of: name) else { continue }
-                changedCount += 1
-                let observers = state.keys[HashedName(name)]?.observers
-                guard isAllReported || observers != nil else { continue }
-                changes[name] = Defaults.StoredChange(
-                    old: old,
-                    new: new,
-                    oldDecoded: nil,
-                    newDecoded: nil,
-                    observers: observers
-                )
-            }
+            let changes: [String: Defaults.StoredChange]
+            (changes, changedCount) = state.changesOfReads(
+                names,
+                seenBefore: seenBefore,
+                checksOverrides: true,
+                dropping: &dropped
+            )
             return (changes, state.suiteObservers)
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }

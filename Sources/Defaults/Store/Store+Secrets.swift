@@ -127,26 +127,14 @@ extension Store {
             state.secrets = after
             state.updateLayering()
             guard !names.isEmpty else { return (true, [:], nil) }
-            state.generation &+= 1
-            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
-            var changes: [String: Defaults.StoredChange] = [:]
-            for (name, old) in zip(names, seenBefore) {
-                let new = state.layeredValue(named: name)
-                // The decoded value kept was that of the value beneath any override: it goes,
-                // and observers decode the old value from its JSON.
-                dropped.append(state.forgetDecoded(name))
-                let observers = state.keys[HashedName(name)]?.observers
-                guard old != new else { continue }
-                changedCount += 1
-                guard isAllReported || observers != nil else { continue }
-                changes[name] = Defaults.StoredChange(
-                    old: old,
-                    new: new,
-                    oldDecoded: nil,
-                    newDecoded: nil,
-                    observers: observers
-                )
-            }
+            // A secret's read is its file's: overrides are passed over.
+            let changes: [String: Defaults.StoredChange]
+            (changes, changedCount) = state.changesOfReads(
+                names,
+                seenBefore: seenBefore,
+                checksOverrides: false,
+                dropping: &dropped
+            )
             return (true, changes, state.suiteObservers)
         }
         if let follow { follow.files.follow(follow.names, in: follow.directory) }

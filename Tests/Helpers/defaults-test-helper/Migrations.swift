@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsLaunchOverrideSamples
 import Foundation
 
 /// What the old version of a program stores: the helper's `old-version` command writes it.
@@ -30,21 +31,8 @@ enum NewVersion {
         Defaults.Migration("2: count the runs") { values in
             values["migrationRuns"] = .number(String((try values.value(named: "migrationRuns", as: Int.self) ?? 0) + 1))
         },
-        Defaults.Migration("3: window size split in two") { values in
-            guard let size = try values.value(named: "windowSize", as: [Int].self), size.count == 2 else { return }
-            try values.setValue(size[0], named: "window.width", keepingStored: true)
-            try values.setValue(size[1], named: "window.height", keepingStored: true)
-            values.removeValue(named: "windowSize")
-        },
-        Defaults.Migration("4: one name") { values in
-            let first = try values.value(named: "firstName", as: String.self)
-            let last = try values.value(named: "lastName", as: String.self)
-            guard first != nil || last != nil else { return }
-            let full = [first, last].compactMap { $0 }.joined(separator: " ")
-            try values.setValue(full, named: "fullName", keepingStored: true)
-            values.removeValue(named: "firstName")
-            values.removeValue(named: "lastName")
-        },
+        MigrationSamples.windowSplit,
+        MigrationSamples.oneName,
         .retiring(["legacyMode"]),
     ]
 
