@@ -130,10 +130,11 @@ extension Store.State {
         layering.contains(.overrides) ? overrides!.candidates(for: name) : []
     }
 
-    /// The changes of what reads see of `names` after a layer beneath them changed, from what
-    /// they saw before (`seenBefore`, in the same order): for a secret's change, or a migration
-    /// read through. Every key's decoded value goes into `dropped` (released after the lock); a
-    /// change of a key this run overrides is not told when `checksOverrides`.
+    /// The changes of what reads see of `names` after a layer beneath them changed.
+    ///
+    /// `seenBefore` is what they saw before, in the same order: for a secret's change, or a
+    /// migration read through. Every key's decoded value goes into `dropped` (released after the
+    /// lock); a change of a key this run overrides is not told when `checksOverrides`.
     ///
     /// - Returns: The changes someone can be told of, and how many keys' reads changed in all.
     mutating func changesOfReads(
