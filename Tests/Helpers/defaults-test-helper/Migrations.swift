@@ -59,3 +59,47 @@ enum NewVersion {
         say("window \(suite[width])x\(suite[height]) fullName \(suite[fullName])")
     }
 }
+
+/// The new version during a rolling upgrade, and its schema.
+enum RollingVersion {
+    /// Opens the file with "editor.fontSize" not final yet, prints what it reads now and after
+    /// each change, until killed.
+    static func follow(_ url: URL) -> Never {
+        let suite = Defaults.Suite(fileURL: url) { error in say("error \(error.description)") }
+        let fontSize = Defaults.Key<Int>(
+            "editor.fontSize",
+            default: 13,
+            suite: suite,
+            formerly: ["fontSize"],
+            isFinal: false
+        )
+        say("editor.fontSize \(suite[fontSize])")
+        Defaults.addChangeSink(
+            Defaults.ChangeSink { change in
+                guard change.suite == suite, change.changes["editor.fontSize"] != nil else { return }
+                say("editor.fontSize \(suite[fontSize])")
+            }
+        )
+        while true { sleep(60) }
+    }
+
+    /// Publishes the new version's schema beside the file without opening it (the keys are on a
+    /// suite of their own, so nothing migrates).
+    static func publishSchema(besides url: URL) throws {
+        let suite = Defaults.Suite.inMemory()
+        let keys: [Defaults.Keys] = [
+            Defaults.Key<Int>(
+                "editor.fontSize",
+                default: 13,
+                suite: suite,
+                summary: "Font size in points",
+                formerly: ["fontSize"]
+            ),
+            Defaults.Key<NewVersion.Theme>("appearance", default: .system, suite: suite, formerly: ["darkMode"]) {
+                (dark: Bool) in dark ? .dark : .light
+            },
+        ]
+        let document = suite.schema(for: keys, migrations: NewVersion.migrations)
+        try Data(document.description.utf8).write(to: Defaults.Suite.schemaFileURL(forSettingsFile: url))
+    }
+}

@@ -68,6 +68,11 @@
 //         opens the file as the new version, whose keys were renamed, changed type, split, merged
 //         and retired: prints "applied <ids>" (the suite's migrations this process ran), then what
 //         the new keys read; every reported problem as "error <description>".
+//     defaults-test-helper rolling <file>
+//         opens the file as the new version during a rolling upgrade ("editor.fontSize", formerly
+//         "fontSize", not final): prints "editor.fontSize <n>" now and after each change of it.
+//     defaults-test-helper publish-schema <file>
+//         publishes the new version's schema beside the file, without opening it.
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -372,6 +377,10 @@ case "old-version":
     say("written")
 case "new-version":
     try NewVersion.open(url)
+case "rolling":
+    RollingVersion.follow(url)
+case "publish-schema":
+    try RollingVersion.publishSchema(besides: url)
 case "pending-wins", "exclusive-full-disk", "broken-full-disk", "userdefaults-edit":
     try runFailureCommands(command, url: url, rest: rest)
 case "release-outside-lock", "read-only", "follow-read-only", "pending-then-read-only", "remove-all", "watch":
