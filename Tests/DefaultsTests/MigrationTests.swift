@@ -133,8 +133,8 @@ import Testing
         }
     }
 
-    @Test func aValueTheNewVersionStoredIsNeverReplacedByAnOldOne() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test func aValueTheNewVersionStoredIsNeverReplacedByAnOldOne() throws {
+        try withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             try storeWriteFile(file, Array(#"{"fontSize": 16, "editor.fontSize": 20}"#.utf8))
             let suite = Defaults.Suite(fileURL: file)
@@ -184,8 +184,8 @@ import Testing
         }
     }
 
-    @Test func aSystemFileThatIsAlsoSomeSuitesOwnKeepsItsLocksBesideTheRecord() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test func aSystemFileThatIsAlsoSomeSuitesOwnKeepsItsLocksBesideTheRecord() throws {
+        try withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             let site = directory.appendingPathComponent("site.json")
             try storeWriteFile(
@@ -199,8 +199,8 @@ import Testing
         }
     }
 
-    @Test func aKeyCreatedInsideATransactionReadsItsMigrationThroughAndMovesItNextTime() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test func aKeyCreatedInsideATransactionReadsItsMigrationThroughAndMovesItNextTime() throws {
+        try withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
             let before = try storeFileBytes(file)
@@ -240,8 +240,8 @@ import Testing
         }
     }
 
-    @Test func aDryRunSaysWhatWouldChangeAndChangesNothing() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test func aDryRunSaysWhatWouldChangeAndChangesNothing() throws {
+        try withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)
             try storeWriteFile(file, Array(#"{"windowSize": [800, 600], "legacyMode": true}"#.utf8))
             let before = try storeFileBytes(file)
