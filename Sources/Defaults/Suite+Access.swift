@@ -22,12 +22,28 @@ extension Defaults.Suite {
     /// For a file-backed suite the next write of the file removes every key the file holds then,
     /// under the file's lock: keys another process wrote that this one has not read yet go too.
     /// Keys written after that write, by anyone, stay. Keys a system file locks keep the user's
-    /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``).
+    /// value (see ``Defaults/StorageError/lockedKey(key:lockedBy:)``). The record of the
+    /// migrations run (``appliedMigrations``) stays: they are not run again over what the new
+    /// version writes from now on.
     public func removeAll() {
         // As in removeValues(named:), every key the UserDefaults holds joins the stored values first.
         if let storage = store.writeThrough {
             for name in storage.storedNames { refresh(name, from: storage) }
         }
+        if let record = store.userStoredValue(named: Self.migrationRecordName, in: self) {
+            // Written again after the removal, in the same change: the next write of the file
+            // removes what it holds, then writes what memory changed, the record among it.
+            transaction {
+                removeEverything()
+                _ = TransactionScope.find(for: self)?.record([Self.migrationRecordName: record], suppressed: true)
+            }
+            return
+        }
+        removeEverything()
+    }
+
+    /// ``removeAll()`` without the care for the record of migrations.
+    private func removeEverything() {
         if let scope = TransactionScope.find(for: self),
             scope.removeAll(suppressed: Defaults.Propagation.isSuppressed)
         {

@@ -33,6 +33,7 @@ extension Defaults.Suite {
             committing(suppressedKeys: suppressedKeys, removesEverything: removesEverything) { _ in writes }
         }
         delivery?.deliver()
+        if delivery != nil { store.refreshMigrationLayerIfAny() }
         return result
     }
 

@@ -215,6 +215,7 @@ extension Defaults.Suite {
     ) {
         committing(suppressedKeys: suppressedKeys, decoded: decoded, removesEverything: removesEverything, makeWrites)?
             .deliver()
+        store.refreshMigrationLayerIfAny()
     }
 
     /// ``commit(suppressedKeys:decoded:_:)`` without the delivery, for a caller that must deliver
@@ -261,8 +262,8 @@ extension Defaults.Suite {
                 if name != Self.migrationRecordName { silenced[name] = change }
             }
         }
-        // Nor is its removal by `removeAll()`.
-        if removesEverything {
+        // Nor is its removal or rewriting by `removeAll()`, or by an exclusive transaction.
+        if removesEverything || isWritten {
             propagated[Self.migrationRecordName] = nil
             silenced[Self.migrationRecordName] = nil
         }

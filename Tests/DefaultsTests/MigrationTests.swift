@@ -237,6 +237,16 @@ import Testing
             suite.removeAll()
             #expect(await recorder.waitForEvents(1))
             #expect(recorder.changedKeySets == [["editor.fontSize"]])
+            // The record stays, in memory and in the file: the migration is not run again.
+            #expect(suite.appliedMigrations == ["editor.fontSize from fontSize"])
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == [""])
+            // Nor does an exclusive transaction's removeAll tell of it.
+            suite[fontSize] = 20
+            try suite.exclusiveTransaction { suite.removeAll() }
+            #expect(await recorder.waitForEvents(3))
+            #expect(recorder.changedKeySets.last == ["editor.fontSize"])
+            #expect(suite.appliedMigrations == ["editor.fontSize from fontSize"])
         }
     }
 

@@ -47,10 +47,12 @@ struct MigrationLayer: Sendable {
         return true
     }
 
-    /// Removes the read-throughs of the migrations `ids` names; `false` when there was none.
-    mutating func remove(_ ids: Set<String>) -> Bool {
+    /// Removes the read-throughs of the migrations `ids` names, and returns them, for the caller
+    /// to release after the lock (a migration holds the user's closures).
+    mutating func remove(_ ids: Set<String>) -> [ReadThrough] {
         let kept = readThroughs.filter { !ids.contains($0.migration.id) }
-        guard kept.count < readThroughs.count else { return false }
+        guard kept.count < readThroughs.count else { return [] }
+        let removed = readThroughs.filter { ids.contains($0.migration.id) }
         readThroughs = kept
         sources = []
         for readThrough in kept {
@@ -60,7 +62,7 @@ struct MigrationLayer: Sendable {
                 sources = nil
             }
         }
-        return true
+        return removed
     }
 
     /// Whether a change of `name` may change what the layer shows.
@@ -81,9 +83,10 @@ struct MigrationLayer: Sendable {
     /// migration that fails (it was reported when it was tried) is passed over.
     static func entries(of readThroughs: [ReadThrough], from values: [String: JSONValue]) -> [String: Entry] {
         var own = values
-        own[Defaults.Suite.migrationRecordName] = nil
+        let record = own.removeValue(forKey: Defaults.Suite.migrationRecordName)
         var migrated = Defaults.MigrationValues(values: own, locked: [])
-        for readThrough in readThroughs {
+        // One another process ran is in the values already: not run over them again.
+        for readThrough in readThroughs where !Defaults.Suite.record(record, contains: readThrough.migration.id) {
             var attempt = migrated
             guard (try? readThrough.migration.body(&attempt)) != nil else { continue }
             if let target = readThrough.target {

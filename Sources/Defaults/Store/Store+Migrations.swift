@@ -52,8 +52,14 @@ extension Store {
     /// works the layer out again.
     func stopReadingThrough(_ ids: Set<String>) {
         guard hasMigrationLayer.load(ordering: .acquiring) else { return }
-        let removed = state.withLock { $0.migrationLayer?.remove(ids) ?? false }
-        if removed { refreshMigrationLayer() }
+        let removed = state.withLock { $0.migrationLayer?.remove(ids) ?? [] }
+        if !removed.isEmpty { refreshMigrationLayer() }
+    }
+
+    /// Works the layer out again after a local commit, when migrations are read through here: a
+    /// write of a former name, or a removal, changes what they make.
+    func refreshMigrationLayerIfAny() {
+        if hasMigrationLayer.load(ordering: .acquiring) { refreshMigrationLayer() }
     }
 
     /// Whether a change of `names` (of every name, when `isWhole`) may change the layer.

@@ -172,7 +172,14 @@ extension Store {
             }
             // A file this process may not write is not cleared either (the removals were refused).
             let clears = removesEverything && commitsLater && state.readOnlyReason == nil
-            if clears { state.removesEverything = true }
+            if clears {
+                state.removesEverything = true
+                // The record of migrations, which `removeAll()` keeps, is written again after
+                // the file is cleared.
+                if state.values[Defaults.Suite.migrationRecordName] != nil {
+                    state.markChanged(Defaults.Suite.migrationRecordName)
+                }
+            }
             guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
             state.generation &+= 1
             // Reads of an overridden key return the override, which did not change.

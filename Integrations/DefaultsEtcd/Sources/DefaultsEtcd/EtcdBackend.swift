@@ -270,9 +270,10 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     /// What follows the prefix in ``migrationRecordKey``.
     static let migrationRecordSuffix = ".defaults-migrations"
 
-    /// The key where suites over this prefix record the migrations they ran
-    /// (``Defaults/Suite/appliedMigrations``): `<prefix>.defaults-migrations`, a name no setting
-    /// may have.
+    /// The key where suites over this prefix record the migrations they ran.
+    ///
+    /// See ``Defaults/Suite/appliedMigrations``: `<prefix>.defaults-migrations`. The name is
+    /// reserved: a setting of that name would be taken for the record.
     public var migrationRecordKey: String { prefix + Self.migrationRecordSuffix }
 
     func parse(_ base64: String?, of name: String) -> Result<Defaults.JSONValue, Defaults.StorageError> {
