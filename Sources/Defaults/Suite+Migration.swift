@@ -73,10 +73,16 @@ extension Defaults.Suite {
                 let scope = TransactionScope.find(for: self)!
                 // Under the lock: a system file that began to lock a key meanwhile is seen.
                 let limits = store.migrationLimits()
-                let planned = try Self.plan(migrations, on: scope.snapshotValues(), locked: limits.locked)
-                // What the migrations read (and the record) is what an exclusive commit over a
-                // backend that checks reads (etcd) compares: not every key of a large suite.
-                for name in planned.read.union(planned.report.changes.keys) { _ = scope.storedValue(named: name) }
+                let snapshot = scope.snapshotValues()
+                let planned = try Self.plan(migrations, on: snapshot, locked: limits.locked)
+                // What the migrations read and write (and the record) is what an exclusive commit
+                // over a backend that checks reads (etcd) compares: not every key of a large
+                // suite. Also what they would touch had none run: when another process ran them
+                // meanwhile, the commit fails and memory takes in what they wrote, not the record
+                // alone (a key created next reads it, not its default).
+                var compared = planned.read.union(planned.report.changes.keys)
+                compared.formUnion(Self.namesTouched(by: migrations, on: snapshot))
+                for name in compared { _ = scope.storedValue(named: name) }
                 _ = scope.storedValue(named: Self.migrationRecordName)
                 guard !planned.report.applied.isEmpty else { return planned.report }
                 write(planned.report.changes)
@@ -129,7 +135,24 @@ extension Defaults.Suite {
     ) {
         // The one look a store whose migrations ran pays for each key that declares one.
         if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
-        guard !store.recordContains(id, in: self) else { return }
+        if store.recordContains(id, in: self) {
+            // Over a backend another process commits to directly (etcd), memory may hold the
+            // record before the values that came with it (an exclusive transaction that lost a
+            // race takes in only the keys it compared): while a former name still holds a value
+            // and the key none, the key reads it through, until the rest arrives.
+            guard store.locking == nil, !formerly.isEmpty, store.userStoredValue(named: name, in: self) == nil,
+                formerly.contains(where: { store.userStoredValue(named: $0, in: self) != nil })
+            else { return }
+            let sources = formerly.contains(name) ? formerly : [name] + formerly
+            let readThrough = MigrationLayer.ReadThrough(
+                migration: make(),
+                sources: sources,
+                target: name,
+                runsWhenRecorded: !formerly.contains(name)
+            )
+            store.readThrough([readThrough])
+            return
+        }
         let migration = make()
         // Inside a transaction (on any suite) it would run without this file's lock, or take it
         // inside another file's: read through now, moved the next time the key is created.
@@ -151,6 +174,25 @@ extension Defaults.Suite {
     private struct MigrationFailure: Error {
         let id: String
         let error: any Error
+    }
+
+    /// The names `migrations` read or write when run over `stored` as if none had run; empty when
+    /// one of them looks at every name.
+    private static func namesTouched(by migrations: [Defaults.Migration], on stored: [String: JSONValue]) -> Set<String>
+    {
+        var values = stored
+        values[migrationRecordName] = nil
+        var current = Defaults.MigrationValues(values: values, locked: [])
+        let reads = current.reads
+        for migration in migrations {
+            var attempt = current
+            if (try? migration.body(&attempt)) != nil { current = attempt }
+        }
+        guard let read = reads.names else { return [] }
+        var touched = read
+        for (name, value) in current.values where values[name] != value { touched.insert(name) }
+        for name in values.keys where current.values[name] == nil { touched.insert(name) }
+        return touched
     }
 
     /// Whether `record` lists `id`.

@@ -14,6 +14,12 @@ struct MigrationLayer: Sendable {
         let migration: Defaults.Migration
         let sources: [String]?
         var target: String? = nil
+        /// Whether it runs although the store records it.
+        ///
+        /// So for a key's rename that memory holds the record of before the values it moved (see
+        /// `Suite.declareMigration`). A rename keeps a value stored under the key, so running it
+        /// again changes nothing once they arrive.
+        var runsWhenRecorded = false
     }
 
     /// One key's value as the layer sees it: `value` stands in for the user's value while that is
@@ -86,7 +92,8 @@ struct MigrationLayer: Sendable {
         let record = own.removeValue(forKey: Defaults.Suite.migrationRecordName)
         var migrated = Defaults.MigrationValues(values: own, locked: [])
         // One another process ran is in the values already: not run over them again.
-        for readThrough in readThroughs where !Defaults.Suite.record(record, contains: readThrough.migration.id) {
+        for readThrough in readThroughs
+        where readThrough.runsWhenRecorded || !Defaults.Suite.record(record, contains: readThrough.migration.id) {
             var attempt = migrated
             guard (try? readThrough.migration.body(&attempt)) != nil else { continue }
             if let target = readThrough.target {
