@@ -80,7 +80,8 @@ enum RollingVersion {
                 say("editor.fontSize \(suite[fontSize])")
             }
         )
-        while true { sleep(60) }
+        // Changes arrive on Dispatch's queues; the main thread only waits, until the process is killed.
+        withExtendedLifetime(suite) { dispatchMain() }
     }
 
     /// Publishes the new version's schema beside the file without opening it (the keys are on a
