@@ -67,7 +67,7 @@ extension Defaults.Suite {
             return report
         }
         let report = try reportingFailure {
-            try runMigrationTransaction {
+            try exclusiveTransaction {
                 // Read through the transaction, so that an exclusive commit over a backend that
                 // checks what was read (etcd) fails when another process recorded meanwhile.
                 let scope = TransactionScope.find(for: self)!
@@ -102,11 +102,6 @@ extension Defaults.Suite {
         guard !deferred.isEmpty else { return }
         let left = migrations.filter { deferred.contains($0.id) }
         store.readThrough(left.map { MigrationLayer.ReadThrough(migration: $0, sources: nil) })
-    }
-
-    /// Runs `body` as an exclusive transaction (inside one open on this file, as part of it).
-    private func runMigrationTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try exclusiveTransaction(body)
     }
 
     /// Runs `body`; a migration's failure in it is reported and thrown as a storage error.
