@@ -102,6 +102,6 @@ extension Store {
             return (changes, state.suiteObservers)
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(changes, suiteObservers: suiteObservers, releasing: dropped)
+        deliverExternally(consume changes, suiteObservers: suiteObservers, releasing: consume dropped)
     }
 }

@@ -98,7 +98,12 @@ extension Store {
         // (and may hold its commit lock), and a `deinit` of the user's may synchronize.
         // Moved, not copied: a copy left here would keep the values alive until this returns,
         // on this thread, racing the delivery.
-        deliverExternally(changes, suiteObservers: suiteObservers, releasing: consume dropped, and: observed)
+        deliverExternally(
+            consume changes,
+            suiteObservers: suiteObservers,
+            releasing: consume dropped,
+            and: consume observed
+        )
         // A former name changed: the keys read through it follow (a rolling upgrade).
         if hasMigrationLayer.load(ordering: .acquiring), changesMigrationSources(values.keys, isWhole: isWhole) {
             refreshMigrationLayer()
@@ -194,9 +199,8 @@ extension Store {
             }
             return (changes, state.suiteObservers)
         }
-        dropped.removeAll()
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(changes, suiteObservers: suiteObservers)
+        deliverExternally(consume changes, suiteObservers: suiteObservers, releasing: consume dropped)
     }
 
     /// What reads of `name` see with the system files `layers` beneath the user's: a lock's value,
@@ -219,21 +223,26 @@ extension Store {
     ///
     /// `dropped` and `changed` (changes no event carries, and the observers they hold) are
     /// released there too, first: the caller may hold the store's gate or its commit lock, and a
-    /// release can run a `deinit` of the user's, or release a suite, which commits.
+    /// release can run a `deinit` of the user's, or release a suite, which commits. The caller
+    /// hands everything over with `consume`: a copy it kept would be the last reference once the
+    /// delivery is done, and would be released on the caller's thread.
     func deliverExternally(
-        _ changes: [String: Defaults.StoredChange],
+        _ changes: consuming [String: Defaults.StoredChange],
         suiteObservers: (any Defaults.ObserverSlot)?,
         releasing dropped: consuming [Defaults.Suite.CacheEntry?] = [],
         and changed: consuming [Defaults.StoredChange] = []
     ) {
         guard let deliveryQueue, !changes.isEmpty || !dropped.isEmpty || !changed.isEmpty else { return }
-        let released = Released(consume dropped, consume changed)
+        // Held by the box, not captured: this frame's copy of a capture outlives the call, and
+        // the delivery may be over before it returns.
+        let released = Released(consume dropped, consume changed, consume changes)
         deliveryQueue.async { [weak self] in
             // First: the old values go before observers hear of the change, as they did when
             // they were released where they were taken out.
             released.values.removeAll()
             released.changes.removeAll()
-            var changes = changes
+            var changes = released.delivered
+            released.delivered = [:]
             // Another process's migration record (the empty name) is no key's change.
             changes[Defaults.Suite.migrationRecordName] = nil
             guard !changes.isEmpty else { return }
@@ -256,8 +265,15 @@ extension Store {
 private final class Released: @unchecked Sendable {  // touched by the delivery queue alone once made
     var values: [Defaults.Suite.CacheEntry?]
     var changes: [Defaults.StoredChange]
-    init(_ values: consuming [Defaults.Suite.CacheEntry?], _ changes: consuming [Defaults.StoredChange]) {
+    /// The changes the event carries out.
+    var delivered: [String: Defaults.StoredChange]
+    init(
+        _ values: consuming [Defaults.Suite.CacheEntry?],
+        _ changes: consuming [Defaults.StoredChange],
+        _ delivered: consuming [String: Defaults.StoredChange]
+    ) {
         self.values = values
         self.changes = changes
+        self.delivered = delivered
     }
 }

@@ -34,15 +34,48 @@ func runOutsideLockAndWatchingCommands(_ command: String, url: URL, rest: [Strin
         }
         let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
         let p = Defaults.Key<Payload?>("p", suite: suite)
+        let released = DispatchSemaphore(value: 0)
+        // See `renamed`'s conversion.
+        let proceed = DispatchSemaphore(value: 0)
         Payload.onRelease = {
+            proceed.signal()
             _ = suite.storedValues()
             suite[Defaults.Key<Int>("r", default: 0, suite: suite)] = 1
             try? suite.synchronize()
             say("released")
+            released.signal()
         }
         guard suite[p]?.n == 1 else { fail("expected p.n == 1") }
+        // A new name for "q", not final, read through it: after the change is taken in, the
+        // thread that read the file (holding the suite's gate) works the read-through out again,
+        // running this conversion. Once armed, it holds that thread until the old value's release
+        // has begun (on the delivery queue, where it belongs) or the change is being delivered,
+        // so an old value left to that thread to release is released after the delivery, every
+        // time, and not by chance.
+        let armed = Atomic<Bool>(false)
+        let renamed = Defaults.Key<Int>("q.renamed", default: 0, suite: suite, formerly: ["q"], isFinal: false) {
+            (old: Int) in
+            // Once: the release's own write works the read-through out again too.
+            if armed.exchange(false, ordering: .acquiringAndReleasing) { _ = proceed.wait(timeout: .now() + 20) }
+            return old
+        }
+        guard suite[renamed] == 1 else { fail("expected q.renamed == 1, read through q") }
+        armed.store(true, ordering: .releasing)
         Slot.onDeliver = { change in
-            guard change.origin == .external else { return }
+            guard change.origin == .external, change.changes["q"] != nil else { return }
+            // The old value goes before observers hear of the change.
+            let releasedFirst = released.wait(timeout: .now()) == .success
+            proceed.signal()
+            guard releasedFirst else {
+                // Waited for before exiting: a release racing exit() can stop the process. Left
+                // with _exit: a release on the thread that read the file stops that thread
+                // holding the suite's gate, which exit()'s last commit would wait for.
+                let late = released.wait(timeout: .now() + 20) == .success
+                FileHandle.standardError.write(
+                    Data("the change was delivered before the old value was released\(late ? "" : " (never)")\n".utf8)
+                )
+                _exit(2)
+            }
             say("changed n=\(suite[p]?.n ?? -1)")
             exit(0)
         }
