@@ -253,9 +253,15 @@ import Glibc
             fixture.suite[fixture.key("fontSize")] = 3
             #expect(fixture.int("fontSize") == 5, "the override stands in front of the write")
 
-            // Locked at the override's value: reads do not change, so only the marker is reported.
+            // Locked at the override's value: reads do not change, and the lock is reported all the
+            // same (old and new equal), so widgets bound to the key follow it at once.
             try fixture.save(#"{"": {"locked": ["fontSize"]}, "fontSize": 5, "marker": 2}"#, to: fixture.site)
-            #expect(await fixture.changes(afterEvents: 1) == ["marker": StoreValueChange(.number("1"), .number("2"))])
+            #expect(
+                await fixture.changes(afterEvents: 1) == [
+                    "marker": StoreValueChange(.number("1"), .number("2")),
+                    "fontSize": StoreValueChange(.number("5"), .number("5")),
+                ]
+            )
             #expect(fixture.int("fontSize") == 5)
             #expect(
                 fixture.suite.source(of: fixture.key("fontSize")) == .locked(by: fixture.site, valueFrom: fixture.site)

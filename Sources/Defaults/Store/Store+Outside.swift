@@ -155,7 +155,7 @@ extension Store {
     /// as one external change; the caller holds the process lock.
     ///
     /// A key changes for reads when its system value changes and neither the user's file nor this
-    /// run's overrides set it, or when it is locked or unlocked and the two values differ.
+    /// run's overrides set it, or when it is locked or unlocked (even when the value stays).
     func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
         // As in `absorb`: what leaves memory is released after the lock.
         var dropped: [Defaults.Suite.CacheEntry?] = []
@@ -186,7 +186,10 @@ extension Store {
                 // override stands in front (the lock's, the user's, the system's): forgotten when
                 // that changed, even if an override hides it from reads until now.
                 if old.beneath != new.beneath { dropped.append(state.forgetDecoded(name)) }
-                guard old.value != new.value else { continue }
+                // A lock added or lifted is a change even at the same value: what can be written
+                // changed, and widgets bound to the key follow it at once.
+                let lockChanged = (before.locks[name] == nil) != (after.locks[name] == nil)
+                guard old.value != new.value || lockChanged else { continue }
                 changedCount += 1
                 guard isAllReported || entry?.observers != nil else { continue }
                 changes[name] = Defaults.StoredChange(

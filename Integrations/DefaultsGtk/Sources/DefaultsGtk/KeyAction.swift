@@ -43,9 +43,21 @@ private final class KeyAction {
             me
         )
         g_object_weak_ref(UnsafeMutableRawPointer(action).assumingMemoryBound(to: GObject.self), keyActionDisposed, me)
-        observation = Defaults.observeOnMainLoop(key, options: []) { _ in
+        // Disabled while a system file locks the key (or it is a secret), as
+        // g_settings_create_action's action is while its key is not writable.
+        let follow = {
             g_simple_action_set_state(action, toState(Defaults[key]))
+            g_simple_action_set_enabled(action, KeyAction.isWritable(key) ? 1 : 0)
         }
+        follow()
+        observation = Defaults.observeOnMainLoop(key, options: []) { _ in follow() }
+    }
+
+    /// Whether the user can change `key`: no system file locks it, and it is not a secret.
+    static func isWritable<Value: Defaults.Serializable>(_ key: Defaults.Key<Value>) -> Bool {
+        if key.isSecret { return false }
+        if case .locked = key.suite.source(of: key) { return false }
+        return true
     }
 
     /// The action is being disposed: stops following the key and lets go.

@@ -9,14 +9,21 @@ final class BoundWindowSession {
     private let display: VirtualDisplay
     private let program: RunningProgram
 
-    init() async throws {
+    /// Starts the helper's `mode` (its window of bound widgets, or `preferences`), with
+    /// `environment`, after `prepare` wrote what it wants in the folder.
+    init(
+        mode: String = "bindings",
+        environment: [String: String] = [:],
+        prepare: (URL) throws -> Void = { _ in }
+    ) async throws {
         directory = try makeTemporaryFolder()
         file = directory.appendingPathComponent("settings.json")
+        try prepare(directory)
         display = try VirtualDisplay()
         program = try RunningProgram(
             "defaults-gtk-test-helper",
-            ["bindings", file.path],
-            environment: ["DISPLAY": display.name, "GDK_BACKEND": "x11"]
+            [mode, file.path],
+            environment: environment.merging(["DISPLAY": display.name, "GDK_BACKEND": "x11"]) { $1 }
         )
         let start = await program.lines { $0.contains("ready") }
         #expect(start.contains("ready"), "the window opens: \(start)")
@@ -326,5 +333,29 @@ final class BoundWindowSession {
         _ = await session.lines(until: "notify spin 30")
         state = await session.state()
         #expect(state["spin"] == "30" && state["spinSensitive"] == "true", "\(state)")
+    }
+
+    /// A lock added or lifted at the value the key already holds changes no value, and still
+    /// reaches the widget and the action at once, as GSettings' writable-changed does.
+    @Test func aLockAtTheSameValueReachesTheWidgetAndTheActionAtOnce() async throws {
+        let session = try await BoundWindowSession()
+        defer { session.close() }
+        var state = await session.state()
+        #expect(state["spinSensitive"] == "true" && state["wordWrapEnabled"] == "true", "\(state)")
+        let system = session.directory.appendingPathComponent("system.json")
+        try Data(#"{ "": { "locked": ["fontSize", "wordWrap"] }, "fontSize": 12, "wordWrap": false }"#.utf8)
+            .write(to: system)
+        _ = await session.lines(until: "event wordWrap false")
+        state = await session.state()
+        #expect(state["spin"] == "12" && state["spinSensitive"] == "false", "\(state)")
+        #expect(state["wordWrapAction"] == "false" && state["wordWrapEnabled"] == "false", "\(state)")
+        // The locked action refuses: activating it changes nothing.
+        let lines = await session.run("activate wordWrap")
+        #expect(BoundWindowSession.events(in: lines).isEmpty, "\(lines)")
+
+        try Data(#"{ "fontSize": 12, "wordWrap": false }"#.utf8).write(to: system)
+        _ = await session.lines(until: "event wordWrap false")
+        state = await session.state()
+        #expect(state["spinSensitive"] == "true" && state["wordWrapEnabled"] == "true", "\(state)")
     }
 }
