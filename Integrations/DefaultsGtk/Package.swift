@@ -9,7 +9,8 @@ import PackageDescription
 let package = Package(
     name: "DefaultsGtk",
     products: [
-        .library(name: "DefaultsGtk", targets: ["DefaultsGtk"])
+        .library(name: "DefaultsGtk", targets: ["DefaultsGtk"]),
+        .library(name: "DefaultsAdwaita", targets: ["DefaultsAdwaita"]),
     ],
     dependencies: [
         .package(name: "Defaults", path: "../..")
@@ -25,11 +26,25 @@ let package = Package(
             name: "DefaultsGtk",
             dependencies: ["CGtk", .product(name: "DefaultsObservation", package: "Defaults")]
         ),
+        // libadwaita's C API (GTK 4 with it): a module of its own, so DefaultsGtk alone needs no
+        // libadwaita.
+        .systemLibrary(
+            name: "CAdw",
+            pkgConfig: "libadwaita-1",
+            providers: [.apt(["libadwaita-1-dev"])]
+        ),
+        // Preferences windows made from keys, with libadwaita's rows.
+        .target(
+            name: "DefaultsAdwaita",
+            dependencies: ["CAdw", "DefaultsGtk", .product(name: "DefaultsObservation", package: "Defaults")]
+        ),
         // A GTK program for the tests: runs GLib's main loop on its main thread and reports on
         // which thread each kind of observer was called, or runs a window of bound widgets.
         .executableTarget(
             name: "defaults-gtk-test-helper",
-            dependencies: ["DefaultsGtk", .product(name: "DefaultsObservation", package: "Defaults")]
+            dependencies: [
+                "DefaultsGtk", "DefaultsAdwaita", .product(name: "DefaultsObservation", package: "Defaults"),
+            ]
         ),
         .testTarget(
             name: "DefaultsGtkTests",

@@ -15,7 +15,8 @@
 //     activate <action> [<s>]    activates prefs.<action> through the window
 //     unbind <widget>            ends that widget's binding
 //     destroy                    destroys the window
-//     state                      prints "state <widget>=<value>... <action>Action=<state>...
+//     state                      prints "state <widget>=<value>... <action>Action=<state>
+//                                <action>Enabled=<bool>...
 //                                spinSensitive=<bool> bindings=<n bound> bindingObjects=<n alive>"
 //     write <key> <int>          writes from a background thread   sync   synchronize()
 //     exit
@@ -133,6 +134,9 @@ final class BoundWindow {
                 let state = g_action_group_get_action_state(OpaquePointer(actions), action)!
                 defer { g_variant_unref(state) }
                 words.append("\(action)Action=\(String(cString: g_variant_print(state, 0)))")
+                words.append(
+                    "\(action)Enabled=\(g_action_group_get_action_enabled(OpaquePointer(actions), action) != 0)"
+                )
             }
         }
         if !isDestroyed { words.append("spinSensitive=\(gtk_widget_get_sensitive(widget("spin")) != 0)") }
@@ -282,4 +286,16 @@ func misbind(_ mistake: String, file: URL) -> Never {
     }
     report("no mistake found")
     exit(0)
+}
+
+/// Saves a PNG of `window` (a drawn `GtkWidget`, from any module's view of GTK) at `path`.
+@MainActor
+func savePNG(_ window: UnsafeMutableRawPointer, to path: String) -> Bool {
+    cgtk_save_png(window.assumingMemoryBound(to: GtkWidget.self), path) != 0
+}
+
+/// Turns GTK's animations off, so a stack shows its new page at once, not after a crossfade.
+@MainActor
+func disableAnimations() {
+    cgtk_set_boolean(UnsafeMutableRawPointer(gtk_settings_get_default()), "gtk-enable-animations", 0)
 }

@@ -1,0 +1,21 @@
+// libadwaita 1.2 for Swift (with GTK 4 and GLib, which it includes): the preferences window, its
+// pages, groups and rows. A module of its own, so programs that use DefaultsGtk alone do not need
+// libadwaita.
+#include <adwaita.h>
+
+/// g_signal_connect, which is a macro: connects `handler` to `signal` of `instance`.
+static inline gulong cadw_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {
+    return g_signal_connect_data(instance, signal, handler, data, NULL, (GConnectFlags)0);
+}
+
+/// Emits "clicked" on `button` at once, as a click would (gtk_widget_activate clicks a moment later).
+static inline void cadw_click(GtkWidget *button) { g_signal_emit_by_name(button, "clicked"); }
+
+/// Whether `widget` is a row of a preferences window (an AdwPreferencesRow or a subclass).
+static inline gboolean cadw_is_preferences_row(gpointer widget) { return ADW_IS_PREFERENCES_ROW(widget); }
+
+/// Whether `widget` is a GtkSearchEntry.
+static inline gboolean cadw_is_search_entry(gpointer widget) { return GTK_IS_SEARCH_ENTRY(widget); }
+
+/// Whether `widget` is a GtkToggleButton.
+static inline gboolean cadw_is_toggle_button(gpointer widget) { return GTK_IS_TOGGLE_BUTTON(widget); }

@@ -1,0 +1,298 @@
+import CAdw
+import DefaultsGtk
+import DefaultsObservation
+
+/// One row of a preferences window, made from a key: its title, the widget that edits the key's
+/// value (bound to it, live both ways), a reset button, and a sign when a system file locks the
+/// key or this run overrides it.
+///
+/// Make rows with ``row(_:subtitle:)-(Defaults.Key<Bool>,_)`` and its overloads, which pick the
+/// editor from the key's type:
+///
+/// | Key's type | Row |
+/// |---|---|
+/// | `Bool` | a switch in an action row |
+/// | an integer, `Double`, `Float` | a spin button bounded by the key's range |
+/// | an enum, `CaseIterable` | a combo row listing its cases by readable names |
+/// | `String`, `String?` | an entry row (for `String?`, empty is `nil`) |
+/// | anything else | an action row showing the value's JSON, read-only |
+///
+/// The title is the key's summary, or its name when it has none.
+@MainActor
+public struct PreferencesRow {
+    /// The key's name.
+    public let keyName: String
+    /// The row's title: the key's summary, or its name.
+    public let title: String
+    /// The line under the title, when the caller gave one.
+    public let subtitle: String?
+    /// The key, to reset it.
+    let key: Defaults._AnyKey
+    /// Makes the row's widgets and binds the editor.
+    let make: @MainActor (_ title: String, _ subtitle: String?) -> (row: Widget, editor: Widget?, kind: Kind)
+    /// Where the key's value comes from now.
+    let source: @MainActor @Sendable () -> Defaults.ValueSource
+    /// The value's JSON, for a read-only row: `nil` for the default.
+    let shownJSON: (@MainActor @Sendable () -> String)?
+    /// Observes the key, calling the handler on the main loop after each change.
+    let observe: @MainActor (@escaping @MainActor @Sendable () -> Void) -> Defaults.Observation
+
+    /// What kind of row it is.
+    public enum Kind: Sendable, Equatable {
+        /// A switch in an action row.
+        case toggle
+        /// A spin button in an action row.
+        case number
+        /// A combo row.
+        case choice
+        /// An entry row.
+        case text
+        /// An action row showing the value's JSON, which it cannot edit.
+        case json
+    }
+
+    init<Value: Defaults.Serializable>(
+        _ key: Defaults.Key<Value>,
+        subtitle: String?,
+        json: Bool = false,
+        make: @escaping @MainActor (_ title: String, _ subtitle: String?) -> (row: Widget, editor: Widget?, kind: Kind)
+    ) {
+        keyName = key.name
+        title = key.summary ?? key.name
+        self.subtitle = subtitle
+        self.key = key
+        self.make = make
+        source = { key.suite.source(of: key) }
+        if json {
+            shownJSON = { @MainActor @Sendable in shownValue(of: key) }
+        } else {
+            shownJSON = nil
+        }
+        observe = { handler in Defaults.observeOnMainLoop(key, options: []) { _ in handler() } }
+    }
+}
+
+/// What a read-only row shows of `key`: its stored JSON, or its default's (as the suite's
+/// schema gives it).
+private func shownValue<Value: Defaults.Serializable>(of key: Defaults.Key<Value>) -> String {
+    if let stored = key.suite.storedValue(named: key.name) { return stored.description }
+    if case .object(let document) = key.suite.schema(for: [key]),
+        case .object(let properties)? = document["properties"],
+        case .object(let entry)? = properties[key.name], let value = entry["default"]
+    {
+        return value.description + " (default)"
+    }
+    return "(default)"
+}
+
+/// A widget, as GTK's functions return it.
+public typealias Widget = UnsafeMutablePointer<GtkWidget>
+
+extension PreferencesRow {
+    /// A switch for a Boolean key.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: A line under the title.
+    public static func row(_ key: Defaults.Key<Bool>, subtitle: String? = nil) -> PreferencesRow {
+        PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            let row = actionRow(title, subtitle)
+            let toggle = gtk_switch_new()!
+            gtk_widget_set_valign(toggle, GTK_ALIGN_CENTER)
+            adw_action_row_add_suffix(typed(row), toggle)
+            adw_action_row_set_activatable_widget(typed(row), toggle)
+            Defaults.bind(key, to: toggle, property: "active")
+            return (row, toggle, .toggle)
+        }
+    }
+
+    /// A spin button for an integer key, bounded by the key's range (by the type's, up to
+    /// ±2³¹, when it has none), stepping by 1.
+    ///
+    /// A value the file holds outside the bounds shows clamped, and the file keeps it until the
+    /// person changes it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: A line under the title.
+    public static func row<Value: PropertyConvertibleInteger & Defaults.Serializable>(
+        _ key: Defaults.Key<Value>,
+        subtitle: String? = nil
+    ) -> PreferencesRow {
+        let bounds =
+            key.range.map { (Double($0.lowerBound), Double($0.upperBound)) }
+            ?? (max(Double(Value.min), Double(Int32.min)), min(Double(Value.max), Double(Int32.max)))
+        return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            spinRow(title, subtitle, bounds: bounds, step: 1, digits: 0) {
+                Defaults.bind(key, to: $0, property: "value")
+            }
+        }
+    }
+
+    /// A spin button for a floating-point key, bounded by the key's range (±10⁹ when it has
+    /// none), stepping by a round hundredth of the range (0.1 without one), showing the digits
+    /// the step needs.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: A line under the title.
+    public static func row<Value: BinaryFloatingPoint & PropertyConvertible & Defaults.Serializable>(
+        _ key: Defaults.Key<Value>,
+        subtitle: String? = nil
+    ) -> PreferencesRow {
+        let bounds = key.range.map { (Double($0.lowerBound), Double($0.upperBound)) } ?? (-1e9, 1e9)
+        let (step, digits) = floatingStep(key.range == nil ? nil : bounds.1 - bounds.0)
+        return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            spinRow(title, subtitle, bounds: bounds, step: step, digits: digits) {
+                Defaults.bind(key, to: $0, property: "value")
+            }
+        }
+    }
+
+    /// A combo row listing an enum's cases, in `allCases` order, by readable names: a case
+    /// `highContrast` shows as "High contrast".
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: A line under the title.
+    public static func row<Value: CaseIterable & Equatable & Defaults.Serializable>(
+        _ key: Defaults.Key<Value>,
+        subtitle: String? = nil
+    ) -> PreferencesRow {
+        // NB: not a defaulted `name:` parameter: an overload that uses a default argument more
+        // loses to the JSON row's, which would take every enum.
+        row(key, subtitle: subtitle, names: { readableName(String(describing: $0)) })
+    }
+
+    /// A combo row listing an enum's cases, in `allCases` order, by the names `names` gives.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: A line under the title.
+    ///   - names: The name a case shows as.
+    public static func row<Value: CaseIterable & Equatable & Defaults.Serializable>(
+        _ key: Defaults.Key<Value>,
+        subtitle: String? = nil,
+        names name: @escaping @MainActor (Value) -> String
+    ) -> PreferencesRow {
+        PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            let row = adw_combo_row_new()!
+            adw_preferences_row_set_title(typed(row), title)
+            if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
+            let names = Value.allCases.map { strdup(name($0)) } + [nil]
+            defer { for name in names { free(name) } }
+            let model = names.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!
+                    .withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+                        gtk_string_list_new($0)!
+                    }
+            }
+            adw_combo_row_set_model(typed(row), model)
+            g_object_unref(UnsafeMutableRawPointer(model))
+            Defaults.bind(key, to: row, property: "selected", mapping: .caseIndex)
+            return (row, row, .choice)
+        }
+    }
+
+    /// An entry row for a text key.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: Shown as the row's tooltip: an entry row has no line under its title.
+    public static func row(_ key: Defaults.Key<String>, subtitle: String? = nil) -> PreferencesRow {
+        PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            let row = entryRow(title, subtitle)
+            Defaults.bind(key, to: row, property: "text")
+            return (row, row, .text)
+        }
+    }
+
+    /// An entry row for an optional text key: an empty entry stores `nil` (the key is removed).
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: Shown as the row's tooltip: an entry row has no line under its title.
+    public static func row(_ key: Defaults.Key<String?>, subtitle: String? = nil) -> PreferencesRow {
+        PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            let row = entryRow(title, subtitle)
+            Defaults.bind(key, to: row, property: "text")
+            return (row, row, .text)
+        }
+    }
+
+    /// A read-only row showing the value's JSON (its default's description while nothing is
+    /// stored), for a key of a type no row edits: `defaults edit` or the program change it.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - subtitle: A line above the JSON, under the title.
+    public static func row<Value: Defaults.Serializable>(_ key: Defaults.Key<Value>, subtitle: String? = nil)
+        -> PreferencesRow
+    {
+        PreferencesRow(key, subtitle: subtitle, json: true) { title, _ in
+            let row = actionRow(title, nil)
+            adw_action_row_set_subtitle_lines(typed(row), 6)
+            return (row, nil, .json)
+        }
+    }
+}
+
+/// A case's name in words: `highContrast` → "High contrast", `solarized` → "Solarized".
+public func readableName(_ identifier: String) -> String {
+    var words = ""
+    for character in identifier {
+        if character.isUppercase, !words.isEmpty {
+            words += " " + character.lowercased()
+        } else {
+            words.append(character)
+        }
+    }
+    return words.prefix(1).uppercased() + words.dropFirst()
+}
+
+/// The step of a floating-point spin button over a range `width` wide (`nil`: none), and the
+/// digits it needs: a power of ten near a hundredth of the width.
+func floatingStep(_ width: Double?) -> (step: Double, digits: UInt32) {
+    guard let width, width > 0 else { return (0.1, 2) }
+    let exponent = (log10(width / 100)).rounded(.down)
+    return (pow(10, exponent), UInt32(max(0, -exponent)))
+}
+
+@MainActor
+private func actionRow(_ title: String, _ subtitle: String?) -> Widget {
+    let row = adw_action_row_new()!
+    adw_preferences_row_set_title(typed(row), title)
+    if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
+    return row
+}
+
+@MainActor
+private func entryRow(_ title: String, _ subtitle: String?) -> Widget {
+    let row = adw_entry_row_new()!
+    adw_preferences_row_set_title(typed(row), title)
+    if let subtitle { gtk_widget_set_tooltip_text(row, subtitle) }
+    return row
+}
+
+@MainActor
+private func spinRow(
+    _ title: String,
+    _ subtitle: String?,
+    bounds: (Double, Double),
+    step: Double,
+    digits: UInt32,
+    bind: (Widget) -> Void
+) -> (row: Widget, editor: Widget?, kind: PreferencesRow.Kind) {
+    let row = actionRow(title, subtitle)
+    let spin = gtk_spin_button_new_with_range(bounds.0, bounds.1, step)!
+    gtk_spin_button_set_digits(OpaquePointer(spin), digits)
+    gtk_widget_set_valign(spin, GTK_ALIGN_CENTER)
+    adw_action_row_add_suffix(typed(row), spin)
+    bind(spin)
+    return (row, spin, .number)
+}
+
+/// A widget as the GTK or libadwaita type a function takes.
+func typed<Typed>(_ widget: Widget) -> UnsafeMutablePointer<Typed> {
+    UnsafeMutableRawPointer(widget).assumingMemoryBound(to: Typed.self)
+}

@@ -1,0 +1,278 @@
+import CAdw
+import DefaultsGtk
+import DefaultsObservation
+import Foundation
+
+/// A group of rows under a heading, with a "Reset all" button for its keys.
+@MainActor
+public struct PreferencesGroup {
+    /// The heading.
+    public let title: String
+    /// A line under the heading.
+    public let description: String?
+    /// The rows, in order.
+    public let rows: [PreferencesRow]
+
+    /// A group of `rows` under `title`.
+    ///
+    /// ```swift
+    /// PreferencesGroup("Editor", [.row(.fontSize), .row(.showLineNumbers), .row(.theme)])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - title: The heading.
+    ///   - description: A line under the heading.
+    ///   - rows: The rows, in order.
+    public init(_ title: String, description: String? = nil, _ rows: [PreferencesRow]) {
+        self.title = title
+        self.description = description
+        self.rows = rows
+    }
+}
+
+/// The widgets of one row of a page, for a program that adds to them (and for tests).
+///
+/// Valid while the window lives.
+@MainActor
+public struct PreferencesRowWidgets {
+    /// The key's name.
+    public let keyName: String
+    /// The kind of row.
+    public let kind: PreferencesRow.Kind
+    /// The row (an `AdwActionRow`, `AdwComboRow` or `AdwEntryRow`).
+    public let row: Widget
+    /// The widget bound to the key: the switch, the spin button, or the row itself for a combo or
+    /// entry row; `nil` for a read-only row.
+    public let editor: Widget?
+    /// The reset button, shown while the user's settings hold the key.
+    public let resetButton: Widget
+    /// The icon shown while a system file locks the key or this run overrides it; its tooltip
+    /// says which.
+    public let statusIcon: Widget
+}
+
+/// A page of a preferences window (an `AdwPreferencesPage`) made from groups of keys' rows.
+///
+/// Put it in ``PreferencesWindow``, or in a window of your own.
+@MainActor
+public final class PreferencesPage {
+    /// The `AdwPreferencesPage`.
+    public let page: Widget
+    /// Each row's widgets, in order.
+    public private(set) var rows: [PreferencesRowWidgets] = []
+    /// Each group's "Reset all" button, in order.
+    public private(set) var resetAllButtons: [Widget] = []
+
+    /// Makes the page.
+    ///
+    /// - Parameters:
+    ///   - title: The page's title, shown when a window has more than one page.
+    ///   - iconName: The page's icon, by its icon-theme name.
+    ///   - groups: The groups, in order.
+    public init(title: String = "General", iconName: String? = nil, groups: [PreferencesGroup]) {
+        adw_init()
+        GLibMainLoop.driveMainActor()
+        page = adw_preferences_page_new()!
+        adw_preferences_page_set_title(typed(page), title)
+        if let iconName { adw_preferences_page_set_icon_name(typed(page), iconName) }
+        for group in groups { add(group) }
+    }
+
+    /// The widgets of the row of the key named `name`.
+    public func row(named name: String) -> PreferencesRowWidgets? {
+        rows.first { $0.keyName == name }
+    }
+
+    private func add(_ group: PreferencesGroup) {
+        let box = adw_preferences_group_new()!
+        adw_preferences_group_set_title(typed(box), group.title)
+        if let description = group.description { adw_preferences_group_set_description(typed(box), description) }
+        let resetAll = gtk_button_new_with_label("Reset all")!
+        gtk_widget_add_css_class(resetAll, "flat")
+        gtk_widget_set_valign(resetAll, GTK_ALIGN_CENTER)
+        adw_preferences_group_set_header_suffix(typed(box), resetAll)
+        let keys = group.rows.map(\.key)
+        connect(resetAll, "clicked", RowController.Handler { Defaults.reset(keys) })
+        resetAllButtons.append(resetAll)
+        for row in group.rows {
+            let widgets = RowController.make(row)
+            adw_preferences_group_add(typed(box), widgets.row)
+            rows.append(widgets)
+        }
+        adw_preferences_page_add(typed(page), typed(box))
+    }
+}
+
+/// A preferences window (an `AdwPreferencesWindow`, searchable by the rows' titles) made from
+/// keys: one call.
+///
+/// ```swift
+/// let preferences = PreferencesWindow(groups: [
+///     PreferencesGroup("Editor", [.row(.fontSize), .row(.showLineNumbers), .row(.theme)]),
+///     PreferencesGroup("You", [.row(.displayName)]),
+/// ])
+/// preferences.present()
+/// ```
+@MainActor
+public final class PreferencesWindow {
+    /// The `AdwPreferencesWindow`.
+    public let window: Widget
+    /// Its pages, in order.
+    public let pages: [PreferencesPage]
+
+    /// A window of `pages`.
+    ///
+    /// - Parameters:
+    ///   - title: The window's title.
+    ///   - pages: The pages, in order.
+    public init(title: String = "Preferences", pages: [PreferencesPage]) {
+        adw_init()
+        window = adw_preferences_window_new()!
+        gtk_window_set_title(typed(window), title)
+        adw_preferences_window_set_search_enabled(typed(window), 1)
+        self.pages = pages
+        for page in pages { adw_preferences_window_add(typed(window), typed(page.page)) }
+    }
+
+    /// A window of one page of `groups`.
+    ///
+    /// - Parameters:
+    ///   - title: The window's title.
+    ///   - groups: The groups, in order.
+    public convenience init(title: String = "Preferences", groups: [PreferencesGroup]) {
+        self.init(title: title, pages: [PreferencesPage(groups: groups)])
+    }
+
+    /// Shows the window.
+    public func present() {
+        gtk_window_present(typed(window))
+    }
+
+    /// The widgets of the row of the key named `name`, on any page.
+    public func row(named name: String) -> PreferencesRowWidgets? {
+        for page in pages {
+            if let row = page.row(named: name) { return row }
+        }
+        return nil
+    }
+}
+
+/// Keeps a row's reset button and status icon in step with its key; lives as long as the row
+/// (the row holds it), and observes nothing once the row is gone.
+@MainActor
+final class RowController {
+    /// A closure a signal runs.
+    final class Handler {
+        let run: @MainActor () -> Void
+        init(_ run: @escaping @MainActor () -> Void) { self.run = run }
+    }
+
+    private let row: PreferencesRow
+    private let widgets: PreferencesRowWidgets
+    private let subtitle: String?
+    private var observation: Defaults.Observation?
+
+    private init(row: PreferencesRow, widgets: PreferencesRowWidgets) {
+        self.row = row
+        self.widgets = widgets
+        subtitle = row.subtitle
+    }
+
+    /// Makes `row`'s widgets, bound, with their controller.
+    static func make(_ row: PreferencesRow) -> PreferencesRowWidgets {
+        let made = row.make(row.title, row.subtitle)
+        let status = gtk_image_new_from_icon_name("changes-prevent-symbolic")!
+        gtk_widget_set_visible(status, 0)
+        let reset = gtk_button_new_from_icon_name("edit-undo-symbolic")!
+        gtk_widget_set_tooltip_text(reset, "Reset to the default")
+        gtk_widget_add_css_class(reset, "flat")
+        gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
+        switch made.kind {
+        case .text:
+            adw_entry_row_add_suffix(typed(made.row), status)
+            adw_entry_row_add_suffix(typed(made.row), reset)
+        default:
+            adw_action_row_add_suffix(typed(made.row), status)
+            adw_action_row_add_suffix(typed(made.row), reset)
+        }
+        let widgets = PreferencesRowWidgets(
+            keyName: row.keyName,
+            kind: made.kind,
+            row: made.row,
+            editor: made.editor,
+            resetButton: reset,
+            statusIcon: status
+        )
+        let controller = RowController(row: row, widgets: widgets)
+        let key = row.key
+        connect(reset, "clicked", Handler { Defaults.reset([key]) })
+        controller.observation = row.observe { [weak controller] in controller?.update() }
+        controller.update()
+        // Held by the row, released when it is finalized.
+        g_object_set_data_full(
+            UnsafeMutableRawPointer(made.row).assumingMemoryBound(to: GObject.self),
+            "defaults-row",
+            Unmanaged.passRetained(controller).toOpaque(),
+            { pointer in
+                guard let pointer else { return }
+                let controller = Unmanaged<RowController>.fromOpaque(pointer).takeRetainedValue()
+                MainActor.assumeIsolated { controller.observation?.invalidate() }
+            }
+        )
+        return widgets
+    }
+
+    /// Shows the key's state: the reset button while the user's settings hold it, the lock or
+    /// the override, the JSON of a read-only row.
+    func update() {
+        let source = row.source()
+        var stored = false
+        var status: (icon: String, text: String)?
+        switch source {
+        case .userFile, .suiteStorage: stored = true
+        case .locked(let file, _): status = ("changes-prevent-symbolic", "Locked by \(file.path)")
+        case .launchArgument: status = ("dialog-information-symbolic", "Set for this run by a launch argument")
+        case .environment(let variable):
+            status = ("dialog-information-symbolic", "Set for this run by the environment variable \(variable)")
+        case .secret(let file): status = ("dialog-password-symbolic", "A secret, read from \(file.path)")
+        case .systemFile, .defaultValue: break
+        }
+        gtk_widget_set_visible(widgets.resetButton, stored ? 1 : 0)
+        gtk_widget_set_visible(widgets.statusIcon, status == nil ? 0 : 1)
+        if let status {
+            gtk_image_set_from_icon_name(OpaquePointer(widgets.statusIcon), status.icon)
+            gtk_widget_set_tooltip_text(widgets.statusIcon, status.text)
+        }
+        // A locked key cannot change here: the whole row says so (its editor's binding already
+        // made the editor insensitive).
+        let locked: Bool
+        if case .locked = source { locked = true } else { locked = false }
+        gtk_widget_set_sensitive(widgets.row, locked ? 0 : 1)
+        gtk_widget_set_tooltip_text(widgets.row, status?.text ?? (widgets.kind == .text ? subtitle : nil))
+        if widgets.kind != .text {
+            var line = subtitle ?? ""
+            if let json = row.shownJSON?() { line = line.isEmpty ? json : line + "\n" + json }
+            // An override is said in words too; a lock by the row's look and its icon.
+            if let status, !locked { line += (line.isEmpty ? "" : " — ") + status.text }
+            adw_action_row_set_subtitle(typed(widgets.row), line)
+        }
+    }
+}
+
+/// Connects `handler` to `signal` of `widget`, held until the widget is finalized.
+@MainActor
+private func connect(_ widget: Widget, _ signal: String, _ handler: RowController.Handler) {
+    let callback: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+        guard let data else { return }
+        let handler = Unmanaged<RowController.Handler>.fromOpaque(data).takeUnretainedValue()
+        MainActor.assumeIsolated { handler.run() }
+    }
+    g_signal_connect_data(
+        widget,
+        signal,
+        unsafeBitCast(callback, to: GCallback.self),
+        Unmanaged.passRetained(handler).toOpaque(),
+        { data, _ in if let data { Unmanaged<RowController.Handler>.fromOpaque(data).release() } },
+        GConnectFlags(0)
+    )
+}

@@ -1,0 +1,235 @@
+// `defaults-gtk-test-helper preferences <settings.json>`: a preferences window made by
+// DefaultsAdwaita from keys of every row kind, for its tests. Needs a display (Xvfb in CI).
+//
+// The suite's system file is system.json beside the settings file. Keys: group "Editor":
+// fontSize (Int, 12, 6...72, "Font size"), showLineNumbers (Bool, true, "Show line numbers"),
+// theme (Theme, .system, "Colour theme"), zoom (Double, 1, 0.5...3, "Zoom"); group "You":
+// displayName (String?, "Display name"), title (String, "Untitled", no summary), windowSize
+// (Size, 800×600, "Window size": a read-only JSON row).
+//
+// Variables PREFS_<KEY> override keys for the run (`overrideWithEnvironment(prefix: "PREFS_")`).
+// It prints "event <key> <stored JSON or (none)>" on the main loop after each change of a key (after
+// the rows took it in), and "ready". Commands, one a line; each runs on the main loop and ends with "ok <command>"
+// once the loop has nothing left to do:
+//
+//     rows                       one line per row: "row <key> kind=<kind> value=<editor's value>
+//                                reset=<shown> status=<shown> sensitive=<row's> editable=<editor's>
+//                                bounds=<lower>..<upper> subtitle=<text> tip=<status icon's tooltip>"
+//                                (spaces in the last two as "_")
+//     set <key> <value>          sets the editor as the person would ("" for empty text)
+//     reset <key>                clicks the row's reset button
+//     resetall <group index>     clicks the group's "Reset all"
+//     search <text>              opens the window's search (its toggle button), types <text> in it, then prints "found <title>..." for each row shown
+//                                ("found" alone when none)
+//     screenshot <path>          a PNG of the window, through GTK's renderer
+//     write <key> <int>          writes from a background thread   sync   synchronize()
+import CAdw
+import DefaultsAdwaita
+import DefaultsGtk
+import DefaultsObservation
+import Foundation
+
+/// A window's size, stored as JSON: no row edits it.
+struct Size: Codable, Equatable, Defaults.Serializable {
+    var width: Int
+    var height: Int
+}
+
+/// The preferences window and its keys; used on the main loop only.
+@MainActor
+final class PreferencesSession {
+    let suite: Defaults.Suite
+    let window: PreferencesWindow
+    let keys: [Defaults._AnyKey]
+    private var observations: [Defaults.Observation] = []
+
+    init(file: URL) {
+        suite = Defaults.Suite(
+            fileURL: file,
+            systemFiles: [file.deletingLastPathComponent().appendingPathComponent("system.json")]
+        )
+        suite.overrideWithEnvironment(prefix: "PREFS_")
+        let fontSize = Defaults.Key<Int>("fontSize", default: 12, suite: suite, summary: "Font size", range: 6...72)
+        let showLineNumbers = Defaults.Key<Bool>(
+            "showLineNumbers",
+            default: true,
+            suite: suite,
+            summary: "Show line numbers"
+        )
+        let theme = Defaults.Key<Theme>("theme", default: .system, suite: suite, summary: "Colour theme")
+        let zoom = Defaults.Key<Double>("zoom", default: 1, suite: suite, summary: "Zoom", range: 0.5...3)
+        let displayName = Defaults.Key<String?>("displayName", suite: suite, summary: "Display name")
+        let title = Defaults.Key<String>("title", default: "Untitled", suite: suite)
+        let windowSize = Defaults.Key<Size>(
+            "windowSize",
+            default: Size(width: 800, height: 600),
+            suite: suite,
+            summary: "Window size"
+        )
+        window = PreferencesWindow(
+            title: "Editor preferences",
+            groups: [
+                PreferencesGroup(
+                    "Editor",
+                    [
+                        .row(fontSize, subtitle: "In points"), .row(showLineNumbers), .row(theme),
+                        .row(zoom, subtitle: "Of the text"),
+                    ]
+                ),
+                PreferencesGroup(
+                    "You",
+                    description: "How others see you",
+                    [.row(displayName, subtitle: "Shown to others"), .row(title), .row(windowSize)]
+                ),
+            ]
+        )
+        keys = [fontSize, showLineNumbers, theme, zoom, displayName, title, windowSize]
+        for key in keys {
+            let suite = suite
+            observations.append(
+                Defaults.observeOnMainLoop(keys: [key], options: []) {
+                    report("event \(key.name) \(suite.storedValue(named: key.name)?.description ?? "(none)")")
+                }
+            )
+        }
+        gtk_window_set_default_size(
+            UnsafeMutableRawPointer(window.window).assumingMemoryBound(to: GtkWindow.self),
+            600,
+            760
+        )
+        window.present()
+    }
+
+    func run(_ words: [String]) {
+        switch words.first {
+        case "rows":
+            for row in window.pages[0].rows { report(describe(row)) }
+        case "set":
+            guard words.count == 3, let row = window.row(named: words[1]), let editor = row.editor else { return }
+            let value = words[2]
+            switch row.kind {
+            case .toggle: gtk_switch_set_active(OpaquePointer(editor), value == "true" ? 1 : 0)
+            case .number: gtk_spin_button_set_value(OpaquePointer(editor), Double(value) ?? 0)
+            case .choice: adw_combo_row_set_selected(typed(editor), UInt32(value) ?? 0)
+            case .text: gtk_editable_set_text(OpaquePointer(editor), value == "\"\"" ? "" : value)
+            case .json: break
+            }
+        case "reset":
+            if words.count == 2, let row = window.row(named: words[1]) { cadw_click(row.resetButton) }
+        case "resetall":
+            if words.count == 2, let index = Int(words[1]) { cadw_click(window.pages[0].resetAllButtons[index]) }
+        case "search":
+            var entries: [Widget] = []
+            walk(window.window) { widget in
+                // The search opened, as the person opens it: its button (the window's one toggle).
+                if cadw_is_toggle_button(widget) != 0 { gtk_toggle_button_set_active(typed(widget), 1) }
+                if cadw_is_search_entry(widget) != 0 { entries.append(widget) }
+            }
+            guard let entry = entries.first else { return report("no search entry") }
+            // NB: at once, not after the entry's usual pause for typing.
+            gtk_search_entry_set_search_delay(OpaquePointer(entry), 0)
+            gtk_editable_set_text(OpaquePointer(entry), words.dropFirst().joined(separator: " "))
+            whenSettled { [window] in
+                var titles: [String] = []
+                walk(window.window) { widget in
+                    guard cadw_is_preferences_row(widget) != 0, isShown(widget) else { return }
+                    titles.append(
+                        String(cString: adw_preferences_row_get_title(typed(widget)))
+                            .replacingOccurrences(of: " ", with: "_")
+                    )
+                }
+                report((["found"] + titles).joined(separator: " "))
+            }
+        case "screenshot":
+            if words.count == 2 {
+                report(savePNG(UnsafeMutableRawPointer(window.window), to: words[1]) ? "saved" : "not saved")
+            }
+        default:
+            report("unknown command \(words.joined(separator: " "))")
+        }
+    }
+
+    private func describe(_ row: PreferencesRowWidgets) -> String {
+        func flag(_ value: gboolean) -> String { value != 0 ? "true" : "false" }
+        func words(_ text: UnsafePointer<CChar>?) -> String {
+            guard let text else { return "-" }
+            let string = String(cString: text)
+            return string.isEmpty
+                ? "-"
+                : string.replacingOccurrences(of: " ", with: "_")
+                    .replacingOccurrences(of: "\n", with: "/")
+        }
+        var line = "row \(row.keyName) kind=\(row.kind)"
+        switch row.kind {
+        case .toggle: line += " value=\(propertyText(row.editor!, "active"))"
+        case .number:
+            let adjustment = gtk_spin_button_get_adjustment(OpaquePointer(row.editor!))
+            line += " value=\(gtk_spin_button_get_value(OpaquePointer(row.editor!)))"
+            line += " bounds=\(gtk_adjustment_get_lower(adjustment))..\(gtk_adjustment_get_upper(adjustment))"
+            line += " step=\(gtk_adjustment_get_step_increment(adjustment))"
+        case .choice:
+            let selected = adw_combo_row_get_selected(typed(row.row))
+            let item = adw_combo_row_get_selected_item(typed(row.row))
+            let name = item.map { String(cString: gtk_string_object_get_string(OpaquePointer($0))) } ?? "-"
+            line += " value=\(selected) name=\(name.replacingOccurrences(of: " ", with: "_"))"
+        case .text: line += " value=\(propertyText(row.editor!, "text"))"
+        case .json: break
+        }
+        line += " reset=\(flag(gtk_widget_get_visible(row.resetButton)))"
+        line += " status=\(flag(gtk_widget_get_visible(row.statusIcon)))"
+        line += " sensitive=\(flag(gtk_widget_get_sensitive(row.row)))"
+        if let editor = row.editor { line += " editable=\(flag(gtk_widget_is_sensitive(editor)))" }
+        line += " title=\(words(adw_preferences_row_get_title(typed(row.row))))"
+        if row.kind != .text { line += " subtitle=\(words(adw_action_row_get_subtitle(typed(row.row))))" }
+        line += " tip=\(words(gtk_widget_get_tooltip_text(row.statusIcon)))"
+        return line
+    }
+}
+
+/// Whether `widget` is shown once the window is drawn next: it and every widget above it are
+/// visible, and none is a stack's page that is not the one shown.
+@MainActor
+func isShown(_ widget: Widget) -> Bool {
+    var current: Widget? = widget
+    while let next = current {
+        if gtk_widget_get_visible(next) == 0 || gtk_widget_get_child_visible(next) == 0 { return false }
+        current = gtk_widget_get_parent(next)
+    }
+    return true
+}
+
+/// Calls `body` with `widget` and each widget beneath it.
+@MainActor
+func walk(_ widget: Widget, _ body: (Widget) -> Void) {
+    body(widget)
+    var child = gtk_widget_get_first_child(widget)
+    while let next = child {
+        walk(next, body)
+        child = gtk_widget_get_next_sibling(next)
+    }
+}
+
+func runPreferences(file: URL) -> Never {
+    gtk_init()
+    GLibMainLoop.driveMainActor()
+    MainActor.assumeIsolated { disableAnimations() }
+    let session = MainActor.assumeIsolated { PreferencesSession(file: file) }
+    let suite = MainActor.assumeIsolated { session.suite }
+    readCommands(suite: suite) { line, words in
+        if words.first == "write" {
+            if words.count == 3, let value = Int(words[2]) {
+                suite[Defaults.Key<Int>(words[1], default: 0, suite: suite)] = value
+            }
+            report("ok \(line)")
+        } else {
+            GLibMainLoop.deliver {
+                session.run(words)
+                whenSettled { report("ok \(line)") }
+            }
+        }
+    }
+    GLibMainLoop.deliver { whenSettled { report("ready") } }
+    while true {
+        g_main_context_iteration(nil, 1)
+    }
+}
