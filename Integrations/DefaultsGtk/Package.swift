@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "DefaultsGtk", targets: ["DefaultsGtk"]),
         .library(name: "DefaultsAdwaita", targets: ["DefaultsAdwaita"]),
+        .executable(name: "defaults-editor", targets: ["defaults-editor"]),
     ],
     dependencies: [
         .package(name: "Defaults", path: "../..")
@@ -38,6 +39,13 @@ let package = Package(
             name: "DefaultsAdwaita",
             dependencies: ["CAdw", "DefaultsGtk", .product(name: "DefaultsObservation", package: "Defaults")]
         ),
+        // The settings of any program, in a window made from the schema it published.
+        .executableTarget(
+            name: "defaults-editor",
+            dependencies: [
+                "DefaultsAdwaita", "DefaultsGtk", .product(name: "DefaultsObservation", package: "Defaults"),
+            ]
+        ),
         // A GTK program for the tests: runs GLib's main loop on its main thread and reports on
         // which thread each kind of observer was called, or runs a window of bound widgets.
         .executableTarget(
@@ -51,6 +59,7 @@ let package = Package(
             dependencies: [
                 "DefaultsGtk",
                 "defaults-gtk-test-helper",
+                "defaults-editor",
                 .product(name: "defaults", package: "Defaults"),
             ]
         ),

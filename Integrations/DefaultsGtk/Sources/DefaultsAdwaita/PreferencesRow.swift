@@ -26,13 +26,15 @@ public struct PreferencesRow {
     public let title: String
     /// The line under the title, when the caller gave one.
     public let subtitle: String?
-    /// The key, to reset it.
-    let key: Defaults._AnyKey
+    /// The key's suite.
+    let suite: Defaults.Suite
+    /// Removes the key from the user's settings.
+    let reset: @MainActor @Sendable () -> Void
     /// Makes the row's widgets and binds the editor.
     let make: @MainActor (_ title: String, _ subtitle: String?) -> (row: Widget, editor: Widget?, kind: Kind)
     /// Where the key's value comes from now.
     let source: @MainActor @Sendable () -> Defaults.ValueSource
-    /// The value's JSON, for a read-only row: `nil` for the default.
+    /// The value's JSON, for a read-only row.
     let shownJSON: (@MainActor @Sendable () -> String)?
     /// Observes the key, calling the handler on the main loop after each change.
     let observe: @MainActor (@escaping @MainActor @Sendable () -> Void) -> Defaults.Observation
@@ -60,7 +62,8 @@ public struct PreferencesRow {
         keyName = key.name
         title = key.summary ?? key.name
         self.subtitle = subtitle
-        self.key = key
+        suite = key.suite
+        reset = { key.reset() }
         self.make = make
         source = { key.suite.source(of: key) }
         if json {
@@ -69,6 +72,27 @@ public struct PreferencesRow {
             shownJSON = nil
         }
         observe = { handler in Defaults.observeOnMainLoop(key, options: []) { _ in handler() } }
+    }
+
+    /// A read-only row of the value named `name` in `suite`, which no key of this program
+    /// describes.
+    init(named name: String, in suite: Defaults.Suite, title: String?, subtitle: String?) {
+        keyName = name
+        self.title = title ?? name
+        self.subtitle = subtitle
+        self.suite = suite
+        reset = { Defaults.reset([name], suite: suite) }
+        make = { title, _ in
+            let row = actionRow(title, nil)
+            adw_action_row_set_subtitle_lines(typed(row), 6)
+            return (row, nil, .json)
+        }
+        source = { suite.source(ofValueNamed: name) }
+        shownJSON = { @MainActor @Sendable in suite.storedValue(named: name)?.description ?? "(none)" }
+        observe = { handler in
+            // Any change of the suite: no key names the value to observe it by.
+            Defaults.observe(suite: suite, options: []) { GLibMainLoop.deliver(handler) }
+        }
     }
 }
 
@@ -176,22 +200,52 @@ extension PreferencesRow {
         names name: @escaping @MainActor (Value) -> String
     ) -> PreferencesRow {
         PreferencesRow(key, subtitle: subtitle) { title, subtitle in
-            let row = adw_combo_row_new()!
-            adw_preferences_row_set_title(typed(row), title)
-            if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
-            let names = Value.allCases.map { strdup(name($0)) } + [nil]
-            defer { for name in names { free(name) } }
-            let model = names.withUnsafeBufferPointer { buffer in
-                buffer.baseAddress!
-                    .withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
-                        gtk_string_list_new($0)!
-                    }
+            comboRow(title, subtitle, names: Value.allCases.map(name)) {
+                Defaults.bind(key, to: $0, property: "selected", mapping: .caseIndex)
             }
-            adw_combo_row_set_model(typed(row), model)
-            g_object_unref(UnsafeMutableRawPointer(model))
-            Defaults.bind(key, to: row, property: "selected", mapping: .caseIndex)
-            return (row, row, .choice)
         }
+    }
+
+    /// A combo row for a text key limited to `choices` (as a published schema's `enum` lists
+    /// them), each shown by its readable name.
+    ///
+    /// A stored string that is none of the choices shows nothing selected, and is left as it is
+    /// until the person picks one.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - choices: The strings it may hold, in the order to list them.
+    ///   - subtitle: A line under the title.
+    public static func row(_ key: Defaults.Key<String>, choices: [String], subtitle: String? = nil) -> PreferencesRow {
+        let mapping = PropertyMapping<String>(
+            toProperty: { value in .uint(UInt64(choices.firstIndex(of: value) ?? Int(GTK_INVALID_LIST_POSITION))) },
+            fromProperty: { property in
+                guard let index = property.integer(as: Int.self), choices.indices.contains(index) else { return nil }
+                return choices[index]
+            }
+        )
+        return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
+            comboRow(title, subtitle, names: choices.map(readableName)) {
+                Defaults.bind(key, to: $0, property: "selected", mapping: mapping)
+            }
+        }
+    }
+
+    /// A read-only row showing the JSON stored under `name` in `suite`, for a value no key of
+    /// this program describes (a setting of another program, or of a later version).
+    ///
+    /// - Parameters:
+    ///   - name: The stored value's name.
+    ///   - suite: The suite.
+    ///   - title: The row's title; the name by default.
+    ///   - subtitle: A line above the JSON, under the title.
+    public static func json(
+        named name: String,
+        in suite: Defaults.Suite,
+        title: String? = nil,
+        subtitle: String? = nil
+    ) -> PreferencesRow {
+        PreferencesRow(named: name, in: suite, title: title, subtitle: subtitle)
     }
 
     /// An entry row for a text key.
@@ -264,6 +318,30 @@ private func actionRow(_ title: String, _ subtitle: String?) -> Widget {
     adw_preferences_row_set_title(typed(row), title)
     if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
     return row
+}
+
+@MainActor
+private func comboRow(
+    _ title: String,
+    _ subtitle: String?,
+    names: [String],
+    bind: (Widget) -> Void
+) -> (row: Widget, editor: Widget?, kind: PreferencesRow.Kind) {
+    let row = adw_combo_row_new()!
+    adw_preferences_row_set_title(typed(row), title)
+    if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
+    let strings = names.map { strdup($0) } + [nil]
+    defer { for string in strings { free(string) } }
+    let model = strings.withUnsafeBufferPointer { buffer in
+        buffer.baseAddress!
+            .withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+                gtk_string_list_new($0)!
+            }
+    }
+    adw_combo_row_set_model(typed(row), model)
+    g_object_unref(UnsafeMutableRawPointer(model))
+    bind(row)
+    return (row, row, .choice)
 }
 
 @MainActor

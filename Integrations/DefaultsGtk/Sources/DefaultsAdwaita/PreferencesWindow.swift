@@ -91,8 +91,14 @@ public final class PreferencesPage {
         gtk_widget_add_css_class(resetAll, "flat")
         gtk_widget_set_valign(resetAll, GTK_ALIGN_CENTER)
         adw_preferences_group_set_header_suffix(typed(box), resetAll)
-        let keys = group.rows.map(\.key)
-        connect(resetAll, "clicked", RowController.Handler { Defaults.reset(keys) })
+        // One reset of each suite's keys: one write, one change.
+        var names: [ObjectIdentifier: (suite: Defaults.Suite, names: [String])] = [:]
+        for row in group.rows { names[ObjectIdentifier(row.suite), default: (row.suite, [])].names.append(row.keyName) }
+        connect(
+            resetAll,
+            "clicked",
+            RowController.Handler { for each in names.values { Defaults.reset(each.names, suite: each.suite) } }
+        )
         resetAllButtons.append(resetAll)
         for row in group.rows {
             let widgets = RowController.make(row)
@@ -132,6 +138,21 @@ public final class PreferencesWindow {
         adw_preferences_window_set_search_enabled(typed(window), 1)
         self.pages = pages
         for page in pages { adw_preferences_window_add(typed(window), typed(page.page)) }
+        // NB: a handler of its own, which returns FALSE: "close-request" lets the window close then.
+        let closing: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, data in
+            guard let data else { return 0 }
+            let handler = Unmanaged<RowController.Handler>.fromOpaque(data).takeUnretainedValue()
+            MainActor.assumeIsolated { handler.run() }
+            return 0
+        }
+        g_signal_connect_data(
+            window,
+            "close-request",
+            unsafeBitCast(closing, to: GCallback.self),
+            Unmanaged.passRetained(RowController.Handler { [weak self] in self?.isOpen = false }).toOpaque(),
+            { data, _ in if let data { Unmanaged<RowController.Handler>.fromOpaque(data).release() } },
+            GConnectFlags(0)
+        )
     }
 
     /// A window of one page of `groups`.
@@ -146,6 +167,18 @@ public final class PreferencesWindow {
     /// Shows the window.
     public func present() {
         gtk_window_present(typed(window))
+    }
+
+    /// Whether the window is still open: `false` once the person closed it.
+    public private(set) var isOpen = true
+
+    /// Saves a picture of the window, as drawn now, to a PNG at `path` (for self-tests and
+    /// documentation), through GTK's renderer; no screen capture.
+    ///
+    /// - Returns: Whether the file was written: `false` while the window is not drawn yet.
+    @discardableResult
+    public func savePicture(to path: String) -> Bool {
+        cadw_save_png(window, path) != 0
     }
 
     /// The widgets of the row of the key named `name`, on any page.
@@ -204,8 +237,7 @@ final class RowController {
             statusIcon: status
         )
         let controller = RowController(row: row, widgets: widgets)
-        let key = row.key
-        connect(reset, "clicked", Handler { Defaults.reset([key]) })
+        connect(reset, "clicked", Handler(row.reset))
         controller.observation = row.observe { [weak controller] in controller?.update() }
         controller.update()
         // Held by the row, released when it is finalized.

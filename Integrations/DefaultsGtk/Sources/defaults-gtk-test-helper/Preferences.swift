@@ -1,5 +1,8 @@
 // `defaults-gtk-test-helper preferences <settings.json>`: a preferences window made by
 // DefaultsAdwaita from keys of every row kind, for its tests. Needs a display (Xvfb in CI).
+// `defaults-gtk-test-helper editor <settings.json>`: the window defaults-editor shows, made from
+// the schema beside the file; it prints "changed" after each change of the suite instead of
+// events, and takes the same commands.
 //
 // The suite's system file is system.json beside the settings file. Keys: group "Editor":
 // fontSize (Int, 12, 6...72, "Font size"), showLineNumbers (Bool, true, "Show line numbers"),
@@ -40,9 +43,25 @@ struct Size: Codable, Equatable, Defaults.Serializable {
 final class PreferencesSession {
     let suite: Defaults.Suite
     let window: PreferencesWindow
-    let keys: [Defaults._AnyKey]
     private var observations: [Defaults.Observation] = []
 
+    /// The window `defaults-editor` shows for `file`: made from the schema beside it.
+    init(editing file: URL) {
+        suite = Defaults.Suite(fileURL: file)
+        let schemaFile = Defaults.Suite.schemaFileURL(forSettingsFile: file)
+        let schema = FileManager.default.contents(atPath: schemaFile.path)
+            .flatMap { try? Defaults.JSONValue(parsing: Array($0)) }
+        window = PreferencesWindow(title: "Settings", pages: [PreferencesPage(schema: schema, suite: suite)])
+        // No keys to name: each change of the suite, once the rows took it in.
+        observations.append(
+            Defaults.observe(suite: suite, options: []) {
+                GLibMainLoop.deliver { report("changed") }
+            }
+        )
+        show()
+    }
+
+    /// The helper's own window (see the top of the file).
     init(file: URL) {
         suite = Defaults.Suite(
             fileURL: file,
@@ -83,7 +102,7 @@ final class PreferencesSession {
                 ),
             ]
         )
-        keys = [fontSize, showLineNumbers, theme, zoom, displayName, title, windowSize]
+        let keys: [Defaults._AnyKey] = [fontSize, showLineNumbers, theme, zoom, displayName, title, windowSize]
         for key in keys {
             let suite = suite
             observations.append(
@@ -92,6 +111,10 @@ final class PreferencesSession {
                 }
             )
         }
+        show()
+    }
+
+    private func show() {
         gtk_window_set_default_size(
             UnsafeMutableRawPointer(window.window).assumingMemoryBound(to: GtkWindow.self),
             600,
@@ -209,11 +232,13 @@ func walk(_ widget: Widget, _ body: (Widget) -> Void) {
     }
 }
 
-func runPreferences(file: URL) -> Never {
+func runPreferences(file: URL, editing: Bool) -> Never {
     gtk_init()
     GLibMainLoop.driveMainActor()
     MainActor.assumeIsolated { disableAnimations() }
-    let session = MainActor.assumeIsolated { PreferencesSession(file: file) }
+    let session = MainActor.assumeIsolated {
+        editing ? PreferencesSession(editing: file) : PreferencesSession(file: file)
+    }
     let suite = MainActor.assumeIsolated { session.suite }
     readCommands(suite: suite) { line, words in
         if words.first == "write" {

@@ -67,7 +67,7 @@ final class EditorModel: @unchecked Sendable {  // the wrapper is set once; valu
 }
 
 let arguments = CommandLine.arguments
-let modes = ["delivery", "bindings", "preferences", "misbind-property", "misbind-type", "misbind-action-map"]
+let modes = ["delivery", "bindings", "preferences", "editor", "misbind-property", "misbind-type", "misbind-action-map"]
 guard arguments.count == 3, modes.contains(arguments[1]) else {
     FileHandle.standardError.write(
         Data("usage: defaults-gtk-test-helper \(modes.joined(separator: "|")) <settings.json>\n".utf8)
@@ -77,8 +77,8 @@ guard arguments.count == 3, modes.contains(arguments[1]) else {
 if arguments[1] == "bindings" {
     runBindings(file: URL(fileURLWithPath: arguments[2]))
 }
-if arguments[1] == "preferences" {
-    runPreferences(file: URL(fileURLWithPath: arguments[2]))
+if arguments[1] == "preferences" || arguments[1] == "editor" {
+    runPreferences(file: URL(fileURLWithPath: arguments[2]), editing: arguments[1] == "editor")
 }
 if arguments[1].hasPrefix("misbind-") {
     misbind(arguments[1], file: URL(fileURLWithPath: arguments[2]))

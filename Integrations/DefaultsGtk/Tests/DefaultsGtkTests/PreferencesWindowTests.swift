@@ -1,23 +1,6 @@
 import Foundation
 import Testing
 
-/// The rows of the helper's preferences window (see its Preferences.swift), read through GTK's
-/// and libadwaita's API: each row's words by key.
-private func rows(_ session: BoundWindowSession) async -> [String: [String: String]] {
-    let lines = await session.run("rows")
-    var rows: [String: [String: String]] = [:]
-    for line in lines where line.hasPrefix("row ") {
-        let words = line.split(separator: " ")
-        var fields: [String: String] = [:]
-        for word in words.dropFirst(2) {
-            let parts = word.split(separator: "=", maxSplits: 1)
-            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
-        }
-        rows[String(words[1])] = fields
-    }
-    return rows
-}
-
 /// A preferences window made from keys by DefaultsAdwaita, on an X server of its own: the right
 /// row for each key's type, titled from its summary, bounded by its range, following changes
 /// made anywhere, writing the person's, resetting, and showing locks and overrides.
@@ -25,7 +8,7 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
     @Test func eachKeyGetsTheRowItsTypeNeedsAndTheWindowWritesNothing() async throws {
         let session = try await BoundWindowSession(mode: "preferences")
         defer { session.close() }
-        let shown = await rows(session)
+        let shown = await windowRows(session)
         #expect(shown["fontSize"]?["kind"] == "number" && shown["fontSize"]?["title"] == "Font_size")
         #expect(shown["fontSize"]?["bounds"] == "6.0..72.0" && shown["fontSize"]?["step"] == "1.0", "\(shown)")
         #expect(shown["fontSize"]?["value"] == "12.0" && shown["fontSize"]?["subtitle"] == "In_points")
@@ -47,7 +30,7 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
         defer { session.close() }
         _ = try await session.outside(["write", "fontSize", "18"], until: "event fontSize 18")
         _ = try await session.outside(["write", "theme", #""dark""#], until: #"event theme "dark""#)
-        var shown = await rows(session)
+        var shown = await windowRows(session)
         #expect(shown["fontSize"]?["value"] == "18.0" && shown["fontSize"]?["reset"] == "true", "\(shown)")
         #expect(shown["theme"]?["value"] == "2" && shown["theme"]?["name"] == "Dark", "\(shown)")
 
@@ -56,7 +39,7 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
             #"{"fontSize": 18, "theme": "dark", "zoom": 1.5, "displayName": "Ada", "windowSize": {"width": 1024, "height": 700}}"#
         try Data(edited.utf8).write(to: session.file, options: .atomic)
         _ = await session.lines(until: #"event windowSize {"height":700,"width":1024}"#)
-        shown = await rows(session)
+        shown = await windowRows(session)
         #expect(shown["zoom"]?["value"] == "1.5" && shown["displayName"]?["value"] == "Ada", "\(shown)")
         #expect(shown["windowSize"]?["subtitle"] == #"{"height":700,"width":1024}"#, "\(shown)")
         #expect(shown["windowSize"]?["reset"] == "true" && shown["title"]?["reset"] == "false", "\(shown)")
@@ -83,7 +66,7 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
 
         lines = await session.run("reset fontSize")
         #expect(lines.contains("event fontSize (none)"), "\(lines)")
-        var shown = await rows(session)
+        var shown = await windowRows(session)
         #expect(shown["fontSize"]?["value"] == "12.0" && shown["fontSize"]?["reset"] == "false", "\(shown)")
         stored = try await session.stored()
         #expect(stored["fontSize"] == nil && stored["zoom"] != nil, "reset removes the key alone: \(stored)")
@@ -92,7 +75,7 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
         _ = await session.run("resetall 0")
         stored = try await session.stored()
         #expect(stored.keys.sorted() == ["displayName"], "\(stored)")
-        shown = await rows(session)
+        shown = await windowRows(session)
         #expect(shown["theme"]?["name"] == "System" && shown["zoom"]?["value"] == "1.0", "\(shown)")
     }
 
@@ -103,14 +86,14 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
         }
         defer { session.close() }
         let system = session.directory.appendingPathComponent("system.json")
-        var shown = await rows(session)
+        var shown = await windowRows(session)
         let locked = shown["showLineNumbers"] ?? [:]
         #expect(locked["value"] == "false" && locked["sensitive"] == "false" && locked["editable"] == "false")
         #expect(locked["status"] == "true" && locked["tip"] == "Locked_by_\(system.path)", "\(locked)")
 
         try Data(#"{ "showLineNumbers": false }"#.utf8).write(to: system)
         _ = await session.lines(until: "event showLineNumbers false")
-        shown = await rows(session)
+        shown = await windowRows(session)
         let lifted = shown["showLineNumbers"] ?? [:]
         #expect(
             lifted["sensitive"] == "true" && lifted["editable"] == "true" && lifted["status"] == "false",
@@ -136,7 +119,7 @@ private func rows(_ session: BoundWindowSession) async -> [String: [String: Stri
     @Test func aKeyOverriddenForThisRunSaysSo() async throws {
         let session = try await BoundWindowSession(mode: "preferences", environment: ["PREFS_ZOOM": "2"])
         defer { session.close() }
-        let zoom = await rows(session)["zoom"] ?? [:]
+        let zoom = await windowRows(session)["zoom"] ?? [:]
         #expect(zoom["value"] == "2.0" && zoom["status"] == "true", "\(zoom)")
         let words = "Set_for_this_run_by_the_environment_variable_PREFS_ZOOM"
         #expect(zoom["tip"] == words && zoom["subtitle"] == "Of_the_text_—_" + words, "\(zoom)")

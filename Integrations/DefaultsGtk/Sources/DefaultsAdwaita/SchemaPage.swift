@@ -1,0 +1,134 @@
+import CAdw
+import DefaultsGtk
+import DefaultsObservation
+import Foundation
+
+extension PreferencesPage {
+    /// A page made from the schema a program published beside its settings file
+    /// (`settings.schema.json`, see `Defaults.Suite.publishSchema(for:migrations:)`): the window
+    /// `defaults-editor` shows for a program this one knows nothing of.
+    ///
+    /// Each described key gets the row its schema type needs, as a key of that type would: a
+    /// boolean a switch; an integer or a number a spin button bounded by its `minimum` and
+    /// `maximum`; a string with an `enum` a combo row; a string, or a string or null, an entry row;
+    /// anything else read-only JSON. A row is titled with the key's `description` (its name when
+    /// there is none), with the name under it. Secrets are left out. Values in the file the
+    /// schema does not describe follow in a group of their own, as JSON.
+    ///
+    /// - Parameters:
+    ///   - schema: The published schema, as read from its file.
+    ///   - suite: The suite the schema describes.
+    ///   - title: The page's title.
+    public convenience init(schema: Defaults.JSONValue?, suite: Defaults.Suite, title: String = "Settings") {
+        var properties: [String: [String: Defaults.JSONValue]] = [:]
+        if case .object(let document)? = schema, case .object(let described)? = document["properties"] {
+            for (name, property) in described where name != "$schema" {
+                if case .object(let members) = property { properties[name] = members }
+            }
+        }
+        let described = properties.keys.sorted()
+            .compactMap { name -> PreferencesRow? in
+                schemaRow(name, properties[name]!, suite: suite)
+            }
+        let others = suite.userStoredValues().keys.filter { properties[$0] == nil }.sorted()
+            .map { PreferencesRow.json(named: $0, in: suite) }
+        var groups: [PreferencesGroup] = []
+        if !described.isEmpty { groups.append(PreferencesGroup("Described by the program", described)) }
+        if !others.isEmpty {
+            groups.append(
+                PreferencesGroup("Not described", description: "In the file, but not in the program's schema", others)
+            )
+        }
+        self.init(title: title, groups: groups)
+    }
+}
+
+/// The row a key's schema property asks for; `nil` for a secret.
+@MainActor
+private func schemaRow(_ name: String, _ property: [String: Defaults.JSONValue], suite: Defaults.Suite)
+    -> PreferencesRow?
+{
+    if property["x-secret"] == .bool(true) { return nil }
+    var summary: String?
+    if case .string(let text)? = property["description"] { summary = text }
+    // Under the summary, the name the file and `defaults` use.
+    let subtitle = summary == nil ? nil : name
+    let fallback = PreferencesRow.json(named: name, in: suite, title: summary, subtitle: subtitle)
+    if case .array(let values)? = property["enum"] {
+        let choices = values.compactMap { value -> String? in
+            if case .string(let text) = value { return text }
+            return nil
+        }
+        guard choices.count == values.count, !choices.isEmpty else { return fallback }
+        let initial = text(property["default"]) ?? choices[0]
+        return .row(key(name, initial, suite, summary), choices: choices, subtitle: subtitle)
+    }
+    switch (kind(of: property), property["default"]) {
+    case ("boolean", let initial):
+        var value = false
+        if case .bool(let given)? = initial { value = given }
+        return .row(key(name, value, suite, summary), subtitle: subtitle)
+    case ("integer", let initial):
+        let value = number(initial).flatMap { Int(exactly: $0) } ?? 0
+        if let lower = number(property["minimum"]).flatMap({ Int(exactly: $0) }),
+            let upper = number(property["maximum"]).flatMap({ Int(exactly: $0) }), lower <= upper
+        {
+            let key = Defaults.Key<Int>(name, default: value, suite: suite, summary: summary, range: lower...upper)
+            return .row(key, subtitle: subtitle)
+        }
+        return .row(key(name, value, suite, summary), subtitle: subtitle)
+    case ("number", let initial):
+        let value = number(initial) ?? 0
+        if let lower = number(property["minimum"]), let upper = number(property["maximum"]), lower <= upper {
+            let key = Defaults.Key<Double>(name, default: value, suite: suite, summary: summary, range: lower...upper)
+            return .row(key, subtitle: subtitle)
+        }
+        return .row(key(name, value, suite, summary), subtitle: subtitle)
+    case ("string", let initial):
+        return .row(
+            key(name, text(initial) ?? "", suite, summary),
+            subtitle: subtitle
+        )
+    case ("string or null", _):
+        let key =
+            summary.map { Defaults.Key<String?>(name, suite: suite, summary: $0) }
+            ?? Defaults.Key<String?>(name, suite: suite)
+        return .row(key, subtitle: subtitle)
+    default:
+        return fallback
+    }
+}
+
+/// A key made for the editor, with the summary when the schema gives one.
+private func key<Value: Defaults.Serializable>(
+    _ name: String,
+    _ value: Value,
+    _ suite: Defaults.Suite,
+    _ summary: String?
+) -> Defaults.Key<Value> {
+    guard let summary else { return Defaults.Key(name, default: value, suite: suite) }
+    return Defaults.Key(name, default: value, suite: suite, summary: summary)
+}
+
+/// A property's JSON type: its `type`, or "string or null" for `anyOf` a string and null (how a
+/// `String?` is published).
+private func kind(of property: [String: Defaults.JSONValue]) -> String? {
+    if case .string(let type)? = property["type"] { return type }
+    if case .array(let options)? = property["anyOf"], options.count == 2,
+        options.contains(.object(["type": .string("null")])),
+        options.contains(.object(["type": .string("string")]))
+    {
+        return "string or null"
+    }
+    return nil
+}
+
+private func number(_ value: Defaults.JSONValue?) -> Double? {
+    if case .number(let text)? = value { return Double(text) }
+    return nil
+}
+
+private func text(_ value: Defaults.JSONValue?) -> String? {
+    if case .string(let text)? = value { return text }
+    return nil
+}
