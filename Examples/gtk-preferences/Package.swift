@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
-// A GTK 4 preferences window bound to settings with DefaultsGtk. A package of its own, so the root
-// package keeps no dependencies and builds where GTK is absent. Needs Debian's libgtk-4-dev.
+// A GTK 4 preferences window made from settings with DefaultsAdwaita. A package of its own, so the
+// root package keeps no dependencies and builds where GTK is absent. Needs Debian's libgtk-4-dev
+// and libadwaita-1-dev.
 import PackageDescription
 
 let package = Package(
@@ -14,6 +15,7 @@ let package = Package(
             name: "gtk-preferences",
             dependencies: [
                 .product(name: "DefaultsGtk", package: "DefaultsGtk"),
+                .product(name: "DefaultsAdwaita", package: "DefaultsGtk"),
                 .product(name: "DefaultsObservation", package: "Defaults"),
             ]
         )

@@ -1,4 +1,4 @@
-import CGtk
+import CAdw
 import DefaultsGtk
 import DefaultsObservation
 import Foundation
@@ -28,7 +28,7 @@ struct SelfTest {
         // Wakes the loop below every 20 ms, so a deadline is noticed while nothing else happens.
         g_timeout_add(20, { _ in 1 }, nil)
 
-        let window = PreferencesWindow(printsChanges: false)
+        let window = EditorWindow(printsChanges: false)
         window.present()
         // Every change of the four keys, from whichever thread: the writes that changed a value.
         let changes = ChangeCounter()
@@ -54,10 +54,10 @@ struct SelfTest {
         editByHand { $0["showLineNumbers"] = false }
         check("a hand edit of the file turns the switch off", pump { !isOn(window) })
 
-        gtk_drop_down_set_selected(OpaquePointer(window.themeDropDown), 2)
+        adw_combo_row_set_selected(typed(window.themeRow), 2)
         try? Preferences.suite.synchronize()
         check(
-            "choosing \"dark\" in the drop-down writes the key to the file",
+            "choosing \"Dark\" in the combo row writes the key to the file",
             storedValue("theme") as? String == "dark"
         )
 
@@ -70,11 +70,11 @@ struct SelfTest {
 
         gtk_widget_activate_action_variant(window.window, "prefs.theme", g_variant_new_string("solarized"))
         check(
-            "the View menu's theme item chooses it in the drop-down",
+            "the theme action (a menu's item) chooses it in the combo row",
             pump { selectedTheme(window) == .solarized }
         )
         gtk_widget_activate_action_variant(window.window, "prefs.showLineNumbers", nil)
-        check("the View menu's line numbers item turns the switch on", pump { isOn(window) })
+        check("the line numbers action (a menu's item) turns the switch on", pump { isOn(window) })
 
         // NB: a button's activation clicks it a moment later, as a key press would.
         gtk_widget_activate(window.resetButtons["fontSize"]!)
@@ -165,7 +165,9 @@ struct SelfTest {
             print("GSettings comparison not run: glib-compile-schemas (Debian's libglib2.0-bin) is missing")
         }
 
-        // The picture: settings as a person might leave them, drawn by the main loop first.
+        // The picture: settings as a person might leave them, drawn by the main loop first, with
+        // animations off so no row is caught halfway through one.
+        cadw_set_animations(0)
         window.model.theme = .solarized
         window.model.displayName = "Ada"
         window.model.fontSize = 14
@@ -176,7 +178,7 @@ struct SelfTest {
         settle()
         waitForFrames(of: window.window)
         let screenshot = folder + "/window.png"
-        check("the window renders to \(screenshot)", cgtk_save_png(window.window, screenshot) != 0)
+        check("the window renders to \(screenshot)", window.preferences.savePicture(to: screenshot))
         gtk_window_destroy(typed(window.window))
         return finish()
     }

@@ -1,4 +1,4 @@
-import CGtk
+import CAdw
 import DefaultsGtk
 import DefaultsObservation
 import Foundation
@@ -6,24 +6,24 @@ import Synchronization
 
 // MARK: - Reading the widgets
 
-@MainActor func spin(_ window: PreferencesWindow) -> Int {
+@MainActor func spin(_ window: EditorWindow) -> Int {
     Int(gtk_spin_button_get_value_as_int(OpaquePointer(window.fontSizeSpin)))
 }
 
-@MainActor func isOn(_ window: PreferencesWindow) -> Bool {
+@MainActor func isOn(_ window: EditorWindow) -> Bool {
     gtk_switch_get_active(OpaquePointer(window.lineNumbersSwitch)) != 0
 }
 
-@MainActor func selectedTheme(_ window: PreferencesWindow) -> Theme? {
-    let index = Int(gtk_drop_down_get_selected(OpaquePointer(window.themeDropDown)))
+@MainActor func selectedTheme(_ window: EditorWindow) -> Theme? {
+    let index = Int(adw_combo_row_get_selected(typed(window.themeRow)))
     return Theme.allCases.indices.contains(index) ? Theme.allCases[index] : nil
 }
 
-@MainActor func entryText(_ window: PreferencesWindow) -> String {
+@MainActor func entryText(_ window: EditorWindow) -> String {
     String(cString: gtk_editable_get_text(OpaquePointer(window.nameEntry)))
 }
 
-@MainActor func label(_ window: PreferencesWindow) -> String {
+@MainActor func label(_ window: EditorWindow) -> String {
     String(cString: gtk_label_get_text(OpaquePointer(window.previewLabel)))
 }
 
@@ -43,7 +43,7 @@ final class PropertyWatch {
             Unmanaged<PropertyWatch>.fromOpaque(data!).takeUnretainedValue().lastChange = monotonicNanoseconds()
         }
         // NB: kept for the program's life: the widget outlives the checks.
-        cgtk_connect(
+        cadw_connect(
             widget,
             "notify::\(property)",
             unsafeBitCast(changed, to: GCallback.self),

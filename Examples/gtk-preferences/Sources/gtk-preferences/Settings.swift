@@ -27,8 +27,19 @@ enum Preferences {
 }
 
 extension Defaults.Keys {
-    static let theme = Key<Theme>("theme", default: .system, suite: Preferences.suite)
-    static let fontSize = Key<Int>("fontSize", default: 12, suite: Preferences.suite)
-    static let showLineNumbers = Key<Bool>("showLineNumbers", default: true, suite: Preferences.suite)
-    static let displayName = Key<String?>("displayName", suite: Preferences.suite)
+    static let theme = Key<Theme>("theme", default: .system, suite: Preferences.suite, summary: "Colour theme")
+    static let fontSize = Key<Int>(
+        "fontSize",
+        default: 12,
+        suite: Preferences.suite,
+        summary: "Font size",
+        range: 6...72
+    )
+    static let showLineNumbers = Key<Bool>(
+        "showLineNumbers",
+        default: true,
+        suite: Preferences.suite,
+        summary: "Show line numbers"
+    )
+    static let displayName = Key<String?>("displayName", suite: Preferences.suite, summary: "Your name")
 }

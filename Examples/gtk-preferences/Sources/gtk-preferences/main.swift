@@ -1,12 +1,12 @@
-// gtk-preferences: a GTK 4 window whose widgets are bound to settings with DefaultsGtk: they follow
-// settings changed anywhere — another window, the `defaults` command, a hand edit — and write the
-// user's changes.
+// gtk-preferences: a GTK 4 preferences window made from its settings' keys in one call with
+// DefaultsAdwaita: its rows follow settings changed anywhere — another window, the `defaults`
+// command, a hand edit — and write the user's changes.
 //
 //     swift run gtk-preferences                      # the window; edits persist
 //     swift run gtk-preferences --self-test <dir>    # checks the widgets, writes <dir>/window.png
 //
 // In another terminal, `defaults write gtk-preferences fontSize 18` moves the spin button.
-import CGtk
+import CAdw
 import DefaultsGtk
 import DefaultsObservation
 import Foundation
@@ -25,7 +25,7 @@ if let flag = arguments.firstIndex(of: "--self-test"), flag + 1 < arguments.coun
     exit(test.run())
 }
 
-let window = PreferencesWindow(printsChanges: true)
+let window = EditorWindow(printsChanges: true)
 window.present()
 print("editing \(Preferences.suite.fileURL!.path); close the window to quit")
 while window.isOpen {

@@ -2,6 +2,9 @@
 // pages, groups and rows. A module of its own, so programs that use DefaultsGtk alone do not need
 // libadwaita.
 #include <adwaita.h>
+// GSettings' keyfile backend, for comparisons with GSettings that need no session bus.
+#define G_SETTINGS_ENABLE_BACKEND
+#include <gio/gsettingsbackend.h>
 
 /// g_signal_connect, which is a macro: connects `handler` to `signal` of `instance`.
 static inline gulong cadw_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {
@@ -40,4 +43,10 @@ static inline gboolean cadw_save_png(GtkWidget *widget, const char *path) {
     }
     g_object_unref(paintable);
     return saved;
+}
+
+/// Turns GTK's animations on or off for the whole program (GtkSettings' gtk-enable-animations):
+/// off, a stack shows its new page and an entry row its title at once, as a picture wants them.
+static inline void cadw_set_animations(gboolean enabled) {
+    g_object_set(gtk_settings_get_default(), "gtk-enable-animations", enabled, NULL);
 }

@@ -287,15 +287,3 @@ func misbind(_ mistake: String, file: URL) -> Never {
     report("no mistake found")
     exit(0)
 }
-
-/// Saves a PNG of `window` (a drawn `GtkWidget`, from any module's view of GTK) at `path`.
-@MainActor
-func savePNG(_ window: UnsafeMutableRawPointer, to path: String) -> Bool {
-    cgtk_save_png(window.assumingMemoryBound(to: GtkWidget.self), path) != 0
-}
-
-/// Turns GTK's animations off, so a stack shows its new page at once, not after a crossfade.
-@MainActor
-func disableAnimations() {
-    cgtk_set_boolean(UnsafeMutableRawPointer(gtk_settings_get_default()), "gtk-enable-animations", 0)
-}

@@ -165,7 +165,7 @@ final class PreferencesSession {
             }
         case "screenshot":
             if words.count == 2 {
-                report(savePNG(UnsafeMutableRawPointer(window.window), to: words[1]) ? "saved" : "not saved")
+                report(window.savePicture(to: words[1]) ? "saved" : "not saved")
             }
         default:
             report("unknown command \(words.joined(separator: " "))")
@@ -235,7 +235,8 @@ func walk(_ widget: Widget, _ body: (Widget) -> Void) {
 func runPreferences(file: URL, editing: Bool) -> Never {
     gtk_init()
     GLibMainLoop.driveMainActor()
-    MainActor.assumeIsolated { disableAnimations() }
+    // Off, so a stack shows its new page at once, not after a crossfade.
+    cadw_set_animations(0)
     let session = MainActor.assumeIsolated {
         editing ? PreferencesSession(editing: file) : PreferencesSession(file: file)
     }
