@@ -204,11 +204,14 @@ final class RowController {
     private let widgets: PreferencesRowWidgets
     private let subtitle: String?
     private var observation: Defaults.Observation?
+    /// What the row shows now: at first, what `make` made it show.
+    private var last: Shown
 
     private init(row: PreferencesRow, widgets: PreferencesRowWidgets) {
         self.row = row
         self.widgets = widgets
         subtitle = row.subtitle
+        last = Shown(line: row.subtitle ?? "", tooltip: widgets.kind == .text ? row.subtitle : nil)
     }
 
     /// Makes `row`'s widgets, bound, with their controller.
@@ -217,6 +220,7 @@ final class RowController {
         let status = gtk_image_new_from_icon_name("changes-prevent-symbolic")!
         gtk_widget_set_visible(status, 0)
         let reset = gtk_button_new_from_icon_name("edit-undo-symbolic")!
+        gtk_widget_set_visible(reset, 0)
         gtk_widget_set_tooltip_text(reset, "Reset to the default")
         gtk_widget_add_css_class(reset, "flat")
         gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
@@ -258,36 +262,51 @@ final class RowController {
     /// the override, the JSON of a read-only row.
     func update() {
         let source = row.source()
-        var stored = false
-        var status: (icon: String, text: String)?
+        var shown = Shown(line: subtitle ?? "", tooltip: widgets.kind == .text ? subtitle : nil)
         switch source {
-        case .userFile, .suiteStorage: stored = true
-        case .locked(let file, _): status = ("changes-prevent-symbolic", "Locked by \(file.path)")
-        case .launchArgument: status = ("dialog-information-symbolic", "Set for this run by a launch argument")
+        case .userFile, .suiteStorage: shown.stored = true
+        case .locked(let file, _): shown.status = ("changes-prevent-symbolic", "Locked by \(file.path)")
+        case .launchArgument: shown.status = ("dialog-information-symbolic", "Set for this run by a launch argument")
         case .environment(let variable):
-            status = ("dialog-information-symbolic", "Set for this run by the environment variable \(variable)")
-        case .secret(let file): status = ("dialog-password-symbolic", "A secret, read from \(file.path)")
+            shown.status = ("dialog-information-symbolic", "Set for this run by the environment variable \(variable)")
+        case .secret(let file): shown.status = ("dialog-password-symbolic", "A secret, read from \(file.path)")
         case .systemFile, .defaultValue: break
-        }
-        gtk_widget_set_visible(widgets.resetButton, stored ? 1 : 0)
-        gtk_widget_set_visible(widgets.statusIcon, status == nil ? 0 : 1)
-        if let status {
-            gtk_image_set_from_icon_name(OpaquePointer(widgets.statusIcon), status.icon)
-            gtk_widget_set_tooltip_text(widgets.statusIcon, status.text)
         }
         // A locked key cannot change here: the whole row says so (its editor's binding already
         // made the editor insensitive).
-        let locked: Bool
-        if case .locked = source { locked = true } else { locked = false }
-        gtk_widget_set_sensitive(widgets.row, locked ? 0 : 1)
-        gtk_widget_set_tooltip_text(widgets.row, status?.text ?? (widgets.kind == .text ? subtitle : nil))
+        if case .locked = source { shown.locked = true }
+        if let status = shown.status { shown.tooltip = status.text }
         if widgets.kind != .text {
-            var line = subtitle ?? ""
-            if let json = row.shownJSON?() { line = line.isEmpty ? json : line + "\n" + json }
+            if let json = row.shownJSON?() { shown.line = shown.line.isEmpty ? json : shown.line + "\n" + json }
             // An override is said in words too; a lock by the row's look and its icon.
-            if let status, !locked { line += (line.isEmpty ? "" : " — ") + status.text }
-            adw_action_row_set_subtitle(typed(widgets.row), line)
+            if let status = shown.status, !shown.locked {
+                shown.line += (shown.line.isEmpty ? "" : " — ") + status.text
+            }
         }
+        // Only what changed: each call restyles the row, and a window of many rows makes them all.
+        if shown.stored != last.stored { gtk_widget_set_visible(widgets.resetButton, shown.stored ? 1 : 0) }
+        if shown.status?.icon != last.status?.icon || shown.status?.text != last.status?.text {
+            gtk_widget_set_visible(widgets.statusIcon, shown.status == nil ? 0 : 1)
+            if let status = shown.status {
+                gtk_image_set_from_icon_name(OpaquePointer(widgets.statusIcon), status.icon)
+                gtk_widget_set_tooltip_text(widgets.statusIcon, status.text)
+            }
+        }
+        if shown.locked != last.locked { gtk_widget_set_sensitive(widgets.row, shown.locked ? 0 : 1) }
+        if shown.tooltip != last.tooltip { gtk_widget_set_tooltip_text(widgets.row, shown.tooltip) }
+        if widgets.kind != .text, shown.line != last.line {
+            adw_action_row_set_subtitle(typed(widgets.row), shown.line)
+        }
+        last = shown
+    }
+
+    /// What a row shows of its key's state.
+    struct Shown {
+        var stored = false
+        var status: (icon: String, text: String)?
+        var locked = false
+        var line: String
+        var tooltip: String?
     }
 }
 

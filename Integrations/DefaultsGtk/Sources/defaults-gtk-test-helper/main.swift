@@ -68,6 +68,9 @@ final class EditorModel: @unchecked Sendable {  // the wrapper is set once; valu
 
 let arguments = CommandLine.arguments
 let modes = ["delivery", "bindings", "preferences", "editor", "misbind-property", "misbind-type", "misbind-action-map"]
+if arguments.count == 4, arguments[1] == "bench-window", let rounds = Int(arguments[3]) {
+    runBenchWindow(file: URL(fileURLWithPath: arguments[2]), rounds: rounds)
+}
 guard arguments.count == 3, modes.contains(arguments[1]) else {
     FileHandle.standardError.write(
         Data("usage: defaults-gtk-test-helper \(modes.joined(separator: "|")) <settings.json>\n".utf8)

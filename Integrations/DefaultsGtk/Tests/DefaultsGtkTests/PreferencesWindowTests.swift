@@ -36,13 +36,14 @@ import Testing
 
         // A hand edit: the whole file written anew, as an editor saves it.
         let edited =
-            #"{"fontSize": 18, "theme": "dark", "zoom": 1.5, "displayName": "Ada", "windowSize": {"width": 1024, "height": 700}}"#
+            #"{"fontSize": 18, "theme": "dark", "zoom": 1.5, "displayName": "Ada", "showLineNumbers": false, "title": "Notes", "windowSize": {"width": 1024, "height": 700}}"#
         try Data(edited.utf8).write(to: session.file, options: .atomic)
         _ = await session.lines(until: #"event windowSize {"height":700,"width":1024}"#)
         shown = await windowRows(session)
         #expect(shown["zoom"]?["value"] == "1.5" && shown["displayName"]?["value"] == "Ada", "\(shown)")
+        #expect(shown["showLineNumbers"]?["value"] == "false" && shown["title"]?["value"] == "Notes", "\(shown)")
         #expect(shown["windowSize"]?["subtitle"] == #"{"height":700,"width":1024}"#, "\(shown)")
-        #expect(shown["windowSize"]?["reset"] == "true" && shown["title"]?["reset"] == "false", "\(shown)")
+        #expect(shown["windowSize"]?["reset"] == "true" && shown["title"]?["reset"] == "true", "\(shown)")
     }
 
     @Test func aChangeThroughARowReachesTheFileOnceAndResetRemovesTheKey() async throws {
