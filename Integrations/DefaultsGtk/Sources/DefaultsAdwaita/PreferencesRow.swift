@@ -1,4 +1,5 @@
 import CAdw
+import Foundation
 import DefaultsGtk
 import DefaultsObservation
 
@@ -130,8 +131,8 @@ extension PreferencesRow {
         }
     }
 
-    /// A spin button for an integer key, bounded by the key's range (by the type's, up to
-    /// ±2³¹, when it has none), stepping by 1.
+    /// A spin button for an integer key, bounded by the key's range (by the type's when it has
+    /// none), no wider than ±2³¹, stepping by 1.
     ///
     /// A value the file holds outside the bounds shows clamped, and the file keeps it until the
     /// person changes it.
@@ -143,9 +144,11 @@ extension PreferencesRow {
         _ key: Defaults.Key<Value>,
         subtitle: String? = nil
     ) -> PreferencesRow {
-        let bounds =
-            key.range.map { (Double($0.lowerBound), Double($0.upperBound)) }
-            ?? (max(Double(Value.min), Double(Int32.min)), min(Double(Value.max), Double(Int32.max)))
+        // Within ±2³¹: a range as wide as Int's (±9.2·10¹⁸, as a published schema gives it) is
+        // past what a spin button's double holds exactly.
+        let lower = key.range.map { Double($0.lowerBound) } ?? Double(Value.min)
+        let upper = key.range.map { Double($0.upperBound) } ?? Double(Value.max)
+        let bounds = (max(lower, Double(Int32.min)), min(upper, Double(Int32.max)))
         return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
             spinRow(title, subtitle, bounds: bounds, step: 1, digits: 0) {
                 Defaults.bind(key, to: $0, property: "value")
@@ -364,6 +367,9 @@ private func spinRow(
     let row = actionRow(title, subtitle)
     let spin = gtk_spin_button_new_with_range(bounds.0, bounds.1, step)!
     gtk_spin_button_set_digits(OpaquePointer(spin), digits)
+    // As wide as the widest bound needs, up to 8 characters: wider values scroll in the entry.
+    let widest = [bounds.0, bounds.1].map { String(format: "%.\(digits)f", $0).count }.max()!
+    gtk_editable_set_width_chars(OpaquePointer(spin), Int32(min(widest, 8)))
     gtk_widget_set_valign(spin, GTK_ALIGN_CENTER)
     adw_action_row_add_suffix(typed(row), spin)
     bind(spin)
