@@ -23,27 +23,8 @@ static inline gboolean cadw_is_search_entry(gpointer widget) { return GTK_IS_SEA
 /// Whether `widget` is a GtkToggleButton.
 static inline gboolean cadw_is_toggle_button(gpointer widget) { return GTK_IS_TOGGLE_BUTTON(widget); }
 
-/// Renders `widget` (a realized, drawn window) to a PNG at `path`, through GTK's own renderer, with
-/// no screen capture. Returns whether the file was written.
-static inline gboolean cadw_save_png(GtkWidget *widget, const char *path) {
-    int width = gtk_widget_get_width(widget);
-    int height = gtk_widget_get_height(widget);
-    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(widget));
-    if (width <= 0 || height <= 0 || renderer == NULL) return FALSE;
-    GdkPaintable *paintable = gtk_widget_paintable_new(widget);
-    GtkSnapshot *snapshot = gtk_snapshot_new();
-    gdk_paintable_snapshot(paintable, snapshot, width, height);
-    GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
-    gboolean saved = FALSE;
-    if (node != NULL) {
-        GdkTexture *texture = gsk_renderer_render_texture(renderer, node, NULL);
-        saved = gdk_texture_save_to_png(texture, path);
-        g_object_unref(texture);
-        gsk_render_node_unref(node);
-    }
-    g_object_unref(paintable);
-    return saved;
-}
+// cgtk_save_png: a picture of a drawn window, for self-tests (the one CGtk has too).
+#include "../CGtk/picture.h"
 
 /// Turns GTK's animations on or off for the whole program (GtkSettings' gtk-enable-animations):
 /// off, a stack shows its new page and an entry row its title at once, as a picture wants them.

@@ -178,7 +178,7 @@ public final class PreferencesWindow {
     /// - Returns: Whether the file was written: `false` while the window is not drawn yet.
     @discardableResult
     public func savePicture(to path: String) -> Bool {
-        cadw_save_png(window, path) != 0
+        cgtk_save_png(window, path) != 0
     }
 
     /// The widgets of the row of the key named `name`, on any page.

@@ -65,26 +65,7 @@ private func buildAndShow(suite: Defaults.Suite, round: Int) -> Double {
         .map { PreferencesGroup("Group \($0 / 10)", Array(rows[$0..<($0 + 10)])) }
     let window = PreferencesWindow(title: "100 keys", groups: groups)
     window.present()
-    // The first frame painted: the frame clock's after-paint.
-    let painted = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
-    defer { painted.deallocate() }
-    painted.pointee = false
-    let clock = gtk_widget_get_frame_clock(window.window)
-    let handler: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
-        data!.assumingMemoryBound(to: Bool.self).pointee = true
-    }
-    let id = cadw_connect(
-        UnsafeMutableRawPointer(clock),
-        "after-paint",
-        unsafeBitCast(handler, to: GCallback.self),
-        painted
-    )
-    while !painted.pointee { g_main_context_iteration(nil, 1) }
-    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
-    g_signal_handler_disconnect(UnsafeMutableRawPointer(clock), id)
-    gtk_window_destroy(typed(window.window))
-    while g_main_context_pending(nil) != 0 { g_main_context_iteration(nil, 0) }
-    return elapsed
+    return presentedAndPainted(window.window, since: start)
 }
 
 /// The same window made by hand from libadwaita's rows, with nothing bound: what GTK alone costs,
@@ -135,6 +116,13 @@ func buildPlain() -> Double {
     }
     adw_preferences_window_add(typed(window), typed(page))
     gtk_window_present(typed(window))
+    return presentedAndPainted(window, since: start)
+}
+
+/// Milliseconds from `start` to `window`'s first painted frame (the frame clock's after-paint),
+/// running the main loop meanwhile; then destroys the window.
+@MainActor
+private func presentedAndPainted(_ window: UnsafeMutablePointer<GtkWidget>, since start: UInt64) -> Double {
     let painted = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
     defer { painted.deallocate() }
     painted.pointee = false
@@ -149,9 +137,9 @@ func buildPlain() -> Double {
         painted
     )
     while !painted.pointee { g_main_context_iteration(nil, 1) }
-    let end = DispatchTime.now().uptimeNanoseconds
+    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
     g_signal_handler_disconnect(UnsafeMutableRawPointer(clock), id)
     gtk_window_destroy(typed(window))
     while g_main_context_pending(nil) != 0 { g_main_context_iteration(nil, 0) }
-    return Double(end - start) / 1_000_000
+    return elapsed
 }

@@ -247,6 +247,17 @@ func runBindings(file: URL) -> Never {
             }
         )
     }
+    withExtendedLifetime(observations) {
+        runWindowCommands(suite: suite) { words in bound.run(words) }
+    }
+}
+
+/// Reads a window's commands (see `readCommands`) and runs the main loop for ever.
+///
+/// "write <key> <int>" writes from the reading thread, any other command goes to `run` on the
+/// main loop, and each ends with "ok <command>" once the loop has nothing left to do. Prints
+/// "ready" first.
+func runWindowCommands(suite: Defaults.Suite, _ run: @escaping @MainActor @Sendable ([String]) -> Void) -> Never {
     readCommands(suite: suite) { line, words in
         if words.first == "write" {
             if words.count == 3, let value = Int(words[2]) {
@@ -255,18 +266,15 @@ func runBindings(file: URL) -> Never {
             report("ok \(line)")
         } else {
             GLibMainLoop.deliver {
-                bound.run(words)
+                run(words)
                 whenSettled { report("ok \(line)") }
             }
         }
     }
     GLibMainLoop.deliver { whenSettled { report("ready") } }
-    withExtendedLifetime(observations) {
-        while true {
-            g_main_context_iteration(nil, 1)
-        }
+    while true {
+        g_main_context_iteration(nil, 1)
     }
-    exit(0)
 }
 
 /// Makes one mistake with a GObject (a `GSimpleAction`, so no display is needed), which stops the

@@ -241,21 +241,5 @@ func runPreferences(file: URL, editing: Bool) -> Never {
         editing ? PreferencesSession(editing: file) : PreferencesSession(file: file)
     }
     let suite = MainActor.assumeIsolated { session.suite }
-    readCommands(suite: suite) { line, words in
-        if words.first == "write" {
-            if words.count == 3, let value = Int(words[2]) {
-                suite[Defaults.Key<Int>(words[1], default: 0, suite: suite)] = value
-            }
-            report("ok \(line)")
-        } else {
-            GLibMainLoop.deliver {
-                session.run(words)
-                whenSettled { report("ok \(line)") }
-            }
-        }
-    }
-    GLibMainLoop.deliver { whenSettled { report("ready") } }
-    while true {
-        g_main_context_iteration(nil, 1)
-    }
+    runWindowCommands(suite: suite) { words in session.run(words) }
 }
