@@ -31,13 +31,17 @@ private func textLine(_ name: String, _ change: Defaults.StoredChange, _ isSecre
     let shown = { (value: JSONValue?) in isSecret ? value.map { _ in SuiteSchema.secretPlaceholder } : value }
     let old = shown(change.old).map(renderCompact) ?? "(unset)"
     let new = shown(change.new).map(renderCompact) ?? "(unset)"
-    return "\(name): \(old) -> \(new)"
+    // Equal values: a system file locked the key, or lifted its lock.
+    let lock = change.old == change.new ? " (lock added or lifted)" : ""
+    return "\(name): \(old) -> \(new)\(lock)"
 }
 
 private func jsonLine(_ name: String, _ change: Defaults.StoredChange, _ isSecret: Bool) -> String {
     var object: [String: JSONValue] = ["key": .string(name)]
     object["old"] = change.old.map { isSecret ? SuiteSchema.secretPlaceholder : $0 }
     object["new"] = change.new.map { isSecret ? SuiteSchema.secretPlaceholder : $0 }
+    // Equal values: a system file locked the key, or lifted its lock.
+    if change.old == change.new { object["lockChanged"] = .bool(true) }
     return renderCompact(.object(object))
 }
 

@@ -28,6 +28,32 @@ import Glibc
         }
     }
 
+    /// A lock added or lifted at the value the key already reads is a change `watch` prints, and
+    /// says what it is.
+    @Test func watchSaysWhenALockIsAddedOrLiftedAtTheSameValue() async throws {
+        try await withLayers(user: #"{"theme": "dark"}"#, system: #"{"fontSize": 12}"#) {
+            defaults,
+            system,
+            environment in
+            let watcher = try defaults.start(["watch", "app"], environment: environment)
+            let json = try defaults.start(["watch", "app", "--json"], environment: environment)
+            defer {
+                watcher.send(SIGTERM)
+                json.send(SIGTERM)
+            }
+            _ = await watcher.nextErrorLine()
+            _ = await json.nextErrorLine()
+            let locked = system.deletingLastPathComponent().appendingPathComponent("next.json")
+            try Data(#"{"": {"locked": ["fontSize"]}, "fontSize": 12}"#.utf8).write(to: locked)
+            #expect(rename(locked.path, system.path) == 0)
+            #expect(await watcher.nextLine() == "fontSize: 12 -> 12 (lock added or lifted)")
+            #expect(await json.nextLine() == #"{"key":"fontSize","lockChanged":true,"new":12,"old":12}"#)
+            try Data(#"{"fontSize": 12}"#.utf8).write(to: locked)
+            #expect(rename(locked.path, system.path) == 0)
+            #expect(await watcher.nextLine() == "fontSize: 12 -> 12 (lock added or lifted)")
+        }
+    }
+
     @Test func readShowsWhatProgramsReadAndWhereItComesFrom() async throws {
         try await withLayers(
             user: #"{"theme": "dark", "fontSize": 20}"#,

@@ -50,7 +50,8 @@ extension Defaults {
 
     /// One committed change to a suite: a write, a reset, a `removeAll` or a whole transaction.
     ///
-    /// It lists only keys whose stored value really changed.
+    /// It lists only keys whose stored value really changed, or (from a system file) whose lock was
+    /// added or lifted, where old and new may be equal.
     package struct SuiteChange: Sendable {
         package let suite: Suite
         package let origin: ChangeOrigin

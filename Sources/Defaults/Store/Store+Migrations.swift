@@ -102,6 +102,6 @@ extension Store {
             return (changes, state.suiteObservers)
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(consume changes, suiteObservers: suiteObservers, releasing: consume dropped)
+        deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
     }
 }

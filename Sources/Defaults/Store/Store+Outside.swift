@@ -100,7 +100,7 @@ extension Store {
         // on this thread, racing the delivery.
         deliverExternally(
             consume changes,
-            suiteObservers: suiteObservers,
+            suiteObservers: consume suiteObservers,
             releasing: consume dropped,
             and: consume observed
         )
@@ -203,7 +203,7 @@ extension Store {
             return (changes, state.suiteObservers)
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(consume changes, suiteObservers: suiteObservers, releasing: consume dropped)
+        deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
     }
 
     /// What reads of `name` see with the system files `layers` beneath the user's: a lock's value,
@@ -227,18 +227,20 @@ extension Store {
     /// `dropped` and `changed` (changes no event carries, and the observers they hold) are
     /// released there too, first: the caller may hold the store's gate or its commit lock, and a
     /// release can run a `deinit` of the user's, or release a suite, which commits. The caller
-    /// hands everything over with `consume`: a copy it kept would be the last reference once the
-    /// delivery is done, and would be released on the caller's thread.
+    /// hands everything over with `consume` (the suite's observers too: an observer that stopped
+    /// meanwhile may be held by them alone): a copy it kept would be the last reference once the
+    /// delivery is done, and would be released on the caller's thread. A store with no delivery
+    /// queue (one in memory, whose callers hold no lock) releases them on the caller's thread.
     func deliverExternally(
         _ changes: consuming [String: Defaults.StoredChange],
-        suiteObservers: (any Defaults.ObserverSlot)?,
+        suiteObservers: consuming (any Defaults.ObserverSlot)?,
         releasing dropped: consuming [Defaults.Suite.CacheEntry?] = [],
         and changed: consuming [Defaults.StoredChange] = []
     ) {
         guard let deliveryQueue, !changes.isEmpty || !dropped.isEmpty || !changed.isEmpty else { return }
         // Held by the box, not captured: this frame's copy of a capture outlives the call, and
         // the delivery may be over before it returns.
-        let released = Released(consume dropped, consume changed, consume changes)
+        let released = Released(consume dropped, consume changed, consume changes, consume suiteObservers)
         deliveryQueue.async { [weak self] in
             // First: the old values go before observers hear of the change, as they did when
             // they were released where they were taken out.
@@ -246,6 +248,8 @@ extension Store {
             released.changes.removeAll()
             var changes = released.delivered
             released.delivered = [:]
+            let suiteObservers = released.suiteObservers
+            released.suiteObservers = nil
             // Another process's migration record (the empty name) is no key's change.
             changes[Defaults.Suite.migrationRecordName] = nil
             guard !changes.isEmpty else { return }
@@ -270,13 +274,17 @@ private final class Released: @unchecked Sendable {  // touched by the delivery 
     var changes: [Defaults.StoredChange]
     /// The changes the event carries out.
     var delivered: [String: Defaults.StoredChange]
+    /// The suite's observers, as the event carries them.
+    var suiteObservers: (any Defaults.ObserverSlot)?
     init(
         _ values: consuming [Defaults.Suite.CacheEntry?],
         _ changes: consuming [Defaults.StoredChange],
-        _ delivered: consuming [String: Defaults.StoredChange]
+        _ delivered: consuming [String: Defaults.StoredChange],
+        _ suiteObservers: consuming (any Defaults.ObserverSlot)?
     ) {
         self.values = values
         self.changes = changes
         self.delivered = delivered
+        self.suiteObservers = suiteObservers
     }
 }

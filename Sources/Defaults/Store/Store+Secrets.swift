@@ -139,7 +139,7 @@ extension Store {
         }
         if let follow { follow.files.follow(follow.names, in: follow.directory) }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(consume changes, suiteObservers: suiteObservers, releasing: consume dropped)
+        deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
         return changed
     }
 }

@@ -41,7 +41,8 @@ public struct BindingFlags: OptionSet, Sendable {
     /// Without it, a binding that writes the key (`.set`) makes a widget insensitive while a system
     /// file locks the key (see the Defaults catalog's "Where settings come from"), and sensitive
     /// again when the lock is lifted, as GSettings does for a key that is not writable. The lock
-    /// is looked at when the binding is made and each time the key's value changes.
+    /// is looked at when the binding is made and each time the key changes, a lock added or
+    /// lifted at the same value included.
     public static let noSensitivity = BindingFlags(rawValue: 1 << 2)
     /// Both ways, what `bind` does when it is given no flags.
     public static let both: BindingFlags = [.get, .set]
