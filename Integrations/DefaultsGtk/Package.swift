@@ -61,6 +61,7 @@ let package = Package(
                 "defaults-gtk-test-helper",
                 "defaults-editor",
                 .product(name: "defaults", package: "Defaults"),
+                .product(name: "Defaults", package: "Defaults"),
             ]
         ),
     ],

@@ -131,8 +131,10 @@ extension PreferencesRow {
         }
     }
 
-    /// A spin button for an integer key, bounded by the key's range (by the type's when it has
-    /// none), no wider than ±2³¹, stepping by 1.
+    /// A spin button for an integer key, stepping by 1.
+    ///
+    /// Bounded by the key's range (by the type's when it has none), no wider than ±2³¹. A range
+    /// wholly outside ±2³¹ makes a read-only row.
     ///
     /// A value the file holds outside the bounds shows clamped, and the file keeps it until the
     /// person changes it.
@@ -149,6 +151,8 @@ extension PreferencesRow {
         let lower = key.range.map { Double($0.lowerBound) } ?? Double(Value.min)
         let upper = key.range.map { Double($0.upperBound) } ?? Double(Value.max)
         let bounds = (max(lower, Double(Int32.min)), min(upper, Double(Int32.max)))
+        // A range wholly outside what a spin button holds: shown, not edited.
+        guard bounds.0 <= bounds.1 else { return jsonRow(key, subtitle: subtitle) }
         return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
             spinRow(title, subtitle, bounds: bounds, step: 1, digits: 0) {
                 Defaults.bind(key, to: $0, property: "value")
@@ -156,9 +160,11 @@ extension PreferencesRow {
         }
     }
 
-    /// A spin button for a floating-point key, bounded by the key's range (±10⁹ when it has
-    /// none), stepping by a round hundredth of the range (0.1 without one), showing the digits
-    /// the step needs.
+    /// A spin button for a floating-point key.
+    ///
+    /// Bounded by the key's range (±10⁹ when it has none), stepping by a round hundredth of the
+    /// range and showing the digits that step needs (without a range: 0.1, with two digits). A
+    /// range with a bound that is not finite makes a read-only row.
     ///
     /// - Parameters:
     ///   - key: The key.
@@ -168,6 +174,10 @@ extension PreferencesRow {
         subtitle: String? = nil
     ) -> PreferencesRow {
         let bounds = key.range.map { (Double($0.lowerBound), Double($0.upperBound)) } ?? (-1e9, 1e9)
+        // A range with an infinite or NaN bound: shown, not edited.
+        guard bounds.0.isFinite, bounds.1.isFinite, bounds.0 <= bounds.1 else {
+            return jsonRow(key, subtitle: subtitle)
+        }
         let (step, digits) = floatingStep(key.range == nil ? nil : bounds.1 - bounds.0)
         return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
             spinRow(title, subtitle, bounds: bounds, step: step, digits: digits) {
@@ -286,6 +296,11 @@ extension PreferencesRow {
     public static func row<Value: Defaults.Serializable>(_ key: Defaults.Key<Value>, subtitle: String? = nil)
         -> PreferencesRow
     {
+        jsonRow(key, subtitle: subtitle)
+    }
+
+    /// The read-only JSON row of `key`, whatever its type.
+    static func jsonRow<Value: Defaults.Serializable>(_ key: Defaults.Key<Value>, subtitle: String?) -> PreferencesRow {
         PreferencesRow(key, subtitle: subtitle, json: true) { title, _ in
             let row = actionRow(title, nil)
             adw_action_row_set_subtitle_lines(typed(row), 6)
@@ -318,6 +333,8 @@ func floatingStep(_ width: Double?) -> (step: Double, digits: UInt32) {
 @MainActor
 private func actionRow(_ title: String, _ subtitle: String?) -> Widget {
     let row = adw_action_row_new()!
+    // Text, not Pango markup: a summary with "&" or JSON with "<" shows as it is.
+    adw_preferences_row_set_use_markup(typed(row), 0)
     adw_preferences_row_set_title(typed(row), title)
     if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
     return row
@@ -331,6 +348,7 @@ private func comboRow(
     bind: (Widget) -> Void
 ) -> (row: Widget, editor: Widget?, kind: PreferencesRow.Kind) {
     let row = adw_combo_row_new()!
+    adw_preferences_row_set_use_markup(typed(row), 0)
     adw_preferences_row_set_title(typed(row), title)
     if let subtitle { adw_action_row_set_subtitle(typed(row), subtitle) }
     let strings = names.map { strdup($0) } + [nil]
@@ -350,6 +368,7 @@ private func comboRow(
 @MainActor
 private func entryRow(_ title: String, _ subtitle: String?) -> Widget {
     let row = adw_entry_row_new()!
+    adw_preferences_row_set_use_markup(typed(row), 0)
     adw_preferences_row_set_title(typed(row), title)
     if let subtitle { gtk_widget_set_tooltip_text(row, subtitle) }
     return row

@@ -97,7 +97,16 @@ public final class PreferencesPage {
         connect(
             resetAll,
             "clicked",
-            RowController.Handler { for each in names.values { Defaults.reset(each.names, suite: each.suite) } }
+            RowController.Handler {
+                for each in names.values {
+                    // A locked key's value in the user's file stays: a reset of it would be refused.
+                    let unlocked = each.names.filter { name in
+                        if case .locked = each.suite.source(ofValueNamed: name) { return false }
+                        return true
+                    }
+                    Defaults.reset(unlocked, suite: each.suite)
+                }
+            }
         )
         resetAllButtons.append(resetAll)
         for row in group.rows {
@@ -109,8 +118,10 @@ public final class PreferencesPage {
     }
 }
 
-/// A preferences window (an `AdwPreferencesWindow`, searchable by the rows' titles) made from
-/// keys: one call.
+/// A preferences window (an `AdwPreferencesWindow`, searchable by the rows' titles and subtitles)
+/// made from keys: one call.
+///
+/// Closing it hides it; it is destroyed when this object goes.
 ///
 /// ```swift
 /// let preferences = PreferencesWindow(groups: [
@@ -138,21 +149,15 @@ public final class PreferencesWindow {
         adw_preferences_window_set_search_enabled(typed(window), 1)
         self.pages = pages
         for page in pages { adw_preferences_window_add(typed(window), typed(page.page)) }
-        // NB: a handler of its own, which returns FALSE: "close-request" lets the window close then.
-        let closing: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, data in
-            guard let data else { return 0 }
-            let handler = Unmanaged<RowController.Handler>.fromOpaque(data).takeUnretainedValue()
-            MainActor.assumeIsolated { handler.run() }
-            return 0
-        }
-        g_signal_connect_data(
-            window,
-            "close-request",
-            unsafeBitCast(closing, to: GCallback.self),
-            Unmanaged.passRetained(RowController.Handler { [weak self] in self?.isOpen = false }).toOpaque(),
-            { data, _ in if let data { Unmanaged<RowController.Handler>.fromOpaque(data).release() } },
-            GConnectFlags(0)
-        )
+        // Closing hides the window, which lives as long as this object: `present()` again, from
+        // a menu, shows it again, and its rows are never used after they are gone.
+        gtk_window_set_hide_on_close(typed(window), 1)
+        g_object_ref(UnsafeMutableRawPointer(window))
+    }
+
+    isolated deinit {
+        gtk_window_destroy(typed(window))
+        g_object_unref(UnsafeMutableRawPointer(window))
     }
 
     /// A window of one page of `groups`.
@@ -169,8 +174,9 @@ public final class PreferencesWindow {
         gtk_window_present(typed(window))
     }
 
-    /// Whether the window is still open: `false` once the person closed it.
-    public private(set) var isOpen = true
+    /// Whether the window is showing: `false` once the person closed it (which hides it:
+    /// ``present()`` shows it again).
+    public var isOpen: Bool { gtk_widget_get_visible(window) != 0 }
 
     /// Saves a picture of the window, as drawn now, to a PNG at `path` (for self-tests and
     /// documentation), through GTK's renderer; no screen capture.
@@ -191,7 +197,7 @@ public final class PreferencesWindow {
 }
 
 /// Keeps a row's reset button and status icon in step with its key; lives as long as the row
-/// (the row holds it), and observes nothing once the row is gone.
+/// (the row holds it), and observes nothing once the row is disposed.
 @MainActor
 final class RowController {
     /// A closure a signal runs.
@@ -206,6 +212,8 @@ final class RowController {
     private var observation: Defaults.Observation?
     /// What the row shows now: at first, what `make` made it show.
     private var last: Shown
+    /// Set when the row is disposed.
+    private var isGone = false
 
     private init(row: PreferencesRow, widgets: PreferencesRowWidgets) {
         self.row = row
@@ -244,6 +252,15 @@ final class RowController {
         connect(reset, "clicked", Handler(row.reset))
         controller.observation = row.observe { [weak controller] in controller?.update() }
         controller.update()
+        // Told when the row is disposed, before its widgets go: nothing is observed after.
+        g_object_weak_ref(
+            UnsafeMutableRawPointer(made.row).assumingMemoryBound(to: GObject.self),
+            { data, _ in
+                let controller = Unmanaged<RowController>.fromOpaque(data!).takeUnretainedValue()
+                MainActor.assumeIsolated { controller.end() }
+            },
+            Unmanaged.passUnretained(controller).toOpaque()
+        )
         // Held by the row, released when it is finalized.
         g_object_set_data_full(
             UnsafeMutableRawPointer(made.row).assumingMemoryBound(to: GObject.self),
@@ -258,9 +275,19 @@ final class RowController {
         return widgets
     }
 
-    /// Shows the key's state: the reset button while the user's settings hold it, the lock or
-    /// the override, the JSON of a read-only row.
+    /// Shows the key's state.
+    ///
+    /// The reset button while the user's settings hold it, the lock or the override, the JSON of a
+    /// read-only row.
+    /// Stops observing: the row is being disposed.
+    func end() {
+        isGone = true
+        observation?.invalidate()
+        observation = nil
+    }
+
     func update() {
+        guard !isGone else { return }
         let source = row.source()
         var shown = Shown(line: subtitle ?? "", tooltip: widgets.kind == .text ? subtitle : nil)
         switch source {

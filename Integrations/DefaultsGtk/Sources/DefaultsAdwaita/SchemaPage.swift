@@ -13,7 +13,12 @@ extension PreferencesPage {
     /// `maximum`; a string with an `enum` a combo row; a string, or a string or null, an entry row;
     /// anything else read-only JSON. A row is titled with the key's `description` (its name when
     /// there is none), with the name under it. Secrets are left out. Values in the file the
-    /// schema does not describe follow in a group of their own, as JSON.
+    /// schema does not describe follow in a group of their own, as JSON. A key the schema gives
+    /// no default shows its type's zero, empty string, `false` or first choice while unset.
+    ///
+    /// For another program's suite: the keys it makes are of the schema's JSON types (`Int`,
+    /// `Double`, `String`), and in a program that reads the same names as other types, they
+    /// would widen what the suite accepts for them.
     ///
     /// - Parameters:
     ///   - schema: The published schema, as read from its file.
@@ -22,7 +27,8 @@ extension PreferencesPage {
     public convenience init(schema: Defaults.JSONValue?, suite: Defaults.Suite, title: String = "Settings") {
         var properties: [String: [String: Defaults.JSONValue]] = [:]
         if case .object(let document)? = schema, case .object(let described)? = document["properties"] {
-            for (name, property) in described where name != "$schema" {
+            // The empty name is no key's (the file's own record).
+            for (name, property) in described where name != "$schema" && !name.isEmpty {
                 if case .object(let members) = property { properties[name] = members }
             }
         }
@@ -69,17 +75,23 @@ private func schemaRow(_ name: String, _ property: [String: Defaults.JSONValue],
         if case .bool(let given)? = initial { value = given }
         return .row(key(name, value, suite, summary), subtitle: subtitle)
     case ("integer", let initial):
-        let value = number(initial).flatMap { Int(exactly: $0) } ?? 0
-        if let lower = number(property["minimum"]).flatMap({ Int(exactly: $0) }),
-            let upper = number(property["maximum"]).flatMap({ Int(exactly: $0) }), lower <= upper
-        {
-            let key = Defaults.Key<Int>(name, default: value, suite: suite, summary: summary, range: lower...upper)
+        let value = integer(initial) ?? 0
+        // Each bound on its own: UInt64's maximum does not fit an Int, its minimum of 0 does.
+        let lower = integer(property["minimum"])
+        let upper = integer(property["maximum"])
+        if lower != nil || upper != nil, (lower ?? .min) <= (upper ?? .max) {
+            let range = (lower ?? .min)...(upper ?? .max)
+            let key = Defaults.Key<Int>(name, default: value, suite: suite, summary: summary, range: range)
             return .row(key, subtitle: subtitle)
         }
         return .row(key(name, value, suite, summary), subtitle: subtitle)
     case ("number", let initial):
         let value = number(initial) ?? 0
-        if let lower = number(property["minimum"]), let upper = number(property["maximum"]), lower <= upper {
+        let bounded = numberOption(of: property) ?? property
+        // A range is the key's own when it is one a person sets (not Float's ±3.4·10³⁸).
+        if let lower = number(bounded["minimum"]), let upper = number(bounded["maximum"]), lower <= upper,
+            abs(lower) <= 1e15, abs(upper) <= 1e15
+        {
             let key = Defaults.Key<Double>(name, default: value, suite: suite, summary: summary, range: lower...upper)
             return .row(key, subtitle: subtitle)
         }
@@ -110,10 +122,12 @@ private func key<Value: Defaults.Serializable>(
     return Defaults.Key(name, default: value, suite: suite, summary: summary)
 }
 
-/// A property's JSON type: its `type`, or "string or null" for `anyOf` a string and null (how a
-/// `String?` is published).
+/// A property's JSON type: its `type`; "number" for `anyOf` a number and the strings that stand
+/// for NaN and the infinities (how a `Double` or `Float` without a range is published); "string
+/// or null" for `anyOf` a string and null (how a `String?` is).
 private func kind(of property: [String: Defaults.JSONValue]) -> String? {
     if case .string(let type)? = property["type"] { return type }
+    if numberOption(of: property) != nil { return "number" }
     if case .array(let options)? = property["anyOf"], options.count == 2,
         options.contains(.object(["type": .string("null")])),
         options.contains(.object(["type": .string("string")]))
@@ -121,6 +135,27 @@ private func kind(of property: [String: Defaults.JSONValue]) -> String? {
         return "string or null"
     }
     return nil
+}
+
+/// The number's own schema in `anyOf` a number and the strings for NaN and the infinities (with
+/// `Float`'s bounds, for a `Float`); `nil` for another property.
+private func numberOption(of property: [String: Defaults.JSONValue]) -> [String: Defaults.JSONValue]? {
+    guard case .array(let options)? = property["anyOf"], options.count == 2 else { return nil }
+    var number: [String: Defaults.JSONValue]?
+    var hasEnum = false
+    for case .object(let members) in options {
+        if members["type"] == .string("number") { number = members }
+        if members.keys.sorted() == ["enum"] { hasEnum = true }
+    }
+    return hasEnum ? number : nil
+}
+
+/// An integer's text as an `Int`; beyond `Int`'s range, its nearest end; `nil` for no number.
+private func integer(_ value: Defaults.JSONValue?) -> Int? {
+    guard case .number(let text)? = value else { return nil }
+    if let exact = Int(text) { return exact }
+    guard let approximate = Double(text) else { return nil }
+    return approximate < 0 ? .min : .max
 }
 
 private func number(_ value: Defaults.JSONValue?) -> Double? {

@@ -6,7 +6,8 @@
 //     defaults-editor <suite name | path of a settings file>
 //     defaults-editor <suite> --picture <png>     draws the window once, saves it, and exits
 //
-// A suite by name is $XDG_CONFIG_HOME/<name>/settings.json, as for the `defaults` command.
+// A suite by name is $XDG_CONFIG_HOME/<name>/settings.json with the system files of
+// $XDG_CONFIG_DIRS beneath it, as for the `defaults` command.
 import CAdw
 import DefaultsAdwaita
 import DefaultsGtk
@@ -38,18 +39,20 @@ if address.contains("://") {
     exit(2)
 }
 
-let file: URL
+// By name, as the `defaults` command opens it: with the system files beneath it (their values
+// and locks), so a locked row is insensitive here as in the program.
+let suite: Defaults.Suite
 if address.contains("/") || address.hasSuffix(".json") {
-    file = URL(fileURLWithPath: address)
+    suite = Defaults.Suite(fileURL: URL(fileURLWithPath: address)) { error in complain("\(error)") }
 } else {
     do {
-        file = try Defaults.Suite(name: address).fileURL!
+        suite = try Defaults.Suite(name: address) { error in complain("\(error)") }
     } catch {
         complain("\(address): \(error)")
         exit(2)
     }
 }
-let suite = Defaults.Suite(fileURL: file) { error in complain("\(error)") }
+let file = suite.fileURL!
 
 // The schema the program published; without one (or an unreadable one, said so), every value
 // shows as JSON.

@@ -1,7 +1,7 @@
 // `defaults-gtk-test-helper preferences <settings.json>`: a preferences window made by
 // DefaultsAdwaita from keys of every row kind, for its tests. Needs a display (Xvfb in CI).
-// `defaults-gtk-test-helper editor <settings.json>`: the window defaults-editor shows, made from
-// the schema beside the file; it prints "changed" after each change of the suite instead of
+// `defaults-gtk-test-helper editor <settings.json | suite name>`: the window defaults-editor shows,
+// made from the schema beside the file (a suite by name opened with its system files); it prints "changed" after each change of the suite instead of
 // events, and takes the same commands.
 //
 // The suite's system file is system.json beside the settings file. Keys: group "Editor":
@@ -45,10 +45,13 @@ final class PreferencesSession {
     let window: PreferencesWindow
     private var observations: [Defaults.Observation] = []
 
-    /// The window `defaults-editor` shows for `file`: made from the schema beside it.
-    init(editing file: URL) {
-        suite = Defaults.Suite(fileURL: file)
-        let schemaFile = Defaults.Suite.schemaFileURL(forSettingsFile: file)
+    /// The window `defaults-editor` shows for `address` (a settings file's path, or a suite's
+    /// name, opened with its system files as the editor opens it): made from the schema beside it.
+    init(editing address: String) {
+        suite =
+            address.contains("/")
+            ? Defaults.Suite(fileURL: URL(fileURLWithPath: address)) : try! Defaults.Suite(name: address)
+        let schemaFile = Defaults.Suite.schemaFileURL(forSettingsFile: suite.fileURL!)
         let schema = FileManager.default.contents(atPath: schemaFile.path)
             .flatMap { try? Defaults.JSONValue(parsing: Array($0)) }
         window = PreferencesWindow(title: "Settings", pages: [PreferencesPage(schema: schema, suite: suite)])
@@ -232,13 +235,13 @@ func walk(_ widget: Widget, _ body: (Widget) -> Void) {
     }
 }
 
-func runPreferences(file: URL, editing: Bool) -> Never {
+func runPreferences(address: String, editing: Bool) -> Never {
     gtk_init()
     GLibMainLoop.driveMainActor()
     // Off, so a stack shows its new page at once, not after a crossfade.
     cadw_set_animations(0)
     let session = MainActor.assumeIsolated {
-        editing ? PreferencesSession(editing: file) : PreferencesSession(file: file)
+        editing ? PreferencesSession(editing: address) : PreferencesSession(file: URL(fileURLWithPath: address))
     }
     let suite = MainActor.assumeIsolated { session.suite }
     runWindowCommands(suite: suite) { words in session.run(words) }

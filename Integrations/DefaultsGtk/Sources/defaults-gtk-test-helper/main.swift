@@ -81,7 +81,7 @@ if arguments[1] == "bindings" {
     runBindings(file: URL(fileURLWithPath: arguments[2]))
 }
 if arguments[1] == "preferences" || arguments[1] == "editor" {
-    runPreferences(file: URL(fileURLWithPath: arguments[2]), editing: arguments[1] == "editor")
+    runPreferences(address: arguments[2], editing: arguments[1] == "editor")
 }
 if arguments[1].hasPrefix("misbind-") {
     misbind(arguments[1], file: URL(fileURLWithPath: arguments[2]))

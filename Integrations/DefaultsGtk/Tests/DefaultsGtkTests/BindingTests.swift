@@ -11,18 +11,25 @@ final class BoundWindowSession {
 
     /// Starts the helper's `mode` (its window of bound widgets, or `preferences`), with
     /// `environment`, after `prepare` wrote what it wants in the folder.
+    ///
+    /// With `suiteName`, the helper opens the suite by that name (its file then where
+    /// `$XDG_CONFIG_HOME` in `environment` puts it), not the folder's `settings.json`.
     init(
         mode: String = "bindings",
+        suiteName: String? = nil,
         environment: [String: String] = [:],
         prepare: (URL) throws -> Void = { _ in }
     ) async throws {
         directory = try makeTemporaryFolder()
-        file = directory.appendingPathComponent("settings.json")
+        file =
+            suiteName.map { name in
+                URL(fileURLWithPath: environment["XDG_CONFIG_HOME"]!).appendingPathComponent("\(name)/settings.json")
+            } ?? directory.appendingPathComponent("settings.json")
         try prepare(directory)
         display = try VirtualDisplay()
         program = try RunningProgram(
             "defaults-gtk-test-helper",
-            [mode, file.path],
+            [mode, suiteName ?? file.path],
             environment: environment.merging(["DISPLAY": display.name, "GDK_BACKEND": "x11"]) { $1 }
         )
         let start = await program.lines { $0.contains("ready") }
@@ -344,16 +351,13 @@ final class BoundWindowSession {
         #expect(state["spinSensitive"] == "true" && state["wordWrapEnabled"] == "true", "\(state)")
         let system = session.directory.appendingPathComponent("system.json")
         try Data(#"{ "": { "locked": ["fontSize", "wordWrap"] }, "fontSize": 12, "wordWrap": false }"#.utf8)
-            .write(to: system)
+            .write(to: system, options: .atomic)
         _ = await session.lines(until: "event wordWrap false")
         state = await session.state()
         #expect(state["spin"] == "12" && state["spinSensitive"] == "false", "\(state)")
         #expect(state["wordWrapAction"] == "false" && state["wordWrapEnabled"] == "false", "\(state)")
-        // The locked action refuses: activating it changes nothing.
-        let lines = await session.run("activate wordWrap")
-        #expect(BoundWindowSession.events(in: lines).isEmpty, "\(lines)")
 
-        try Data(#"{ "fontSize": 12, "wordWrap": false }"#.utf8).write(to: system)
+        try Data(#"{ "fontSize": 12, "wordWrap": false }"#.utf8).write(to: system, options: .atomic)
         _ = await session.lines(until: "event wordWrap false")
         state = await session.state()
         #expect(state["spinSensitive"] == "true" && state["wordWrapEnabled"] == "true", "\(state)")

@@ -1,3 +1,4 @@
+import Defaults
 import Foundation
 import Testing
 
@@ -59,6 +60,41 @@ private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"],
             shown["interval"]?["value"] == "45.0" && shown["legacyFlag"]?["subtitle"] == #"{"on":false}"#,
             "\(shown)"
         )
+    }
+
+    /// The schema as `publishSchema` writes it (not by hand): unranged `Double` and `Float`, an
+    /// unsigned integer, a summary with "&"; and a suite by name, whose system file locks a key.
+    @Test func aPublishedSchemaAndASuiteByNameWithItsSystemFile() async throws {
+        let root = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let environment = [
+            "XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
+            "XDG_CONFIG_DIRS": root.appendingPathComponent("xdg").path,
+        ]
+        let program = Defaults.Suite(fileURL: root.appendingPathComponent("config/program/settings.json"))
+        let keys: [Defaults.Keys] = [
+            Defaults.Key<Double>("ratio", default: 1.5, suite: program, summary: "Ratio & scale <x>"),
+            Defaults.Key<Float>("gain", default: 0.5, suite: program),
+            Defaults.Key<UInt8>("level", default: 3, suite: program, summary: "Level"),
+            Defaults.Key<Int>("count", default: 2, suite: program, summary: "Count"),
+        ]
+        #expect(try program.publishSchema(for: keys))
+        let system = root.appendingPathComponent("xdg/program/settings.json")
+        try FileManager.default.createDirectory(
+            at: system.deletingLastPathComponent(),
+            withIntermediateDirectories: true
+        )
+        try Data(#"{"": {"locked": ["count"]}, "count": 9}"#.utf8).write(to: system)
+
+        let session = try await BoundWindowSession(mode: "editor", suiteName: "program", environment: environment)
+        defer { session.close() }
+        let shown = await windowRows(session)
+        #expect(shown["ratio"]?["kind"] == "number" && shown["ratio"]?["value"] == "1.5", "\(shown)")
+        #expect(shown["ratio"]?["title"] == "Ratio_&_scale_<x>", "text, not markup: \(shown)")
+        #expect(shown["gain"]?["kind"] == "number" && shown["gain"]?["value"] == "0.5", "\(shown)")
+        #expect(shown["level"]?["bounds"] == "0.0..255.0", "an unsigned key never goes below 0: \(shown)")
+        let count = shown["count"] ?? [:]
+        #expect(count["value"] == "9.0" && count["sensitive"] == "false" && count["tip"] == "Locked_by_\(system.path)")
     }
 
     @Test func theProgramDrawsItsWindowAndRefusesWhatItCannotOpen() async throws {

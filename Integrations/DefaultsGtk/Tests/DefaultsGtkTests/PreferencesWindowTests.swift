@@ -83,7 +83,8 @@ import Testing
     @Test func aLockedKeysRowIsInsensitiveWithItsFileNamedAndEditableOnceLifted() async throws {
         let session = try await BoundWindowSession(mode: "preferences") { directory in
             let system = directory.appendingPathComponent("system.json")
-            try Data(#"{ "": { "locked": ["showLineNumbers"] }, "showLineNumbers": false }"#.utf8).write(to: system)
+            try Data(#"{ "": { "locked": ["showLineNumbers"] }, "showLineNumbers": false }"#.utf8)
+                .write(to: system, options: .atomic)
         }
         defer { session.close() }
         let system = session.directory.appendingPathComponent("system.json")
@@ -92,7 +93,7 @@ import Testing
         #expect(locked["value"] == "false" && locked["sensitive"] == "false" && locked["editable"] == "false")
         #expect(locked["status"] == "true" && locked["tip"] == "Locked_by_\(system.path)", "\(locked)")
 
-        try Data(#"{ "showLineNumbers": false }"#.utf8).write(to: system)
+        try Data(#"{ "showLineNumbers": false }"#.utf8).write(to: system, options: .atomic)
         _ = await session.lines(until: "event showLineNumbers false")
         shown = await windowRows(session)
         let lifted = shown["showLineNumbers"] ?? [:]
@@ -106,10 +107,10 @@ import Testing
     @Test func theWindowsSearchFindsAKeyByItsSummary() async throws {
         let session = try await BoundWindowSession(mode: "preferences")
         defer { session.close() }
-        func found(_ text: String) async -> [String] {
+        func found(_ text: String) async -> [String]? {
             let lines = await session.run("search \(text)")
-            let line = lines.first { $0.hasPrefix("found") } ?? ""
-            return line.split(separator: " ").dropFirst().map(String.init)
+            // No "found" line at all (the search not run) is not the same as finding nothing.
+            return lines.first { $0.hasPrefix("found") }?.split(separator: " ").dropFirst().map(String.init)
         }
         #expect(await found("colour") == ["Colour_theme"])
         #expect(await found("size") == ["Font_size", "Window_size"])
