@@ -31,6 +31,9 @@ func runOutsideLockAndWatchingCommands(_ command: String, url: URL, rest: [Strin
             ) {}
 
             static func deliver(_ change: Defaults.SuiteChange) { onDeliver?(change) }
+            /// Keys kept for the process's life: `dispatchMain()` ends the main thread, whose stack
+            /// held them, and LeakSanitizer would call them leaked at exit.
+            nonisolated(unsafe) static var kept: [Defaults._AnyKey] = []
         }
         let suite = Defaults.Suite(fileURL: url) { error in say("error \(error)") }
         let p = Defaults.Key<Payload?>("p", suite: suite)
@@ -60,6 +63,7 @@ func runOutsideLockAndWatchingCommands(_ command: String, url: URL, rest: [Strin
             return old
         }
         guard suite[renamed] == 1 else { fail("expected q.renamed == 1, read through q") }
+        Slot.kept = [p, renamed]
         armed.store(true, ordering: .releasing)
         Slot.onDeliver = { change in
             guard change.origin == .external, change.changes["q"] != nil else { return }
