@@ -47,17 +47,10 @@ private final class KeyAction {
         // g_settings_create_action's action is while its key is not writable.
         let follow = {
             g_simple_action_set_state(action, toState(Defaults[key]))
-            g_simple_action_set_enabled(action, KeyAction.isWritable(key) ? 1 : 0)
+            g_simple_action_set_enabled(action, isWritable(key) ? 1 : 0)
         }
         follow()
         observation = Defaults.observeOnMainLoop(key, options: []) { _ in follow() }
-    }
-
-    /// Whether the user can change `key`: no system file locks it, and it is not a secret.
-    static func isWritable<Value: Defaults.Serializable>(_ key: Defaults.Key<Value>) -> Bool {
-        if key.isSecret { return false }
-        if case .locked = key.suite.source(of: key) { return false }
-        return true
     }
 
     /// The action is being disposed: stops following the key and lets go.
@@ -153,4 +146,14 @@ extension Defaults {
         )
         .add(to: actionMap.gObject, keyName: key.name)
     }
+}
+
+/// Whether the user can change `key`.
+///
+/// No system file locks it, and it is not a secret (which is never written, as a locked key is
+/// not). Bindings and actions follow it.
+func isWritable<Value: Defaults.Serializable>(_ key: Defaults.Key<Value>) -> Bool {
+    if key.isSecret { return false }
+    if case .locked = key.suite.source(of: key) { return false }
+    return true
 }

@@ -134,12 +134,7 @@ public final class PropertyBinding {
         let hasSensitivity = cgtk_property_kind(object, "sensitive", &sensitiveFlags) == CGTK_PROPERTY_BOOLEAN
         isLocked =
             flags.contains(.set) && !flags.contains(.noSensitivity) && hasSensitivity
-            ? {
-                // A secret is never written, as a locked key is not.
-                if key.isSecret { return true }
-                if case .locked = key.suite.source(of: key) { return true }
-                return false
-            } : nil
+            ? { !isWritable(key) } : nil
         retained = Unmanaged.passRetained(self)
         let me = Unmanaged.passUnretained(self).toOpaque()
         g_object_weak_ref(object.assumingMemoryBound(to: GObject.self), bindingObjectDisposed, me)
