@@ -53,13 +53,26 @@ public struct PreferencesRowWidgets {
 
 /// A page of a preferences window (an `AdwPreferencesPage`) made from groups of keys' rows.
 ///
-/// Put it in ``PreferencesWindow``, or in a window of your own.
+/// Put it in ``PreferencesWindow``, or in a window of your own. It makes at once only the rows a
+/// first screen shows; the rest, a few at a time while the main loop is idle, once the page is
+/// first drawn (see ``isComplete``).
 @MainActor
 public final class PreferencesPage {
     /// The `AdwPreferencesPage`.
     public let page: Widget
-    /// Each row's widgets, in order.
-    public private(set) var rows: [PreferencesRowWidgets] = []
+    /// Each row's widgets, in order (made now, if the page had not made them all yet).
+    public var rows: [PreferencesRowWidgets] {
+        made.makeAll()
+        return made.made
+    }
+    /// Whether every row is made.
+    ///
+    /// A page makes at once only the rows a first screen shows; it makes the rest a few at a
+    /// time while the main loop is idle, from its first frame on (a ``PreferencesWindow``'s
+    /// other pages too, so its search finds every key). ``rows`` and ``row(named:)`` make the
+    /// rest first.
+    public var isComplete: Bool { made.isComplete }
+    private let made: PageRows
     /// Each group's "Reset all" button, in order.
     public private(set) var resetAllButtons: [Widget] = []
 
@@ -73,15 +86,19 @@ public final class PreferencesPage {
         adw_init()
         GLibMainLoop.driveMainActor()
         page = adw_preferences_page_new()!
+        made = PageRows(page: page)
         adw_preferences_page_set_title(typed(page), title)
         if let iconName { adw_preferences_page_set_icon_name(typed(page), iconName) }
         for group in groups { add(group) }
     }
 
-    /// The widgets of the row of the key named `name`.
+    /// The widgets of the row of the key named `name` (made now, if it was not yet).
     public func row(named name: String) -> PreferencesRowWidgets? {
         rows.first { $0.keyName == name }
     }
+
+    /// Makes the rows left once `widget` is next drawn.
+    func makeRestAfterPaint(of widget: Widget) { made.makeRestAfterPaint(of: widget) }
 
     private func add(_ group: PreferencesGroup) {
         let box = adw_preferences_group_new()!
@@ -109,11 +126,7 @@ public final class PreferencesPage {
             }
         )
         resetAllButtons.append(resetAll)
-        for row in group.rows {
-            let widgets = RowController.make(row)
-            adw_preferences_group_add(typed(box), widgets.row)
-            rows.append(widgets)
-        }
+        for row in group.rows { made.add(row, to: box) }
         adw_preferences_page_add(typed(page), typed(box))
     }
 }
@@ -153,6 +166,20 @@ public final class PreferencesWindow {
         // a menu, shows it again, and its rows are never used after they are gone.
         gtk_window_set_hide_on_close(typed(window), 1)
         g_object_ref(UnsafeMutableRawPointer(window))
+        // Every page makes its rows once the window is first drawn, the pages not shown too: the
+        // search looks in all of them.
+        let mapped: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+            let window = Unmanaged<PreferencesWindow>.fromOpaque(data!).takeUnretainedValue()
+            MainActor.assumeIsolated {
+                for page in window.pages { page.makeRestAfterPaint(of: window.window) }
+            }
+        }
+        cadw_connect(
+            window,
+            "map",
+            unsafeBitCast(mapped, to: GCallback.self),
+            Unmanaged.passUnretained(self).toOpaque()
+        )
     }
 
     isolated deinit {

@@ -1,11 +1,13 @@
 // `defaults-gtk-test-helper bench-window <settings.json> <rounds>`: how long a preferences window
 // of 100 keys takes to build and show. Each round makes a new window of 100 new keys (25 Bool, 25
 // Int with a range, 25 Double with a range, 15 String, 10 Theme) and presents it, then runs the
-// main loop until GTK has painted its first frame; the time from before the first key is made to
-// after that paint. Each round also makes the same window by hand from libadwaita's rows with
-// nothing bound (the baseline: what GTK itself costs). Prints "round <ms> plain <ms>" for each,
-// then "median <ms> plain <ms> ratio <median of the rounds' ratios>". Build it in release mode;
-// needs a display (Xvfb).
+// main loop until GTK has painted its first frame (the time from before the first key is made to
+// after that paint), and on until every row is made and painted (the page makes the rows past its
+// first screen while the main loop is idle). Each round also makes the same window by hand from
+// libadwaita's rows, all at once, with nothing bound (the baseline: what GTK itself costs), and an
+// empty preferences window (what any window costs before its rows). Prints "round <ms> all <ms>
+// plain <ms> empty <ms>" for each, then the medians and the medians of the rounds' ratios (first
+// frame to plain, all rows to plain). Build it in release mode; needs a display (Xvfb).
 import CAdw
 import DefaultsAdwaita
 import DefaultsGtk
@@ -17,27 +19,39 @@ func runBenchWindow(file: URL, rounds: Int) -> Never {
     GLibMainLoop.driveMainActor()
     let suite = Defaults.Suite(fileURL: file)
     // The two kinds take turns, so a machine's slow moment slows both.
-    var ours: [Double] = []
+    var firsts: [Double] = []
+    var alls: [Double] = []
     var plain: [Double] = []
     var ratios: [Double] = []
+    var allRatios: [Double] = []
+    var empty: [Double] = []
     for round in 0..<rounds {
         let mine = MainActor.assumeIsolated { buildAndShow(suite: suite, round: round) }
         let theirs = MainActor.assumeIsolated { buildPlain() }
-        ours.append(mine)
+        empty.append(MainActor.assumeIsolated { buildPlain(rows: 0) })
+        firsts.append(mine.first)
+        alls.append(mine.all)
         plain.append(theirs)
-        ratios.append(mine / theirs)
-        report("round \(format(mine)) plain \(format(theirs))")
+        ratios.append(mine.first / theirs)
+        allRatios.append(mine.all / theirs)
+        report(
+            "round \(format(mine.first)) all \(format(mine.all)) plain \(format(theirs)) empty \(format(empty.last!))"
+        )
     }
-    report("median \(format(median(ours))) plain \(format(median(plain))) ratio \(format(median(ratios)))")
+    report(
+        "median \(format(median(firsts))) all \(format(median(alls))) plain \(format(median(plain)))"
+            + " empty \(format(median(empty))) ratio \(format(median(ratios))) all \(format(median(allRatios)))"
+    )
     exit(0)
 }
 
 private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 private func format(_ value: Double) -> String { String(format: "%.2f", value) }
 
-/// Milliseconds from making the keys to the window's first painted frame.
+/// Milliseconds from making the keys to the window's first painted frame, and to the first frame
+/// painted once every row is made.
 @MainActor
-private func buildAndShow(suite: Defaults.Suite, round: Int) -> Double {
+private func buildAndShow(suite: Defaults.Suite, round: Int) -> (first: Double, all: Double) {
     let start = DispatchTime.now().uptimeNanoseconds
     var rows: [PreferencesRow] = []
     for index in 0..<100 {
@@ -65,18 +79,23 @@ private func buildAndShow(suite: Defaults.Suite, round: Int) -> Double {
         .map { PreferencesGroup("Group \($0 / 10)", Array(rows[$0..<($0 + 10)])) }
     let window = PreferencesWindow(title: "100 keys", groups: groups)
     window.present()
-    return presentedAndPainted(window.window, since: start)
+    let first = painted(window.window, since: start)
+    while !window.pages.allSatisfy(\.isComplete) { g_main_context_iteration(nil, 1) }
+    let all = painted(window.window, since: start)
+    destroy(window.window)
+    return (first, all)
 }
 
-/// The same window made by hand from libadwaita's rows, with nothing bound: what GTK alone costs,
-/// in milliseconds to its first painted frame.
+/// The same window made by hand from libadwaita's rows (the first `rows` of them: none, for what an
+/// empty preferences window costs), with nothing bound: what GTK alone costs, in milliseconds to
+/// its first painted frame.
 @MainActor
-func buildPlain() -> Double {
+func buildPlain(rows: Int = 100) -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     let window = adw_preferences_window_new()!
     let page = adw_preferences_page_new()!
     var group: UnsafeMutablePointer<GtkWidget>?
-    for index in 0..<100 {
+    for index in 0..<rows {
         if index % 10 == 0 {
             group = adw_preferences_group_new()!
             adw_preferences_group_set_title(typed(group!), "Group \(index / 10)")
@@ -116,13 +135,14 @@ func buildPlain() -> Double {
     }
     adw_preferences_window_add(typed(window), typed(page))
     gtk_window_present(typed(window))
-    return presentedAndPainted(window, since: start)
+    defer { destroy(window) }
+    return painted(window, since: start)
 }
 
-/// Milliseconds from `start` to `window`'s first painted frame (the frame clock's after-paint),
-/// running the main loop meanwhile; then destroys the window.
+/// Milliseconds from `start` to `window`'s next painted frame (the frame clock's after-paint),
+/// running the main loop meanwhile.
 @MainActor
-private func presentedAndPainted(_ window: UnsafeMutablePointer<GtkWidget>, since start: UInt64) -> Double {
+private func painted(_ window: UnsafeMutablePointer<GtkWidget>, since start: UInt64) -> Double {
     let painted = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
     defer { painted.deallocate() }
     painted.pointee = false
@@ -139,7 +159,12 @@ private func presentedAndPainted(_ window: UnsafeMutablePointer<GtkWidget>, sinc
     while !painted.pointee { g_main_context_iteration(nil, 1) }
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
     g_signal_handler_disconnect(UnsafeMutableRawPointer(clock), id)
+    return elapsed
+}
+
+/// Destroys `window` and lets GTK finish with it.
+@MainActor
+private func destroy(_ window: UnsafeMutablePointer<GtkWidget>) {
     gtk_window_destroy(typed(window))
     while g_main_context_pending(nil) != 0 { g_main_context_iteration(nil, 0) }
-    return elapsed
 }

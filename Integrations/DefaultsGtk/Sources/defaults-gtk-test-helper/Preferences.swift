@@ -10,6 +10,9 @@
 // displayName (String?, "Display name"), title (String, "Untitled", no summary), windowSize
 // (Size, 800×600, "Window size": a read-only JSON row).
 //
+// HELPER_MORE_ROWS=<n> adds a group "More" of n keys more0... (Int, 0, 0...99, "More <i>"), and the
+// helper prints "first frame rows=<rows GTK has> complete=<whether the pages made all>" when the
+// window's first frame is painted.
 // Variables PREFS_<KEY> override keys for the run (`overrideWithEnvironment(prefix: "PREFS_")`).
 // It prints "event <key> <stored JSON or (none)>" on the main loop after each change of a key (after
 // the rows took it in), and "ready". Commands, one a line; each runs on the main loop and ends with "ok <command>"
@@ -24,6 +27,8 @@
 //     resetall <group index>     clicks the group's "Reset all"
 //     search <text>              opens the window's search (its toggle button), types <text> in it, then prints "found <title>..." for each row shown
 //                                ("found" alone when none)
+//     tree                       "tree <title>...": the rows' titles as GTK has them, in order,
+//                                once the pages made them all (maybe after "ok tree")
 //     screenshot <path>          a PNG of the window, through GTK's renderer
 //     write <key> <int>          writes from a background thread   sync   synchronize()
 import CAdw
@@ -88,6 +93,11 @@ final class PreferencesSession {
             suite: suite,
             summary: "Window size"
         )
+        // More rows than a first screen shows, for the test of the rows made later.
+        let more = (0..<(Int(ProcessInfo.processInfo.environment["HELPER_MORE_ROWS"] ?? "") ?? 0))
+            .map { [suite] index in
+                Defaults.Key<Int>("more\(index)", default: 0, suite: suite, summary: "More \(index)", range: 0...99)
+            }
         window = PreferencesWindow(
             title: "Editor preferences",
             groups: [
@@ -103,9 +113,9 @@ final class PreferencesSession {
                     description: "How others see you",
                     [.row(displayName, subtitle: "Shown to others"), .row(title), .row(windowSize)]
                 ),
-            ]
+            ] + (more.isEmpty ? [] : [PreferencesGroup("More", more.map { .row($0) })])
         )
-        let keys: [Defaults._AnyKey] = [fontSize, showLineNumbers, theme, zoom, displayName, title, windowSize]
+        let keys: [Defaults._AnyKey] = [fontSize, showLineNumbers, theme, zoom, displayName, title, windowSize] + more
         for key in keys {
             let suite = suite
             observations.append(
@@ -124,6 +134,45 @@ final class PreferencesSession {
             760
         )
         window.present()
+        // At the first frame: how many rows GTK has then, and whether the page says it made all.
+        let painted: @convention(c) (gpointer?, gpointer?) -> Void = { clock, data in
+            let session = Unmanaged<PreferencesSession>.fromOpaque(data!).takeUnretainedValue()
+            MainActor.assumeIsolated {
+                guard !session.firstFrameSeen else { return }
+                session.firstFrameSeen = true
+                let complete = session.window.pages.allSatisfy(\.isComplete)
+                report("first frame rows=\(session.rowTitles().count) complete=\(complete)")
+            }
+        }
+        cadw_connect(
+            UnsafeMutableRawPointer(gtk_widget_get_frame_clock(window.window)),
+            "after-paint",
+            unsafeBitCast(painted, to: GCallback.self),
+            Unmanaged.passUnretained(self).toOpaque()
+        )
+    }
+
+    private var firstFrameSeen = false
+
+    /// Prints the rows' titles as GTK has them once every page says it made all its rows.
+    private func reportTreeWhenComplete() {
+        whenSettled { [self] in
+            guard window.pages.allSatisfy(\.isComplete) else { return reportTreeWhenComplete() }
+            report((["tree"] + rowTitles()).joined(separator: " "))
+        }
+    }
+
+    /// The titles of the rows in the window's widgets, in order, as GTK has them (not asking the
+    /// page, which would make the rows it has not made yet).
+    private func rowTitles() -> [String] {
+        var titles: [String] = []
+        walk(window.window) { widget in
+            guard cadw_is_preferences_row(widget) != 0 else { return }
+            titles.append(
+                String(cString: adw_preferences_row_get_title(typed(widget))).replacingOccurrences(of: " ", with: "_")
+            )
+        }
+        return titles
     }
 
     func run(_ words: [String]) {
@@ -166,6 +215,8 @@ final class PreferencesSession {
                 }
                 report((["found"] + titles).joined(separator: " "))
             }
+        case "tree":
+            reportTreeWhenComplete()
         case "screenshot":
             if words.count == 2 {
                 report(window.savePicture(to: words[1]) ? "saved" : "not saved")

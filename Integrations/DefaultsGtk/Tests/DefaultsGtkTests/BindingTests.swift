@@ -34,7 +34,11 @@ final class BoundWindowSession {
         )
         let start = await program.lines { $0.contains("ready") }
         #expect(start.contains("ready"), "the window opens: \(start)")
+        opening = start
     }
+
+    /// What the helper printed up to "ready".
+    private(set) var opening: [String] = []
 
     func close() {
         program.stop()
@@ -56,6 +60,13 @@ final class BoundWindowSession {
         let seen = await program.lines { $0.contains(line) }
         #expect(seen.contains(line), "waiting for \(line): \(seen)")
         return seen
+    }
+
+    /// The first line printed that starts with `prefix`, from the opening on; waits for it.
+    func line(startingWith prefix: String) async -> String? {
+        if let line = opening.first(where: { $0.hasPrefix(prefix) }) { return line }
+        let seen = await program.lines { $0.contains { $0.hasPrefix(prefix) } }
+        return seen.first { $0.hasPrefix(prefix) }
     }
 
     /// Every widget's property and action state, by name.

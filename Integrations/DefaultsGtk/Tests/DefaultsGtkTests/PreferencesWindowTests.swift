@@ -118,6 +118,31 @@ import Testing
         #expect(await found("nothing like it") == [])
     }
 
+    /// A first screen's rows are made before the first frame, the rest after it, while the main
+    /// loop is idle: all of them in the end, in order, bound and found by the search.
+    @Test func rowsPastTheFirstScreenAreMadeAfterTheFirstFrameAndWorkAsTheOthers() async throws {
+        let session = try await BoundWindowSession(mode: "preferences", environment: ["HELPER_MORE_ROWS": "40"])
+        defer { session.close() }
+        #expect(await session.line(startingWith: "first frame") == "first frame rows=12 complete=false")
+
+        var treeLine = await session.run("tree").first { $0.hasPrefix("tree") }
+        if treeLine == nil { treeLine = await session.line(startingWith: "tree") }
+        let tree = treeLine?.split(separator: " ").dropFirst()
+        let expected =
+            ["Font_size", "Show_line_numbers", "Colour_theme", "Zoom", "Display_name", "title", "Window_size"]
+            + (0..<40).map { "More_\($0)" }
+        #expect(tree.map { $0.map(String.init) } == expected)
+
+        _ = try await session.outside(["write", "more39", "7"], until: "event more39 7")
+        let shown = await windowRows(session)
+        #expect(shown["more39"]?["value"] == "7.0" && shown["more39"]?["reset"] == "true", "\(shown)")
+        #expect(shown["more0"]?["bounds"] == "0.0..99.0", "\(shown)")
+        let found = await session.run("search More 39").first { $0.hasPrefix("found") }
+        #expect(found == "found More_39")
+        _ = await session.run("set more38 5")
+        #expect(try await session.stored()["more38"] as? Int == 5)
+    }
+
     @Test func aKeyOverriddenForThisRunSaysSo() async throws {
         let session = try await BoundWindowSession(mode: "preferences", environment: ["PREFS_ZOOM": "2"])
         defer { session.close() }

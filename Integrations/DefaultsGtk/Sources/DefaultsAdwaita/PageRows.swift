@@ -1,0 +1,161 @@
+import CAdw
+import DefaultsGtk
+import Foundation
+
+/// Makes a page's rows: those a first screen shows at once, the rest a few at a time while the
+/// main loop is idle, once the page has been drawn.
+///
+/// A row costs GTK most of a millisecond to make and lay out (libadwaita's rows are made from
+/// templates), so a window of a hundred keys would otherwise show its first frame only after all
+/// of them; and until then the person sees nothing. Lives as long as the page's widget, which
+/// holds it; makes nothing once that widget is disposed.
+@MainActor
+final class PageRows {
+    /// The rows a first screen shows: a window's default height holds about ten.
+    static let firstScreen = 12
+    /// How many rows one idle turn of the main loop makes: a frame's worth of work.
+    static let perTurn = 20
+
+    /// The rows made, in order.
+    private(set) var made: [PreferencesRowWidgets] = []
+    /// The rows not made yet, in order, each with the group it goes in.
+    private var waiting: [(group: Widget, row: PreferencesRow)] = []
+    private var next = 0
+    /// The idle source making rows, or 0.
+    private var source: guint = 0
+    /// The frame clock and handler waiting for the page's first paint, if any.
+    private var paintWait: (clock: OpaquePointer, handler: gulong)?
+    /// Set when the page's widget is disposed.
+    private var isGone = false
+
+    /// Whether every row is made.
+    var isComplete: Bool { next == waiting.count }
+
+    /// Takes charge of `page`'s rows: held by the page, told when it is disposed, and starts making
+    /// the rows left once the page is first drawn.
+    init(page: Widget) {
+        let me = Unmanaged.passRetained(self).toOpaque()
+        g_object_weak_ref(
+            UnsafeMutableRawPointer(page).assumingMemoryBound(to: GObject.self),
+            { data, _ in
+                let rows = Unmanaged<PageRows>.fromOpaque(data!).takeRetainedValue()
+                MainActor.assumeIsolated { rows.end() }
+            },
+            me
+        )
+        connectMapped(page)
+    }
+
+    /// Adds `row` to `group`: made now while the first screen is not full, else later.
+    func add(_ row: PreferencesRow, to group: Widget) {
+        if made.count < Self.firstScreen && isComplete {
+            make(row, in: group)
+        } else {
+            waiting.append((group, row))
+        }
+    }
+
+    /// Makes every row not made yet, now.
+    func makeAll() {
+        while !isComplete { makeNext() }
+        stop()
+    }
+
+    /// Starts making the rows left while the main loop is idle; once is enough.
+    func makeRestWhenIdle() {
+        guard source == 0, !isComplete, !isGone else { return }
+        stopWaitingForPaint()
+        let callback: @convention(c) (gpointer?) -> gboolean = { data in
+            let rows = Unmanaged<PageRows>.fromOpaque(data!).takeUnretainedValue()
+            return MainActor.assumeIsolated { rows.makeSome() ? 1 : 0 }
+        }
+        source = g_idle_add_full(
+            G_PRIORITY_DEFAULT_IDLE,
+            callback,
+            Unmanaged.passRetained(self).toOpaque(),
+            { data in Unmanaged<PageRows>.fromOpaque(data!).release() }
+        )
+    }
+
+    /// Makes the rows left once `widget` has been drawn (after its frame clock's next paint).
+    func makeRestAfterPaint(of widget: Widget) {
+        guard paintWait == nil, source == 0, !isComplete, !isGone,
+            let clock = gtk_widget_get_frame_clock(widget)
+        else { return }
+        let callback: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+            let rows = Unmanaged<PageRows>.fromOpaque(data!).takeUnretainedValue()
+            MainActor.assumeIsolated { rows.makeRestWhenIdle() }
+        }
+        let handler = g_signal_connect_data(
+            UnsafeMutableRawPointer(clock),
+            "after-paint",
+            unsafeBitCast(callback, to: GCallback.self),
+            Unmanaged.passRetained(self).toOpaque(),
+            { data, _ in if let data { Unmanaged<PageRows>.fromOpaque(data).release() } },
+            GConnectFlags(0)
+        )
+        g_object_ref(UnsafeMutableRawPointer(clock))
+        paintWait = (clock, handler)
+    }
+
+    /// One idle turn: makes a few rows; whether more are left.
+    private func makeSome() -> Bool {
+        guard !isGone else { return false }
+        for _ in 0..<Self.perTurn where !isComplete { makeNext() }
+        if isComplete { source = 0 }
+        return !isComplete
+    }
+
+    private func makeNext() {
+        let (group, row) = waiting[next]
+        next += 1
+        make(row, in: group)
+        if isComplete {
+            waiting = []
+            next = 0
+        }
+    }
+
+    private func make(_ row: PreferencesRow, in group: Widget) {
+        let widgets = RowController.make(row)
+        adw_preferences_group_add(typed(group), widgets.row)
+        made.append(widgets)
+    }
+
+    /// When the page is mapped (shown in a window), waits for its first paint.
+    private func connectMapped(_ page: Widget) {
+        let callback: @convention(c) (gpointer?, gpointer?) -> Void = { widget, data in
+            let rows = Unmanaged<PageRows>.fromOpaque(data!).takeUnretainedValue()
+            MainActor.assumeIsolated { rows.makeRestAfterPaint(of: widget!.assumingMemoryBound(to: GtkWidget.self)) }
+        }
+        g_signal_connect_data(
+            page,
+            "map",
+            unsafeBitCast(callback, to: GCallback.self),
+            Unmanaged.passRetained(self).toOpaque(),
+            { data, _ in if let data { Unmanaged<PageRows>.fromOpaque(data).release() } },
+            GConnectFlags(0)
+        )
+    }
+
+    private func stopWaitingForPaint() {
+        guard let wait = paintWait else { return }
+        paintWait = nil
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(wait.clock), wait.handler)
+        g_object_unref(UnsafeMutableRawPointer(wait.clock))
+    }
+
+    private func stop() {
+        stopWaitingForPaint()
+        if source != 0 {
+            g_source_remove(source)
+            source = 0
+        }
+    }
+
+    /// The page is being disposed: nothing more is made.
+    private func end() {
+        isGone = true
+        stop()
+    }
+}
