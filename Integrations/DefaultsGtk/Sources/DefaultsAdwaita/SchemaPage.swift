@@ -42,7 +42,7 @@ extension PreferencesPage {
         if !described.isEmpty { groups.append(PreferencesGroup("Described by the program", described)) }
         if !others.isEmpty {
             groups.append(
-                PreferencesGroup("Not described", description: "In the file, but not in the program's schema", others)
+                PreferencesGroup("Not described", description: "Stored, but not in the program's schema", others)
             )
         }
         self.init(title: title, groups: groups)

@@ -53,12 +53,8 @@ final class PreferencesSession {
     /// The window `defaults-editor` shows for `address` (a settings file's path, or a suite's
     /// name, opened with its system files as the editor opens it): made from the schema beside it.
     init(editing address: String) {
-        suite =
-            address.contains("/")
-            ? Defaults.Suite(fileURL: URL(fileURLWithPath: address)) : try! Defaults.Suite(name: address)
-        let schemaFile = Defaults.Suite.schemaFileURL(forSettingsFile: suite.fileURL!)
-        let schema = FileManager.default.contents(atPath: schemaFile.path)
-            .flatMap { try? Defaults.JSONValue(parsing: Array($0)) }
+        suite = try! DefaultsEditor.openSuite(address)
+        let schema = try? DefaultsEditor.schema(of: suite)
         window = PreferencesWindow(title: "Settings", pages: [PreferencesPage(schema: schema, suite: suite)])
         // No keys to name: each change of the suite, once the rows took it in.
         observations.append(

@@ -116,10 +116,27 @@ private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"],
         try Data("{ not json".utf8).write(to: directory.appendingPathComponent("settings.schema.json"))
         result = try await runEditor([file.path, "--picture", picture.path], display: display.name)
         #expect(result.status == 0 && result.errors.contains("settings.schema.json: invalid JSON"), "\(result.errors)")
+        // The schema from a file of the person's choice (as for a suite that has no file beside
+        // which to publish one), and one that is not there.
+        let elsewhere = directory.appendingPathComponent("published.json")
+        try Data(schema.utf8).write(to: elsewhere)
+        result = try await runEditor(
+            [file.path, "--schema", elsewhere.path, "--picture", picture.path],
+            display: display.name
+        )
+        #expect(result.status == 0 && !result.errors.contains("defaults-editor:"), "nothing to say: \(result.errors)")
+        result = try await runEditor(
+            [file.path, "--schema", "/nonexistent/schema.json", "--picture", picture.path],
+            display: display.name
+        )
+        #expect(result.status == 0 && result.errors.contains("/nonexistent/schema.json: "), "\(result.errors)")
+        #expect(try Data(contentsOf: file) == Data(settings.utf8), "the editor still wrote nothing")
 
         result = try await runEditor(["etcd://localhost:2379/app"], display: display.name)
         #expect(result.status == 2 && result.errors.contains("only suites kept in files"), "\(result.errors)")
         result = try await runEditor([], display: display.name)
+        #expect(result.status == 2 && result.errors.contains("usage: defaults-editor"), "\(result.errors)")
+        result = try await runEditor([file.path, "--schema"], display: display.name)
         #expect(result.status == 2 && result.errors.contains("usage: defaults-editor"), "\(result.errors)")
     }
 }
@@ -145,19 +162,5 @@ func windowRows(_ session: BoundWindowSession) async -> [String: [String: String
 
 /// Runs `defaults-editor` (built beside the test binary) on `display` to its end.
 private func runEditor(_ arguments: [String], display: String) async throws -> (status: Int32, errors: String) {
-    let process = Process()
-    process.executableURL = builtProduct("defaults-editor")
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": display, "GDK_BACKEND": "x11"]) { $1 }
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    return await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            continuation.resume(returning: (process.terminationStatus, text))
-        }
-    }
+    try await run("defaults-editor", arguments, display: display)
 }

@@ -129,12 +129,7 @@ final class VirtualDisplay: Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
+        let text = read(output.fileHandleForReading, until: "\n")
         guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw Missing(description: "Xvfb did not say which display it took: \(text)")
         }
@@ -153,6 +148,37 @@ final class VirtualDisplay: Sendable {
 
     struct Missing: Error, CustomStringConvertible {
         let description: String
+    }
+}
+
+/// What `handle` gives until the text holds `marker`, or until its end.
+func read(_ handle: FileHandle, until marker: String) -> String {
+    var text = ""
+    while !text.contains(marker) {
+        let data = handle.availableData
+        if data.isEmpty { break }
+        text += String(decoding: data, as: UTF8.self)
+    }
+    return text
+}
+
+/// Runs the product `name` (built beside the test binary) with `arguments` on `display` to its
+/// end: its exit status and what it wrote on standard error.
+func run(_ name: String, _ arguments: [String], display: String) async throws -> (status: Int32, errors: String) {
+    let process = Process()
+    process.executableURL = builtProduct(name)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": display, "GDK_BACKEND": "x11"]) { $1 }
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    return await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            continuation.resume(returning: (process.terminationStatus, text))
+        }
     }
 }
 

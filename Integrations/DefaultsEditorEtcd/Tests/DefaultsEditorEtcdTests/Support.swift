@@ -1,0 +1,1 @@
+../../../DefaultsGtk/Tests/DefaultsGtkTests/Support.swift

@@ -1,0 +1,174 @@
+import CAdw
+import DefaultsGtk
+import DefaultsObservation
+import Foundation
+
+/// The `defaults-editor` program: the settings of any program that uses Defaults, in a
+/// preferences window made from the schema it published (``PreferencesPage/init(schema:suite:title:)``).
+///
+/// `defaults-editor` is ``main(_:schemes:)`` over files; a build that knows other kinds of suites
+/// passes their ``Scheme``s (as `defaults-editor-etcd` does for `etcd://` addresses).
+public enum DefaultsEditor {
+    /// A kind of suite address besides files, named by what comes before `://`.
+    public struct Scheme: Sendable {
+        /// What such an address starts with, before `://`: `etcd`.
+        public let name: String
+        let makeBackend: @Sendable (String) throws -> any Defaults.Backend
+
+        /// Creates a scheme.
+        ///
+        /// - Parameters:
+        ///   - name: What such an address starts with, before `://`.
+        ///   - makeBackend: Makes the backend of the suite a whole address names; what it throws
+        ///     is said as the reason the address is invalid.
+        public init(_ name: String, makeBackend: @escaping @Sendable (String) throws -> any Defaults.Backend) {
+            self.name = name
+            self.makeBackend = makeBackend
+        }
+    }
+
+    /// Opens the suite `address` names, as the `defaults` command does: a settings file's path; a
+    /// suite's name (`$XDG_CONFIG_HOME/<name>/settings.json`, with the system files of
+    /// `$XDG_CONFIG_DIRS` beneath it, their values and locks); or an address of one of `schemes`.
+    ///
+    /// - Parameters:
+    ///   - address: The suite's name, file or address.
+    ///   - schemes: The kinds of addresses known besides files.
+    ///   - errorHandler: Where the suite reports problems.
+    /// - Throws: ``UnknownScheme`` for an address of a scheme not in `schemes`; what the scheme,
+    ///   or opening a suite by name, throws for an invalid one.
+    public static func openSuite(
+        _ address: String,
+        schemes: [Scheme] = [],
+        errorHandler: (@Sendable (Defaults.StorageError) -> Void)? = nil
+    ) throws -> Defaults.Suite {
+        if let separator = address.range(of: "://") {
+            let name = String(address[..<separator.lowerBound])
+            guard let scheme = schemes.first(where: { $0.name == name }) else {
+                throw UnknownScheme(address: address, known: schemes.map(\.name))
+            }
+            return Defaults.Suite(backend: try scheme.makeBackend(address), errorHandler: errorHandler)
+        }
+        if address.contains("/") || address.hasSuffix(".json") {
+            return Defaults.Suite(fileURL: URL(fileURLWithPath: address), errorHandler: errorHandler)
+        }
+        return try Defaults.Suite(name: address, errorHandler: errorHandler)
+    }
+
+    /// An address whose scheme this build does not know.
+    public struct UnknownScheme: Error, CustomStringConvertible {
+        /// The address.
+        public let address: String
+        /// The schemes it knows.
+        public let known: [String]
+        /// What is wrong, in words.
+        public var description: String {
+            known.isEmpty
+                ? "\(address): only suites kept in files can be edited here (this build knows no other schemes)"
+                : "\(address): not a kind of address this build knows (\(known.map { $0 + "://" }.joined(separator: ", ")))"
+        }
+    }
+
+    /// The schema published for `suite`: read from `file`, else from beside the suite's settings
+    /// file (`settings.schema.json`); `nil` when there is none there.
+    ///
+    /// - Throws: What reading or parsing the file threw.
+    public static func schema(of suite: Defaults.Suite, from file: URL? = nil) throws -> Defaults.JSONValue? {
+        guard let path = file ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:)) else { return nil }
+        if file == nil, !FileManager.default.fileExists(atPath: path.path) { return nil }
+        return try Defaults.JSONValue(parsing: Array(Data(contentsOf: path)))
+    }
+
+    /// Runs the program with `arguments` (those after its name) and returns its exit status:
+    /// opens the window and returns once it is closed.
+    ///
+    ///     defaults-editor <suite name | settings file | address> [--schema <file>] [--picture <png>]
+    ///
+    /// `--schema` reads the schema from a file of your choice (a suite in etcd has no file beside
+    /// which to publish one); `--picture` draws the window once, saves it as a PNG and exits.
+    /// Exit status 2 for wrong arguments or an address that is no suite's, 1 when no picture
+    /// could be drawn.
+    ///
+    /// - Parameters:
+    ///   - arguments: The command's arguments.
+    ///   - schemes: The kinds of addresses known besides files.
+    public static func main(_ arguments: [String], schemes: [Scheme] = []) -> Int32 {
+        var arguments = arguments
+        guard let picture = option("--picture", in: &arguments), let schemaFile = option("--schema", in: &arguments),
+            arguments.count == 1, !arguments[0].hasPrefix("-")
+        else {
+            complain(
+                "usage: defaults-editor <suite name | settings file | address> [--schema <file>] [--picture <png>]"
+            )
+            return 2
+        }
+        let address = arguments[0]
+        let suite: Defaults.Suite
+        do {
+            suite = try openSuite(address, schemes: schemes) { error in complain("\(error)") }
+        } catch {
+            complain("\(error)")
+            return 2
+        }
+        // Without a schema (or with one that is not JSON, said so), every value shows as JSON.
+        var schema: Defaults.JSONValue?
+        let schemaURL = schemaFile.map { URL(fileURLWithPath: $0) }
+        do {
+            schema = try Self.schema(of: suite, from: schemaURL)
+            if schema == nil { complain("no schema published for \(address); the values are shown as JSON") }
+        } catch {
+            let path = schemaURL ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:))
+            complain("\(path?.path ?? address): \(error); its values are shown as JSON")
+        }
+        gtk_init()
+        GLibMainLoop.driveMainActor()
+        let title = suite.fileURL.map { $0.deletingLastPathComponent().lastPathComponent } ?? address
+        let window = MainActor.assumeIsolated {
+            let window = PreferencesWindow(
+                title: "Settings of \(title)",
+                pages: [PreferencesPage(schema: schema, suite: suite, title: "Settings")]
+            )
+            gtk_window_set_default_size(
+                UnsafeMutableRawPointer(window.window).assumingMemoryBound(to: GtkWindow.self),
+                640,
+                720
+            )
+            window.present()
+            return window
+        }
+        if let path = picture {
+            // Tried after each turn of the loop until the window is drawn; a timer wakes the loop
+            // every 20 ms meanwhile, for at most 200 turns.
+            g_timeout_add(20, { _ in 1 }, nil)
+            var saved = false
+            for _ in 0..<200 where !saved {
+                g_main_context_iteration(nil, 1)
+                saved = MainActor.assumeIsolated { window.savePicture(to: path) }
+            }
+            if !saved { complain("the window was never drawn; no picture") }
+            return saved ? 0 : 1
+        }
+        print("editing \(suite.fileURL?.path ?? address); close the window to quit")
+        while MainActor.assumeIsolated({ window.isOpen }) {
+            g_main_context_iteration(nil, 1)
+        }
+        try? suite.synchronize()
+        return 0
+    }
+
+    /// Takes `--name <value>` out of `arguments`: `.some(nil)` when absent, `nil` when it has no
+    /// value.
+    private static func option(_ name: String, in arguments: inout [String]) -> String?? {
+        guard let flag = arguments.firstIndex(of: name) else { return .some(nil) }
+        guard flag + 1 < arguments.count else { return nil }
+        let value = arguments[flag + 1]
+        arguments.removeSubrange(flag...(flag + 1))
+        return .some(value)
+    }
+
+    /// Prints `message` on standard error, prefixed with the program's name.
+    private static func complain(_ message: String) {
+        let name = CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "defaults-editor"
+        FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
+    }
+}
