@@ -13,7 +13,8 @@
 // HELPER_MORE_ROWS=<n> adds a group "More" of n keys more0... (Int, 0, 0...99, "More <i>"), and the
 // helper prints "first frame rows=<rows GTK has> complete=<whether the pages made all>" when the
 // window's first frame is painted.
-// Variables PREFS_<KEY> override keys for the run (`overrideWithEnvironment(prefix: "PREFS_")`).
+// Variables PREFS_<KEY> override keys for the run (`overrideWithEnvironment(prefix: "PREFS_")`), and
+// so do arguments after the file (`-fontSize 30`: `overrideWithLaunchArguments()`).
 // It prints "event <key> <stored JSON or (none)>" on the main loop after each change of a key (after
 // the rows took it in), and "ready". Commands, one a line; each runs on the main loop and ends with "ok <command>"
 // once the loop has nothing left to do:
@@ -72,6 +73,7 @@ final class PreferencesSession {
             systemFiles: [file.deletingLastPathComponent().appendingPathComponent("system.json")]
         )
         suite.overrideWithEnvironment(prefix: "PREFS_")
+        suite.overrideWithLaunchArguments()
         let fontSize = Defaults.Key<Int>("fontSize", default: 12, suite: suite, summary: "Font size", range: 6...72)
         let showLineNumbers = Defaults.Key<Bool>(
             "showLineNumbers",

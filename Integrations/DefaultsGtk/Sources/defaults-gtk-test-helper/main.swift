@@ -71,7 +71,8 @@ let modes = ["delivery", "bindings", "preferences", "editor", "misbind-property"
 if arguments.count == 4, arguments[1] == "bench-window", let rounds = Int(arguments[3]) {
     runBenchWindow(file: URL(fileURLWithPath: arguments[2]), rounds: rounds)
 }
-guard arguments.count == 3, modes.contains(arguments[1]) else {
+// Only `preferences` takes more: launch arguments that override its keys.
+guard arguments.count == 3 || arguments.count > 3 && arguments[1] == "preferences", modes.contains(arguments[1]) else {
     FileHandle.standardError.write(
         Data("usage: defaults-gtk-test-helper \(modes.joined(separator: "|")) <settings.json>\n".utf8)
     )

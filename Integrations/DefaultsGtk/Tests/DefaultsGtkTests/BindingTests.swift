@@ -10,7 +10,8 @@ final class BoundWindowSession {
     private let program: RunningProgram
 
     /// Starts the helper's `mode` (its window of bound widgets, or `preferences`), with
-    /// `environment`, after `prepare` wrote what it wants in the folder.
+    /// `environment` and `arguments` after its own, after `prepare` wrote what it wants in the
+    /// folder.
     ///
     /// With `suiteName`, the helper opens the suite by that name (its file then where
     /// `$XDG_CONFIG_HOME` in `environment` puts it), not the folder's `settings.json`.
@@ -18,6 +19,7 @@ final class BoundWindowSession {
         mode: String = "bindings",
         suiteName: String? = nil,
         environment: [String: String] = [:],
+        arguments: [String] = [],
         prepare: (URL) throws -> Void = { _ in }
     ) async throws {
         directory = try makeTemporaryFolder()
@@ -29,7 +31,7 @@ final class BoundWindowSession {
         display = try VirtualDisplay()
         program = try RunningProgram(
             "defaults-gtk-test-helper",
-            [mode, suiteName ?? file.path],
+            [mode, suiteName ?? file.path] + arguments,
             environment: environment.merging(["DISPLAY": display.name, "GDK_BACKEND": "x11"]) { $1 }
         )
         let start = await program.lines { $0.contains("ready") }

@@ -151,4 +151,18 @@ import Testing
         let words = "Set_for_this_run_by_the_environment_variable_PREFS_ZOOM"
         #expect(zoom["tip"] == words && zoom["subtitle"] == "Of_the_text_—_" + words, "\(zoom)")
     }
+
+    @Test func aKeyALaunchArgumentOverridesSaysSoAndWinsOverTheEnvironment() async throws {
+        let session = try await BoundWindowSession(
+            mode: "preferences",
+            environment: ["PREFS_FONT_SIZE": "20"],
+            arguments: ["-fontSize", "30"]
+        )
+        defer { session.close() }
+        let fontSize = await windowRows(session)["fontSize"] ?? [:]
+        #expect(fontSize["value"] == "30.0" && fontSize["status"] == "true", "\(fontSize)")
+        let words = "Set_for_this_run_by_a_launch_argument"
+        #expect(fontSize["tip"] == words && fontSize["subtitle"] == "In_points_—_" + words, "\(fontSize)")
+        #expect(try await session.stored().isEmpty, "an override writes nothing")
+    }
 }
