@@ -55,6 +55,16 @@ final class PageRows {
         }
     }
 
+    /// Adds `row` to `group` after the page's other rows: made now when they all are, else after
+    /// them.
+    func append(_ row: PreferencesRow, to group: Widget) {
+        if isComplete {
+            make(row, in: group)
+        } else {
+            waiting.append((group, row))
+        }
+    }
+
     /// Makes every row not made yet, now.
     func makeAll() {
         while !isComplete { makeNext() }

@@ -13,7 +13,8 @@ extension PreferencesPage {
     /// `maximum`; a string with an `enum` a combo row; a string, or a string or null, an entry row;
     /// anything else read-only JSON. A row is titled with the key's `description` (its name when
     /// there is none), with the name under it. Secrets are left out. Values in the file the
-    /// schema does not describe follow in a group of their own, as JSON. A key the schema gives
+    /// schema does not describe follow in a group of their own, as JSON; so do those stored under new
+    /// names while the page is shown. A key the schema gives
     /// no default shows its type's zero, empty string, `false` or first choice while unset.
     ///
     /// For another program's suite: the keys it makes are of the schema's JSON types (`Int`,
@@ -40,12 +41,62 @@ extension PreferencesPage {
             .map { PreferencesRow.json(named: $0, in: suite) }
         var groups: [PreferencesGroup] = []
         if !described.isEmpty { groups.append(PreferencesGroup("Described by the program", described)) }
-        if !others.isEmpty {
-            groups.append(
-                PreferencesGroup("Not described", description: "Stored, but not in the program's schema", others)
-            )
-        }
+        if !others.isEmpty { groups.append(undescribedGroup(others)) }
         self.init(title: title, groups: groups)
+        // Values stored later under names the schema does not describe get rows too.
+        kept.append(
+            UndescribedRows(
+                page: self,
+                suite: suite,
+                shown: Set(properties.keys).union(others.map(\.keyName)),
+                group: others.isEmpty ? nil : groups.count - 1
+            )
+        )
+    }
+}
+
+/// The group of the values the schema does not describe.
+@MainActor
+private func undescribedGroup(_ rows: [PreferencesRow]) -> PreferencesGroup {
+    PreferencesGroup("Not described", description: "Stored, but not in the program's schema", rows)
+}
+
+/// Adds a JSON row for each value stored under a name no row shows yet (a program or a person
+/// adding a key while the editor is open), in that page's "Not described" group, made when first
+/// needed.
+@MainActor
+private final class UndescribedRows {
+    private weak var page: PreferencesPage?
+    private let suite: Defaults.Suite
+    private var shown: Set<String>
+    private var group: Int?
+    private var observation: Defaults.Observation?
+
+    init(page: PreferencesPage, suite: Defaults.Suite, shown: Set<String>, group: Int?) {
+        self.page = page
+        self.suite = suite
+        self.shown = shown
+        self.group = group
+        observation = Defaults.observe(suite: suite, options: []) { [weak self] in
+            GLibMainLoop.deliver { self?.addNew() }
+        }
+    }
+
+    isolated deinit {
+        observation?.invalidate()
+    }
+
+    private func addNew() {
+        guard let page else { return }
+        let new = suite.userStoredValues().keys.filter { !shown.contains($0) && !$0.isEmpty }.sorted()
+        guard !new.isEmpty else { return }
+        shown.formUnion(new)
+        let rows = new.map { PreferencesRow.json(named: $0, in: suite) }
+        guard let group else {
+            group = page.append(undescribedGroup(rows))
+            return
+        }
+        for row in rows { page.append(row, toGroupAt: group) }
     }
 }
 

@@ -60,6 +60,15 @@ private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"],
             shown["interval"]?["value"] == "45.0" && shown["legacyFlag"]?["subtitle"] == #"{"on":false}"#,
             "\(shown)"
         )
+
+        // A value stored under a name nobody described after the editor opened: a JSON row in
+        // that group, whose "Reset all" resets it too.
+        _ = try await session.outside(["write", "addedLater", #"{"a":1}"#], until: "changed")
+        shown = await windowRows(session)
+        #expect(shown["addedLater"]?["kind"] == "json" && shown["addedLater"]?["subtitle"] == #"{"a":1}"#, "\(shown)")
+        _ = await session.run("resetall 1")
+        let left = try await session.stored()
+        #expect(left["addedLater"] == nil && left["legacyFlag"] == nil && left["interval"] as? Int == 45, "\(left)")
     }
 
     /// The schema as `publishSchema` writes it (not by hand): unranged `Double` and `Float`, an
@@ -95,6 +104,13 @@ private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"],
         #expect(shown["level"]?["bounds"] == "0.0..255.0", "an unsigned key never goes below 0: \(shown)")
         let count = shown["count"] ?? [:]
         #expect(count["value"] == "9.0" && count["sensitive"] == "false" && count["tip"] == "Locked_by_\(system.path)")
+        #expect(shown["extra"] == nil)
+
+        // Nothing undescribed at first, then a value: the group for it is made with its row.
+        _ = try await session.outside(["write", "extra", "5"], until: "changed")
+        #expect(await windowRows(session)["extra"]?["subtitle"] == "5")
+        _ = await session.run("resetall 1")
+        #expect(try await session.stored()["extra"] == nil, "the new group's Reset all")
     }
 
     @Test func theProgramDrawsItsWindowAndRefusesWhatItCannotOpen() async throws {
