@@ -13,9 +13,9 @@ extension PreferencesPage {
     /// `maximum`; a string with an `enum` a combo row; a string, or a string or null, an entry row;
     /// anything else read-only JSON. A row is titled with the key's `description` (its name when
     /// there is none), with the name under it. Secrets are left out. Values in the file the
-    /// schema does not describe follow in a group of their own, as JSON; so do those stored under new
-    /// names while the page is shown. A key the schema gives
-    /// no default shows its type's zero, empty string, `false` or first choice while unset.
+    /// schema does not describe follow in a group of their own, as JSON; so do those stored under
+    /// new names while the page is shown. A key the schema gives no default shows its type's
+    /// zero, empty string, `false` or first choice while unset.
     ///
     /// For another program's suite: the keys it makes are of the schema's JSON types (`Int`,
     /// `Double`, `String`), and in a program that reads the same names as other types, they
