@@ -4,10 +4,12 @@
 // main loop until GTK has painted its first frame (the time from before the first key is made to
 // after that paint), and on until every row is made and painted (the page makes the rows past its
 // first screen while the main loop is idle). Each round also makes the same window by hand from
-// libadwaita's rows, all at once, with nothing bound (the baseline: what GTK itself costs), and an
-// empty preferences window (what any window costs before its rows). Prints "round <ms> all <ms>
-// plain <ms> empty <ms>" for each, then the medians and the medians of the rounds' ratios (first
-// frame to plain, all rows to plain). Build it in release mode; needs a display (Xvfb).
+// libadwaita's rows, all at once, with nothing bound (the baseline: what GTK itself costs), an
+// empty preferences window (what any window costs before its rows), and the first 12 of those rows
+// by hand (what GTK costs for the rows a page makes at once). Prints "round <ms> all <ms> plain
+// <ms> empty <ms> screen <ms>" for each, then the medians and the medians of the rounds' ratios
+// (first frame to plain, all rows to plain, first frame to the 12 rows by hand). Build it in
+// release mode; needs a display (Xvfb).
 import CAdw
 import DefaultsAdwaita
 import DefaultsGtk
@@ -25,10 +27,14 @@ func runBenchWindow(file: URL, rounds: Int) -> Never {
     var ratios: [Double] = []
     var allRatios: [Double] = []
     var empty: [Double] = []
+    var screen: [Double] = []
+    var screenRatios: [Double] = []
     for round in 0..<rounds {
         let mine = MainActor.assumeIsolated { buildAndShow(suite: suite, round: round) }
         let theirs = MainActor.assumeIsolated { buildPlain() }
         empty.append(MainActor.assumeIsolated { buildPlain(rows: 0) })
+        screen.append(MainActor.assumeIsolated { buildPlain(rows: 12) })
+        screenRatios.append(mine.first / screen.last!)
         firsts.append(mine.first)
         alls.append(mine.all)
         plain.append(theirs)
@@ -36,11 +42,13 @@ func runBenchWindow(file: URL, rounds: Int) -> Never {
         allRatios.append(mine.all / theirs)
         report(
             "round \(format(mine.first)) all \(format(mine.all)) plain \(format(theirs)) empty \(format(empty.last!))"
+                + " screen \(format(screen.last!))"
         )
     }
     report(
         "median \(format(median(firsts))) all \(format(median(alls))) plain \(format(median(plain)))"
-            + " empty \(format(median(empty))) ratio \(format(median(ratios))) all \(format(median(allRatios)))"
+            + " empty \(format(median(empty))) screen \(format(median(screen)))"
+            + " ratio \(format(median(ratios))) all \(format(median(allRatios))) screen \(format(median(screenRatios)))"
     )
     exit(0)
 }
