@@ -84,5 +84,11 @@ import Testing
         #expect(invalid.status == 2 && invalid.errors.contains("no key prefix"), "\(invalid.errors)")
         let unknown = try await run("defaults-editor-etcd", ["consul://127.0.0.1/app/"], display: display.name)
         #expect(unknown.status == 2 && unknown.errors.contains("etcd://, etcds://"), "\(unknown.errors)")
+        let usage = try await run("defaults-editor-etcd", [], display: display.name)
+        #expect(usage.status == 2, "\(usage.errors)")
+        #expect(
+            usage.errors.contains("usage: defaults-editor-etcd <suite name | settings file | etcd://… | etcds://…>"),
+            "\(usage.errors)"
+        )
     }
 }

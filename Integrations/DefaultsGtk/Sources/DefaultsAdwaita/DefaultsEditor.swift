@@ -94,12 +94,15 @@ public enum DefaultsEditor {
     ///   - schemes: The kinds of addresses known besides files.
     public static func main(_ arguments: [String], schemes: [Scheme] = []) -> Int32 {
         var arguments = arguments
+        let addresses = (["suite name", "settings file"] + schemes.map { "\($0.name)://…" }).joined(separator: " | ")
+        for name in ["--picture", "--schema"] where arguments.last == name {
+            complain("\(name) needs a file's path after it")
+            return 2
+        }
         guard let picture = option("--picture", in: &arguments), let schemaFile = option("--schema", in: &arguments),
             arguments.count == 1, !arguments[0].hasPrefix("-")
         else {
-            complain(
-                "usage: defaults-editor <suite name | settings file | address> [--schema <file>] [--picture <png>]"
-            )
+            complain("usage: \(programName) <\(addresses)> [--schema <file>] [--picture <png>]")
             return 2
         }
         let address = arguments[0]
@@ -115,7 +118,13 @@ public enum DefaultsEditor {
         let schemaURL = schemaFile.map { URL(fileURLWithPath: $0) }
         do {
             schema = try Self.schema(of: suite, from: schemaURL)
-            if schema == nil { complain("no schema published for \(address); the values are shown as JSON") }
+            if schema == nil {
+                let place = suite.fileURL.map { "at \(Defaults.Suite.schemaFileURL(forSettingsFile: $0).path)" }
+                complain(
+                    "no schema \(place ?? "beside a suite in \(address)"); the values are shown as JSON"
+                        + " (--schema <file> reads one from elsewhere)"
+                )
+            }
         } catch {
             let path = schemaURL ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:))
             complain("\(path?.path ?? address): \(error); its values are shown as JSON")
@@ -133,19 +142,24 @@ public enum DefaultsEditor {
                 640,
                 720
             )
+            // A picture shows every row the window has room for: all made before the first frame.
+            if picture != nil { for page in window.pages { _ = page.rows } }
             window.present()
             return window
         }
         if let path = picture {
             // Tried after each turn of the loop until the window is drawn; a timer wakes the loop
             // every 20 ms meanwhile, for at most 200 turns.
-            g_timeout_add(20, { _ in 1 }, nil)
+            let timer = g_timeout_add(20, { _ in 1 }, nil)
             var saved = false
             for _ in 0..<200 where !saved {
                 g_main_context_iteration(nil, 1)
                 saved = MainActor.assumeIsolated { window.savePicture(to: path) }
             }
+            g_source_remove(timer)
             if !saved { complain("the window was never drawn; no picture") }
+            // What the window wrote, if anything, is in the file (or etcd) before the process ends.
+            try? suite.synchronize()
             return saved ? 0 : 1
         }
         print("editing \(suite.fileURL?.path ?? address); close the window to quit")
@@ -166,9 +180,13 @@ public enum DefaultsEditor {
         return .some(value)
     }
 
+    /// The program's name, as it was run.
+    private static var programName: String {
+        CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "defaults-editor"
+    }
+
     /// Prints `message` on standard error, prefixed with the program's name.
     private static func complain(_ message: String) {
-        let name = CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "defaults-editor"
-        FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
+        FileHandle.standardError.write(Data("\(programName): \(message)\n".utf8))
     }
 }

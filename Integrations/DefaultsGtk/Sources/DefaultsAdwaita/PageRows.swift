@@ -5,7 +5,7 @@ import Foundation
 /// Makes a page's rows: those a first screen shows at once, the rest a few at a time while the
 /// main loop is idle, once the page has been drawn.
 ///
-/// A row costs GTK most of a millisecond to make and lay out (libadwaita's rows are made from
+/// A row costs GTK about a millisecond to make and lay out (libadwaita's rows are made from
 /// templates), so a window of a hundred keys would otherwise show its first frame only after all
 /// of them; and until then the person sees nothing. Lives as long as the page's widget, which
 /// holds it; makes nothing once that widget is disposed.
@@ -13,8 +13,8 @@ import Foundation
 final class PageRows {
     /// The rows a first screen shows: a window's default height holds about ten.
     static let firstScreen = 12
-    /// How many rows one idle turn of the main loop makes: a frame's worth of work.
-    static let perTurn = 20
+    /// How long one idle turn of the main loop makes rows for, in microseconds: half a frame.
+    static let turn: gint64 = 8_000
 
     /// The rows made, in order.
     private(set) var made: [PreferencesRowWidgets] = []
@@ -65,9 +65,9 @@ final class PageRows {
         }
     }
 
-    /// Makes every row not made yet, now.
+    /// Makes every row not made yet, now (none once the page is disposed: their groups are gone).
     func makeAll() {
-        while !isComplete { makeNext() }
+        while !isComplete && !isGone { makeNext() }
         stop()
     }
 
@@ -108,10 +108,14 @@ final class PageRows {
         paintWait = (clock, handler)
     }
 
-    /// One idle turn: makes a few rows; whether more are left.
+    /// One idle turn: makes rows for about ``turn``, at least one; whether more are left.
     private func makeSome() -> Bool {
-        guard !isGone else { return false }
-        for _ in 0..<Self.perTurn where !isComplete { makeNext() }
+        guard !isGone, !isComplete else {
+            source = 0
+            return false
+        }
+        let end = g_get_monotonic_time() + Self.turn
+        repeat { makeNext() } while !isComplete && g_get_monotonic_time() < end
         if isComplete { source = 0 }
         return !isComplete
     }
@@ -163,9 +167,12 @@ final class PageRows {
         }
     }
 
-    /// The page is being disposed: nothing more is made.
+    /// The page is being disposed: nothing more is made (the groups the rows left would go in
+    /// are gone), and none is waiting.
     private func end() {
         isGone = true
         stop()
+        waiting = []
+        next = 0
     }
 }

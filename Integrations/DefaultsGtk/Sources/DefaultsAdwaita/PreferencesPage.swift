@@ -97,6 +97,13 @@ public final class PreferencesPage {
         rows.first { $0.keyName == name }
     }
 
+    /// Starts making the rows not made yet, a few at a time while the main loop is idle.
+    ///
+    /// A page starts so once it is first drawn, and a ``PreferencesWindow`` starts all its pages
+    /// once it is; call this for a page of a window of your own that is not shown at first (a
+    /// stack's other page), so that a search over that window finds its keys.
+    public func makeRestWhenIdle() { made.makeRestWhenIdle() }
+
     /// Makes the rows left once `widget` is next drawn.
     func makeRestAfterPaint(of widget: Widget) { made.makeRestAfterPaint(of: widget) }
 

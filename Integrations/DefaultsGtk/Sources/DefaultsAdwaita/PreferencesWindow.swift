@@ -46,7 +46,7 @@ public final class PreferencesWindow {
                 for page in window.pages { page.makeRestAfterPaint(of: window.window) }
             }
         }
-        cadw_connect(
+        mapHandler = cadw_connect(
             window,
             "map",
             unsafeBitCast(mapped, to: GCallback.self),
@@ -54,7 +54,11 @@ public final class PreferencesWindow {
         )
     }
 
+    /// The window's "map" handler, which calls this object: disconnected when it goes.
+    private var mapHandler: gulong = 0
+
     isolated deinit {
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(window), mapHandler)
         gtk_window_destroy(typed(window))
         g_object_unref(UnsafeMutableRawPointer(window))
     }
