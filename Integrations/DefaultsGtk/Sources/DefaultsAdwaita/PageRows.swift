@@ -21,8 +21,13 @@ final class PageRows {
     /// The rows not made yet, in order, each with the group it goes in.
     private var waiting: [(group: Widget, row: PreferencesRow)] = []
     private var next = 0
-    /// The idle source making rows, or 0.
-    private var source: guint = 0
+    /// Whether the page is in the queue of those the idle source makes rows for.
+    private var isQueued = false
+    /// The pages with rows to make, in the order they asked: one idle source serves them all, so
+    /// that a turn of the main loop makes rows for ``turn`` however many pages wait.
+    private static var queue: [PageRows] = []
+    /// That idle source, or 0.
+    private static var source: guint = 0
     /// The frame clock and handler waiting for the page's first paint, if any.
     private var paintWait: (clock: OpaquePointer, handler: gulong)?
     /// Set when the page's widget is disposed.
@@ -73,23 +78,20 @@ final class PageRows {
 
     /// Starts making the rows left while the main loop is idle; once is enough.
     func makeRestWhenIdle() {
-        guard source == 0, !isComplete, !isGone else { return }
+        guard !isQueued, !isComplete, !isGone else { return }
         stopWaitingForPaint()
-        let callback: @convention(c) (gpointer?) -> gboolean = { data in
-            let rows = Unmanaged<PageRows>.fromOpaque(data!).takeUnretainedValue()
-            return MainActor.assumeIsolated { rows.makeSome() ? 1 : 0 }
+        isQueued = true
+        Self.queue.append(self)
+        guard Self.source == 0 else { return }
+        let callback: @convention(c) (gpointer?) -> gboolean = { _ in
+            MainActor.assumeIsolated { PageRows.makeSome() ? 1 : 0 }
         }
-        source = g_idle_add_full(
-            G_PRIORITY_DEFAULT_IDLE,
-            callback,
-            Unmanaged.passRetained(self).toOpaque(),
-            { data in Unmanaged<PageRows>.fromOpaque(data!).release() }
-        )
+        Self.source = g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, callback, nil, nil)
     }
 
     /// Makes the rows left once `widget` has been drawn (after its frame clock's next paint).
     func makeRestAfterPaint(of widget: Widget) {
-        guard paintWait == nil, source == 0, !isComplete, !isGone,
+        guard paintWait == nil, !isQueued, !isComplete, !isGone,
             let clock = gtk_widget_get_frame_clock(widget)
         else { return }
         let callback: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
@@ -108,16 +110,23 @@ final class PageRows {
         paintWait = (clock, handler)
     }
 
-    /// One idle turn: makes rows for about ``turn``, at least one; whether more are left.
-    private func makeSome() -> Bool {
-        guard !isGone, !isComplete else {
-            source = 0
-            return false
+    /// One idle turn: makes rows for about ``turn`` (at least one), the first page's first;
+    /// whether any page still waits.
+    private static func makeSome() -> Bool {
+        let end = g_get_monotonic_time() + turn
+        var madeOne = false
+        while let page = queue.first {
+            if page.isGone || page.isComplete {
+                page.isQueued = false
+                queue.removeFirst()
+                continue
+            }
+            if madeOne && g_get_monotonic_time() >= end { break }
+            page.makeNext()
+            madeOne = true
         }
-        let end = g_get_monotonic_time() + Self.turn
-        repeat { makeNext() } while !isComplete && g_get_monotonic_time() < end
-        if isComplete { source = 0 }
-        return !isComplete
+        if queue.isEmpty { source = 0 }
+        return !queue.isEmpty
     }
 
     private func makeNext() {
@@ -161,9 +170,12 @@ final class PageRows {
 
     private func stop() {
         stopWaitingForPaint()
-        if source != 0 {
-            g_source_remove(source)
-            source = 0
+        guard isQueued else { return }
+        isQueued = false
+        Self.queue.removeAll { $0 === self }
+        if Self.queue.isEmpty && Self.source != 0 {
+            g_source_remove(Self.source)
+            Self.source = 0
         }
     }
 

@@ -12,7 +12,7 @@
 //
 // HELPER_MORE_ROWS=<n> adds a group "More" of n keys more0... (Int, 0, 0...99, "More <i>"), and the
 // helper prints "first frame rows=<rows GTK has> complete=<whether the pages made all>" when the
-// window's first frame is painted.
+// window's first frame is painted; with HELPER_MORE_ON_PAGE_2=1 that group is on a second page.
 // Variables PREFS_<KEY> override keys for the run (`overrideWithEnvironment(prefix: "PREFS_")`), and
 // so do arguments after the file (`-fontSize 30`: `overrideWithLaunchArguments()`).
 // It prints "event <key> <stored JSON or (none)>" on the main loop after each change of a key (after
@@ -96,23 +96,29 @@ final class PreferencesSession {
             .map { [suite] index in
                 Defaults.Key<Int>("more\(index)", default: 0, suite: suite, summary: "More \(index)", range: 0...99)
             }
-        window = PreferencesWindow(
-            title: "Editor preferences",
-            groups: [
-                PreferencesGroup(
-                    "Editor",
-                    [
-                        .row(fontSize, subtitle: "In points"), .row(showLineNumbers), .row(theme),
-                        .row(zoom, subtitle: "Of the text"),
-                    ]
-                ),
-                PreferencesGroup(
-                    "You",
-                    description: "How others see you",
-                    [.row(displayName, subtitle: "Shown to others"), .row(title), .row(windowSize)]
-                ),
-            ] + (more.isEmpty ? [] : [PreferencesGroup("More", more.map { .row($0) })])
-        )
+        let groups = [
+            PreferencesGroup(
+                "Editor",
+                [
+                    .row(fontSize, subtitle: "In points"), .row(showLineNumbers), .row(theme),
+                    .row(zoom, subtitle: "Of the text"),
+                ]
+            ),
+            PreferencesGroup(
+                "You",
+                description: "How others see you",
+                [.row(displayName, subtitle: "Shown to others"), .row(title), .row(windowSize)]
+            ),
+        ]
+        let moreGroup = more.isEmpty ? [] : [PreferencesGroup("More", more.map { .row($0) })]
+        if ProcessInfo.processInfo.environment["HELPER_MORE_ON_PAGE_2"] == "1" {
+            window = PreferencesWindow(
+                title: "Editor preferences",
+                pages: [PreferencesPage(groups: groups), PreferencesPage(title: "More", groups: moreGroup)]
+            )
+        } else {
+            window = PreferencesWindow(title: "Editor preferences", groups: groups + moreGroup)
+        }
         let keys: [Defaults._AnyKey] = [fontSize, showLineNumbers, theme, zoom, displayName, title, windowSize] + more
         for key in keys {
             let suite = suite
@@ -176,7 +182,9 @@ final class PreferencesSession {
     func run(_ words: [String]) {
         switch words.first {
         case "rows":
-            for row in window.pages[0].rows { report(describe(row)) }
+            for page in window.pages {
+                for row in page.rows { report(describe(row)) }
+            }
         case "set":
             guard words.count == 3, let row = window.row(named: words[1]), let editor = row.editor else { return }
             let value = words[2]

@@ -119,11 +119,17 @@ import Testing
     }
 
     /// A first screen's rows are made before the first frame, the rest after it, while the main
-    /// loop is idle: all of them in the end, in order, bound and found by the search.
-    @Test func rowsPastTheFirstScreenAreMadeAfterTheFirstFrameAndWorkAsTheOthers() async throws {
-        let session = try await BoundWindowSession(mode: "preferences", environment: ["HELPER_MORE_ROWS": "40"])
+    /// loop is idle: all of them in the end, in order, bound and found by the search; on a page
+    /// not shown too (each page makes its first screen at once).
+    @Test(arguments: [false, true])
+    func rowsPastTheFirstScreenAreMadeAfterTheFirstFrameAndWorkAsTheOthers(onASecondPage: Bool) async throws {
+        let session = try await BoundWindowSession(
+            mode: "preferences",
+            environment: ["HELPER_MORE_ROWS": "40", "HELPER_MORE_ON_PAGE_2": onASecondPage ? "1" : "0"]
+        )
         defer { session.close() }
-        #expect(await session.line(startingWith: "first frame") == "first frame rows=12 complete=false")
+        let atOnce = onASecondPage ? 7 + 12 : 12
+        #expect(await session.line(startingWith: "first frame") == "first frame rows=\(atOnce) complete=false")
 
         var treeLine = await session.run("tree").first { $0.hasPrefix("tree") }
         if treeLine == nil { treeLine = await session.line(startingWith: "tree") }
