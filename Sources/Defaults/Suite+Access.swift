@@ -26,6 +26,7 @@ extension Defaults.Suite {
     /// migrations run (``appliedMigrations``) stays: they are not run again over what the new
     /// version writes from now on.
     public func removeAll() {
+        store.settlePendingMigrations()
         // As in removeValues(named:), every key the UserDefaults holds joins the stored values first.
         if let storage = store.writeThrough {
             for name in storage.storedNames { refresh(name, from: storage) }
@@ -64,6 +65,8 @@ extension Defaults.Suite {
     ///   ``Defaults/StorageError/writeRefused(backend:reason:)``), the first such refusal, once: it
     ///   was reported when it happened, and its value was never stored.
     public func synchronize() throws(Defaults.StorageError) {
+        // The migrations of keys created just now are stored first, as pending writes are.
+        store.settlePendingMigrations()
         if let storage = store.writeThrough {
             storage.synchronize()
             return
@@ -181,6 +184,7 @@ extension Defaults.Suite {
     /// - Parameter name: The stored key's name.
     /// - Returns: The stored JSON, or `nil`.
     public func storedValue(named name: String) -> Defaults.JSONValue? {
+        store.settlePendingMigrations()
         if let storage = store.writeThrough { refresh(name, from: storage) }
         return store.storedValue(named: name, in: self)
     }
@@ -194,7 +198,8 @@ extension Defaults.Suite {
     ///
     /// - Returns: The stored JSON of every key.
     public func storedValues() -> [String: Defaults.JSONValue] {
-        Self.withoutMigrationRecord(store.storedValues(in: self))
+        store.settlePendingMigrations()
+        return Self.withoutMigrationRecord(store.storedValues(in: self))
     }
 
     /// Every value the suite's own file holds (or will, once pending writes are flushed), without
@@ -207,7 +212,8 @@ extension Defaults.Suite {
     ///
     /// - Returns: The stored JSON of every key the suite's own file holds.
     public func userStoredValues() -> [String: Defaults.JSONValue] {
-        Self.withoutMigrationRecord(store.userStoredValues(in: self))
+        store.settlePendingMigrations()
+        return Self.withoutMigrationRecord(store.userStoredValues(in: self))
     }
 
     /// `values` without the store's record of migrations (``appliedMigrations``), which is no key's.

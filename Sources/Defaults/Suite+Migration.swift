@@ -4,6 +4,13 @@ extension Defaults.Suite {
     /// The record is the file's member with the empty name (which no key can have), or in etcd the
     /// key `<prefix>.defaults-migrations`: `{"migrations": ["editor.fontSize from fontSize", …]}`.
     public var appliedMigrations: [String] {
+        // Those of keys created just now run first, as a read sees the writes made just now.
+        store.settlePendingMigrations()
+        return recordedMigrations()
+    }
+
+    /// The ids the store records, without running the key migrations waiting first.
+    private func recordedMigrations() -> [String] {
         // Over UserDefaults, what other code stored is not in memory until read.
         if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
         return Self.recordedMigrations(in: store.userStoredValue(named: Self.migrationRecordName, in: self))
@@ -38,18 +45,34 @@ extension Defaults.Suite {
     ///   locked, read or written.
     @discardableResult
     public func migrate(_ migrations: [Defaults.Migration], dryRun: Bool = false) throws -> Defaults.MigrationReport {
-        try migrate(migrations, dryRun: dryRun, readsThroughDeferred: true)
+        store.settlePendingMigrations()
+        return try migrate(migrations, dryRun: dryRun, run: MigrationRun())
     }
 
-    /// ``migrate(_:dryRun:)``; with `readsThroughDeferred` false, those left for later are not
-    /// read through (a key's own migration is read through by the key, for its name alone).
+    /// How a call of ``migrate(_:dryRun:run:)`` runs its migrations.
+    private struct MigrationRun {
+        /// Migrations that run although the store records them.
+        var forced: Set<String> = []
+        /// Whether they are keys' own migrations, each of which stands alone.
+        ///
+        /// One that fails or is left for later leaves the others to run, and none is read through
+        /// here (a key's is read through by the key, for its name alone). A suite's migrations are
+        /// one step each, in order: one that fails keeps the rest from running, and one left for
+        /// later, those after it.
+        var isKeys = false
+    }
+
+    /// ``migrate(_:dryRun:)``, run as `run` says.
     private func migrate(
         _ migrations: [Defaults.Migration],
         dryRun: Bool,
-        readsThroughDeferred: Bool
+        run: MigrationRun
     ) throws -> Defaults.MigrationReport {
-        let recorded = appliedMigrations
-        guard migrations.contains(where: { !recorded.contains($0.id) }) else { return Defaults.MigrationReport() }
+        let readsThroughDeferred = !run.isKeys
+        let recorded = recordedMigrations()
+        guard migrations.contains(where: { !recorded.contains($0.id) || run.forced.contains($0.id) }) else {
+            return Defaults.MigrationReport()
+        }
         // Over UserDefaults, the values other code stored are read first: a migration sees them all.
         if let storage = store.writeThrough {
             for name in storage.storedNames { refresh(name, from: storage) }
@@ -58,7 +81,7 @@ extension Defaults.Suite {
         if dryRun || limits.readOnly {
             let values = store.userStoredValues(in: self)
             var report = try reportingFailure {
-                try Self.plan(migrations, on: values, locked: limits.locked).report
+                try Self.plan(migrations, on: values, locked: limits.locked, run: run).report
             }
             if limits.readOnly && !dryRun {
                 report = Defaults.MigrationReport(deferred: report.applied + report.deferred)
@@ -66,24 +89,26 @@ extension Defaults.Suite {
             }
             return report
         }
+        // Key migrations that failed, each reported after the transaction.
+        var failures: [MigrationFailure] = []
         let report = try reportingFailure {
             try exclusiveTransaction {
                 // Read through the transaction, so that an exclusive commit over a backend that
                 // checks what was read (etcd) fails when another process recorded meanwhile.
                 let scope = TransactionScope.find(for: self)!
+                // The record first: another process that ran them meanwhile recorded them, and a
+                // body that the record lists is not run again, not even to see what it touches.
+                let recordNow = Self.recordedMigrations(in: scope.storedValue(named: Self.migrationRecordName))
+                let pending = migrations.filter { !recordNow.contains($0.id) || run.forced.contains($0.id) }
+                guard !pending.isEmpty else { return Defaults.MigrationReport() }
                 // Under the lock: a system file that began to lock a key meanwhile is seen.
                 let limits = store.migrationLimits()
                 let snapshot = scope.snapshotValues()
-                let planned = try Self.plan(migrations, on: snapshot, locked: limits.locked)
-                // What the migrations read and write (and the record) is what an exclusive commit
-                // over a backend that checks reads (etcd) compares: not every key of a large
-                // suite. Also what they would touch had none run: when another process ran them
-                // meanwhile, the commit fails and memory takes in what they wrote, not the record
-                // alone (a key created next reads it, not its default).
-                var compared = planned.read.union(planned.report.changes.keys)
-                compared.formUnion(Self.namesTouched(by: migrations, on: snapshot))
-                for name in compared { _ = scope.storedValue(named: name) }
-                _ = scope.storedValue(named: Self.migrationRecordName)
+                let planned = try Self.plan(pending, on: snapshot, locked: limits.locked, run: run)
+                failures = planned.failures
+                // What the migrations read and write is what an exclusive commit over a backend
+                // that checks reads (etcd) compares: not every key of a large suite.
+                for name in planned.read.union(planned.report.changes.keys) { _ = scope.storedValue(named: name) }
                 guard !planned.report.applied.isEmpty else { return planned.report }
                 write(planned.report.changes)
                 // Marked suppressed, which keeps it out of every event (see `committing`).
@@ -91,10 +116,39 @@ extension Defaults.Suite {
                 return planned.report
             }
         }
+        for failure in failures { self.report(failure.storageError) }
         if readsThroughDeferred { readThrough(report.deferred, of: migrations) }
         // What the store records now is no longer read through: the store holds it.
-        if !report.applied.isEmpty { store.stopReadingThrough(Set(appliedMigrations)) }
+        if !report.applied.isEmpty { store.stopReadingThrough(Set(recordedMigrations())) }
         return report
+    }
+
+    /// Runs keys' own migrations, created since the last run, in one exclusive transaction; for
+    /// ``Store/runPendingMigrations()``.
+    ///
+    /// One that cannot run now (it failed and was reported, the file is read-only, a system file
+    /// locks its name) is read through, and runs again the next time the key is created.
+    func runKeyMigrations(_ entries: [PendingMigrations.Entry]) {
+        var run = MigrationRun(isKeys: true)
+        for entry in entries where entry.runsWhenRecorded { run.forced.insert(entry.migration.id) }
+        let report = try? migrate(entries.map(\.migration), dryRun: false, run: run)
+        let recorded = Set(recordedMigrations())
+        // Not run here, and not run by another process meanwhile either.
+        let left = entries.filter { entry in
+            report?.applied.contains(entry.migration.id) != true
+                && (entry.runsWhenRecorded || !recorded.contains(entry.migration.id))
+        }
+        guard !left.isEmpty else { return }
+        store.readThrough(
+            left.map { entry in
+                MigrationLayer.ReadThrough(
+                    migration: entry.migration,
+                    sources: entry.sources,
+                    target: entry.target,
+                    runsWhenRecorded: entry.runsWhenRecorded
+                )
+            }
+        )
     }
 
     /// Reads the migrations of `migrations` whose ids are `deferred` through, from now on.
@@ -109,18 +163,15 @@ extension Defaults.Suite {
         do {
             return try body()
         } catch let failure as MigrationFailure {
-            let error = Defaults.StorageError.migrationFailed(
-                migration: failure.id,
-                reason: String(describing: failure.error)
-            )
-            report(error)
-            throw error
+            report(failure.storageError)
+            throw failure.storageError
         }
     }
 
-    /// Runs a key's own migration (the one `make` makes) unless the store records `id`, when the
-    /// key is created; reads it through in memory while it cannot run, or until it is final
-    /// (``MigrationLayer``).
+    /// Declares a key's own migration (the one `make` makes): unless the store records `id`, it
+    /// runs shortly, with those of the other keys created meanwhile (``Store/addPendingMigration(_:from:)``),
+    /// and the key reads it through in memory until then; while it is not final, it is only read
+    /// through (``MigrationLayer``).
     func declareMigration(
         id: String,
         of name: String,
@@ -130,34 +181,55 @@ extension Defaults.Suite {
     ) {
         // The one look a store whose migrations ran pays for each key that declares one.
         if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
+        let sources = formerly.contains(name) ? formerly : [name] + formerly
+        // Over UserDefaults, what other code stored is not in memory until read.
+        if let storage = store.writeThrough {
+            for source in sources { refresh(source, from: storage) }
+        }
         if store.recordContains(id, in: self) {
-            // Over a backend another process commits to directly (etcd), memory may hold the
-            // record before the values that came with it (an exclusive transaction that lost a
-            // race takes in only the keys it compared): while a former name still holds a value
-            // and the key none, the key reads it through, until the rest arrives.
-            guard store.locking == nil, !formerly.isEmpty, store.userStoredValue(named: name, in: self) == nil,
-                formerly.contains(where: { store.userStoredValue(named: $0, in: self) != nil })
-            else { return }
-            let sources = formerly.contains(name) ? formerly : [name] + formerly
-            let readThrough = MigrationLayer.ReadThrough(
-                migration: make(),
-                sources: sources,
-                target: name,
-                runsWhenRecorded: !formerly.contains(name)
+            // A former name that holds a value again: an old version wrote it after the move, or
+            // (over a backend another process commits to directly, etcd) memory holds the record
+            // before the values that came with it. Read through, and moved again if final: a
+            // value under the key's name stays, and the former name goes.
+            guard !formerly.isEmpty, store.holdsValue(underAnyOf: formerly.filter { $0 != name }, in: self) else {
+                return
+            }
+            let migration = make()
+            store.readThrough(
+                [
+                    MigrationLayer.ReadThrough(
+                        migration: migration,
+                        sources: sources,
+                        target: name,
+                        runsWhenRecorded: true
+                    )
+                ]
             )
-            store.readThrough([readThrough])
+            if isFinal {
+                let entry = PendingMigrations.Entry(
+                    migration: migration,
+                    sources: sources,
+                    target: name,
+                    runsWhenRecorded: true
+                )
+                store.addPendingMigration(entry, from: self)
+            }
             return
         }
         let migration = make()
-        // Inside a transaction (on any suite) it would run without this file's lock, or take it
-        // inside another file's: read through now, moved the next time the key is created.
-        if isFinal && TransactionScope.current == nil {
-            // Reported inside when it fails.
-            let report = try? migrate([migration], dryRun: false, readsThroughDeferred: false)
-            if report?.applied.isEmpty == false || appliedMigrations.contains(migration.id) { return }
+        // Read through at once, so the key reads what the migration makes before it runs; not
+        // needed when none of the names it reads holds a value (the first launch of a program).
+        if !isFinal || store.holdsValue(underAnyOf: sources, in: self) {
+            store.readThrough([MigrationLayer.ReadThrough(migration: migration, sources: sources, target: name)])
         }
-        let sources = formerly.contains(name) ? formerly : [name] + formerly
-        store.readThrough([MigrationLayer.ReadThrough(migration: migration, sources: sources, target: name)])
+        guard isFinal else { return }
+        let entry = PendingMigrations.Entry(
+            migration: migration,
+            sources: sources,
+            target: name,
+            runsWhenRecorded: false
+        )
+        store.addPendingMigration(entry, from: self)
     }
 }
 
@@ -169,25 +241,11 @@ extension Defaults.Suite {
     private struct MigrationFailure: Error {
         let id: String
         let error: any Error
-    }
 
-    /// The names `migrations` read or write when run over `stored` as if none had run; empty when
-    /// one of them looks at every name.
-    private static func namesTouched(by migrations: [Defaults.Migration], on stored: [String: JSONValue]) -> Set<String>
-    {
-        var values = stored
-        values[migrationRecordName] = nil
-        var current = Defaults.MigrationValues(values: values, locked: [])
-        let reads = current.reads
-        for migration in migrations {
-            var attempt = current
-            if (try? migration.body(&attempt)) != nil { current = attempt }
+        /// The error reported for it.
+        var storageError: Defaults.StorageError {
+            .migrationFailed(migration: id, reason: String(describing: error))
         }
-        guard let read = reads.names else { return [] }
-        var touched = read
-        for (name, value) in current.values where values[name] != value { touched.insert(name) }
-        for name in values.keys where current.values[name] == nil { touched.insert(name) }
-        return touched
     }
 
     /// Whether `record` lists `id`.
@@ -207,8 +265,11 @@ extension Defaults.Suite {
     private static func plan(
         _ migrations: [Defaults.Migration],
         on stored: [String: JSONValue],
-        locked: Set<String>
-    ) throws -> (report: Defaults.MigrationReport, record: JSONValue, read: Set<String>) {
+        locked: Set<String>,
+        run: MigrationRun
+    ) throws -> (
+        report: Defaults.MigrationReport, record: JSONValue, read: Set<String>, failures: [MigrationFailure]
+    ) {
         let oldRecord = stored[migrationRecordName]
         var ids = recordedMigrations(in: oldRecord)
         var values = stored
@@ -216,8 +277,9 @@ extension Defaults.Suite {
         var current = Defaults.MigrationValues(values: values, locked: locked)
         let reads = current.reads
         var report = Defaults.MigrationReport()
-        for migration in migrations where !ids.contains(migration.id) {
-            guard report.deferred.isEmpty else {
+        var failures: [MigrationFailure] = []
+        for migration in migrations where !ids.contains(migration.id) || run.forced.contains(migration.id) {
+            guard report.deferred.isEmpty || run.isKeys else {
                 report.deferred.append(migration.id)
                 continue
             }
@@ -225,14 +287,17 @@ extension Defaults.Suite {
             do {
                 try migration.body(&attempt)
             } catch {
-                throw MigrationFailure(id: migration.id, error: error)
+                let failure = MigrationFailure(id: migration.id, error: error)
+                guard run.isKeys else { throw failure }
+                failures.append(failure)
+                continue
             }
             guard attempt.touchedLocked == nil else {
                 report.deferred.append(migration.id)
                 continue
             }
             current = attempt
-            ids.append(migration.id)
+            if !ids.contains(migration.id) { ids.append(migration.id) }
             report.applied.append(migration.id)
         }
         for (name, value) in current.values where values[name] != value { report.changes[name] = .some(value) }
@@ -241,7 +306,7 @@ extension Defaults.Suite {
         if case .object(let old)? = oldRecord { members = old }
         members["migrations"] = .array(ids.map { .string($0) })
         let read = reads.names ?? Set(values.keys)
-        return (report, .object(members), read)
+        return (report, .object(members), read, failures)
     }
 }
 
@@ -279,8 +344,11 @@ extension Defaults.Key {
         from: Old.Type,
         transform: (@Sendable (Old) throws -> Value)?
     ) -> Defaults.Migration {
-        // What a value stored in an older form reads as now.
+        // What a value stored in an older form reads as now. Under the key's own name a value of
+        // the new type is kept as it is (a newer version, a config tool or a backup wrote it), so
+        // it is tried first; under a former name only older versions wrote, so the old type is.
         let convert: @Sendable (String, JSONValue) throws -> JSONValue = { stored, json in
+            if stored == name, ValueCoding.decode(json, as: Value.self) != nil { return json }
             if let transform, let old = ValueCoding.decode(json, as: Old.self) {
                 guard let new = ValueCoding.encode(try transform(old)) else {
                     throw Defaults.MigrationError("the value made from \"\(stored)\" cannot be stored as \(Value.self)")

@@ -123,6 +123,8 @@ extension Defaults.Suite {
             )
             return try transaction(body)
         }
+        // The migrations of keys created just now run before, in a transaction of their own.
+        store.settlePendingMigrations()
         // Over UserDefaults, other code writes directly: nothing could make the commit exclusive.
         guard case .backend(let custom) = store.backend, store.writeThrough == nil else { return try transaction(body) }
         if let locking = store.locking { return try exclusiveTransaction(on: locking, custom, body) }

@@ -283,10 +283,30 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         sink(declareKeys(suite, migrated: migrated))
         precondition(suite.appliedMigrations.count == (migrated ? 4 : 0))
         measured(iterations) { _ in sink(declareKeys(suite, migrated: migrated)) }
+    case "declare100-migrated", "declare100-plain":
+        // Creating 100 keys that each declare a rename the store records as run, or the same keys
+        // without: what opening a program whose every key was renamed costs.
+        let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/declare100.json"))
+        let migrated = scenario == "declare100-migrated"
+        sink(declareHundredKeys(suite, migrated: migrated))
+        try! suite.synchronize()
+        precondition(suite.appliedMigrations.count == (migrated ? 100 : 0))
+        measured(iterations) { _ in sink(declareHundredKeys(suite, migrated: migrated)) }
     default:
         print("unknown scenario \(scenario)")
         exit(2)
     }
+}
+
+/// Creates 100 keys, each renamed from `old-<i>` when `migrated`.
+@inline(never)
+func declareHundredKeys(_ suite: Defaults.Suite, migrated: Bool) -> [Defaults.Keys] {
+    (0..<100)
+        .map { index in
+            migrated
+                ? Defaults.Key<Int>("setting-\(index)", default: 0, suite: suite, formerly: ["old-\(index)"])
+                : Defaults.Key<Int>("setting-\(index)", default: 0, suite: suite)
+        }
 }
 
 /// Creates four keys, with their migrations when `migrated`.

@@ -23,6 +23,17 @@ extension Store {
         }
     }
 
+    /// Whether any of `names` holds a user's value; inside a transaction of `suite` on this task,
+    /// in the transaction's view.
+    func holdsValue(underAnyOf names: [String], in suite: Defaults.Suite) -> Bool {
+        state.withLock { state in
+            if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
+                return names.contains { scope.storedValue(named: $0) != nil }
+            }
+            return names.contains { state.values[$0] != nil }
+        }
+    }
+
     /// Whether this process may not write the store, and the names it may not write: those a
     /// system file locks, and the secret keys.
     func migrationLimits() -> (readOnly: Bool, locked: Set<String>) {

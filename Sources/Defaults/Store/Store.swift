@@ -49,6 +49,15 @@ final class Store: Sendable {
     /// Whether a key migration was ever read through here (``MigrationLayer``): until then, an
     /// outside change looks at no migration.
     let hasMigrationLayer = Atomic<Bool>(false)
+    /// Key migrations declared and not run yet; see `Store+PendingMigrations.swift`.
+    let pendingMigrations = Lock<PendingMigrations>(PendingMigrations())
+    /// Whether `pendingMigrations` holds any: until then, what looks at the store takes no lock.
+    let hasPendingMigrations = Atomic<Bool>(false)
+    /// Held while pending key migrations run: one run at a time, and a caller that needs them
+    /// run waits for the run under way.
+    let migrationRunGate = NSLock()
+    /// The thread running pending key migrations (`pthread_self()`), 0 when none is.
+    let migrationRunner = Atomic<UInt>(0)
     let state: Lock<Store.State>
     /// Runs the coalescing timer's flushes.
     let flushQueue = DispatchQueue(label: "Defaults.Store.flush")

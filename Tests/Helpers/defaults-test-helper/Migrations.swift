@@ -30,6 +30,10 @@ enum NewVersion {
     static let migrations: [Defaults.Migration] = [
         Defaults.Migration("2: count the runs") { values in
             values["migrationRuns"] = .number(String((try values.value(named: "migrationRuns", as: Int.self) ?? 0) + 1))
+            // Each time the body runs, in any process: a line in the log the test names.
+            if let log = ProcessInfo.processInfo.environment["DEFAULTS_TEST_MIGRATION_RUNS_LOG"] {
+                appendLine("ran \(getpid())", to: log)
+            }
         },
         MigrationSamples.windowSplit,
         MigrationSamples.oneName,
@@ -103,4 +107,14 @@ enum RollingVersion {
         let document = suite.schema(for: keys, migrations: NewVersion.migrations)
         try Data(document.description.utf8).write(to: Defaults.Suite.schemaFileURL(forSettingsFile: url))
     }
+}
+
+/// Appends `line` to the file at `path` in one `write` (O_APPEND: lines of processes writing at
+/// once do not mix).
+func appendLine(_ line: String, to path: String) {
+    let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { return }
+    defer { close(descriptor) }
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
 }

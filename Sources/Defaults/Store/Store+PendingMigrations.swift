@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Key migrations declared and not run yet.
+///
+/// A program creates its keys one after another; each key's migration joins this list, is read
+/// through in memory at once (``MigrationLayer``), and the whole list runs shortly after, in one
+/// exclusive transaction: one locked write for all the keys created meanwhile, however many.
+struct PendingMigrations: Sendable {
+    /// A key's migration waiting to run.
+    struct Entry: Sendable {
+        let migration: Defaults.Migration
+        /// The names it reads (for a read-through while it cannot run), and the key's name.
+        let sources: [String]
+        let target: String
+        /// Whether it runs although the store records it: a former name holds a value again (an
+        /// old version wrote it after the move), or memory has the record before the values.
+        let runsWhenRecorded: Bool
+    }
+
+    /// Waiting to run, in the order the keys were created.
+    var entries: [Entry] = []
+    /// The suite to run them on (and report through): the last to declare one.
+    var suite: WeakReference<Defaults.Suite>?
+    /// Whether a run is scheduled on the store's flush queue.
+    var isScheduled = false
+}
+
+extension Store {
+    /// Adds a key's migration to those that run together shortly, from `suite`.
+    func addPendingMigration(_ entry: PendingMigrations.Entry, from suite: Defaults.Suite) {
+        let schedules = pendingMigrations.withLock { pending in
+            if pending.entries.contains(where: { $0.migration.id == entry.migration.id }) { return false }
+            pending.entries.append(entry)
+            pending.suite = WeakReference(suite)
+            hasPendingMigrations.store(true, ordering: .releasing)
+            defer { pending.isScheduled = true }
+            return !pending.isScheduled
+        }
+        guard schedules else { return }
+        // In memory, or in a UserDefaults: no lock to take, nothing to gather a burst into.
+        guard commitsLater else {
+            settlePendingMigrations()
+            return
+        }
+        // As writes coalesce: keys created in a burst (a program starting) migrate together.
+        flushQueue.asyncAfter(deadline: .now() + FlushMachine.coalescingDelay.dispatchInterval) { [weak self] in
+            self?.runPendingMigrations()
+        }
+    }
+
+    /// Runs the key migrations waiting, if any, before what looks at the store itself (its
+    /// record, its stored values, a commit): so that it sees them run, as it sees pending writes.
+    ///
+    /// Not inside a transaction (they run in one of their own later), nor on the delivery queue or
+    /// in a run of them on this thread (which waits for it).
+    func settlePendingMigrations() {
+        guard hasPendingMigrations.load(ordering: .acquiring) else { return }
+        guard TransactionScope.current == nil, !Self.isDeliveringOutsideChanges else { return }
+        runPendingMigrations()
+    }
+
+    /// Runs every key migration waiting, in one exclusive transaction.
+    func runPendingMigrations() {
+        let thread = UInt(pthread_self())
+        // A change this run delivers on this thread may look at the store: it does not wait for itself.
+        guard migrationRunner.load(ordering: .acquiring) != thread else { return }
+        migrationRunGate.lock()
+        migrationRunner.store(thread, ordering: .releasing)
+        defer {
+            migrationRunner.store(0, ordering: .releasing)
+            migrationRunGate.unlock()
+        }
+        let (entries, suite) = pendingMigrations.withLock { pending in
+            defer {
+                pending.entries = []
+                pending.isScheduled = false
+                hasPendingMigrations.store(false, ordering: .releasing)
+            }
+            return (pending.entries, pending.suite?.object)
+        }
+        guard let suite, !entries.isEmpty else { return }
+        suite.runKeyMigrations(entries)
+    }
+}
