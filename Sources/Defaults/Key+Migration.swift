@@ -34,7 +34,6 @@ extension Defaults.Key {
         formerly: [String],
         isFinal: Bool = true
     ) {
-        let id = Defaults.Key<Value>.migrationID(name: name, formerly: formerly, convertsFrom: nil)
         self.init(
             name,
             default: defaultValue,
@@ -42,9 +41,9 @@ extension Defaults.Key {
             summary: summary,
             storedRange: nil,
             formerNames: formerly,
-            declaredMigration: (id, nil, isFinal)
+            declaredMigration: (nil, isFinal)
         )
-        suite.declareMigration(id: id, of: name, formerly: formerly, isFinal: isFinal) {
+        suite.declareMigration(of: hashedName, formerly: formerly, convertsFrom: nil, isFinal: isFinal) { id in
             Self.declaredMigration(id: id, name: name, formerly: formerly, from: Value.self, transform: nil)
         }
     }
@@ -89,7 +88,6 @@ extension Defaults.Key {
     ) {
         // The type's name without the reflection `String(describing:)` goes through.
         let convertsFrom = _typeName(Old.self, qualified: false)
-        let id = Defaults.Key<Value>.migrationID(name: name, formerly: formerly, convertsFrom: convertsFrom)
         self.init(
             name,
             default: defaultValue,
@@ -97,9 +95,10 @@ extension Defaults.Key {
             summary: summary,
             storedRange: nil,
             formerNames: formerly,
-            declaredMigration: (id, convertsFrom, isFinal)
+            declaredMigration: (convertsFrom, isFinal)
         )
-        suite.declareMigration(id: id, of: name, formerly: formerly, isFinal: isFinal) {
+        suite.declareMigration(of: hashedName, formerly: formerly, convertsFrom: convertsFrom, isFinal: isFinal) {
+            id in
             Self.declaredMigration(id: id, name: name, formerly: formerly, from: Old.self, transform: transform)
         }
     }

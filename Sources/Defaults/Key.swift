@@ -36,11 +36,20 @@ extension Defaults {
         /// The names the key's value was stored under by earlier versions, which a migration
         /// carries over to ``name`` (see ``Defaults/Key/init(_:default:suite:summary:formerly:isFinal:)``).
         public let formerNames: [String]
-        /// The id of the key's own migration, the type it converts from (`nil` for a rename) and
-        /// whether it is final; `nil` when the key declares none.
+        /// The key's own migration: the type it converts from (`nil` for a rename), and whether it is final.
+        ///
+        /// `nil` when the key declares none. Its id is ``declaredMigrationID``.
         ///
         /// Shown in the suite's published schema.
-        let declaredMigration: (id: String, convertsFrom: String?, isFinal: Bool)?
+        let declaredMigration: (convertsFrom: String?, isFinal: Bool)?
+
+        /// The id of the key's own migration, made when asked: a key whose migration the store
+        /// records never needs it.
+        var declaredMigrationID: String? {
+            declaredMigration.map {
+                Defaults.Suite.migrationID(name: name, formerly: formerNames, convertsFrom: $0.convertsFrom)
+            }
+        }
 
         init(
             name: String,
@@ -49,7 +58,7 @@ extension Defaults {
             storedRange: (JSONValue, JSONValue)? = nil,
             isSecret: Bool = false,
             formerNames: [String] = [],
-            declaredMigration: (id: String, convertsFrom: String?, isFinal: Bool)? = nil
+            declaredMigration: (convertsFrom: String?, isFinal: Bool)? = nil
         ) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
@@ -155,7 +164,7 @@ extension Defaults {
             storedRange: (JSONValue, JSONValue)?,
             isSecret: Bool = false,
             formerNames: [String] = [],
-            declaredMigration: (id: String, convertsFrom: String?, isFinal: Bool)? = nil
+            declaredMigration: (convertsFrom: String?, isFinal: Bool)? = nil
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true

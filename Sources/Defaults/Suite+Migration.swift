@@ -173,28 +173,30 @@ extension Defaults.Suite {
     /// and the key reads it through in memory until then; while it is not final, it is only read
     /// through (``MigrationLayer``).
     func declareMigration(
-        id: String,
-        of name: String,
+        of hashedName: HashedName,
         formerly: [String],
+        convertsFrom: String?,
         isFinal: Bool,
-        _ make: () -> Defaults.Migration
+        _ make: (_ id: String) -> Defaults.Migration
     ) {
-        // The one look a store whose migrations ran pays for each key that declares one.
-        if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
-        let sources = formerly.contains(name) ? formerly : [name] + formerly
+        let name = hashedName.text
         // Over UserDefaults, what other code stored is not in memory until read.
         if let storage = store.writeThrough {
-            for source in sources { refresh(source, from: storage) }
+            refresh(Self.migrationRecordName, from: storage)
+            for former in formerly { refresh(former, from: storage) }
+            refresh(name, from: storage)
         }
-        if store.recordContains(id, in: self) {
-            // A former name that holds a value again: an old version wrote it after the move, or
-            // (over a backend another process commits to directly, etcd) memory holds the record
-            // before the values that came with it. Read through, and moved again if final: a
-            // value under the key's name stays, and the former name goes.
-            guard !formerly.isEmpty, store.holdsValue(underAnyOf: formerly.filter { $0 != name }, in: self) else {
-                return
-            }
-            let migration = make()
+        // The one look a store whose migrations ran pays for each key that declares one.
+        let recorded = store.recordedState(of: hashedName, formerly: formerly, convertsFrom: convertsFrom, in: self)
+        // A former name that holds a value again, once recorded: an old version wrote it after
+        // the move, or (over a backend another process commits to directly, etcd) memory holds
+        // the record before the values that came with it. Read through, and moved again if
+        // final: a value under the key's name stays, and the former name goes.
+        if recorded.isRecorded && !recorded.formerHoldsValue { return }
+        let sources = formerly.contains(name) ? formerly : [name] + formerly
+        let id = Self.migrationID(name: name, formerly: formerly, convertsFrom: convertsFrom)
+        if recorded.isRecorded {
+            let migration = make(id)
             store.readThrough(
                 [
                     MigrationLayer.ReadThrough(
@@ -216,7 +218,7 @@ extension Defaults.Suite {
             }
             return
         }
-        let migration = make()
+        let migration = make(id)
         // Read through at once, so the key reads what the migration makes before it runs; not
         // needed when none of the names it reads holds a value (the first launch of a program).
         if !isFinal || store.holdsValue(underAnyOf: sources, in: self) {
@@ -234,6 +236,30 @@ extension Defaults.Suite {
 }
 
 extension Defaults.Suite {
+    /// The id of a key's migration: `editor.fontSize from fontSize`, `appearance from darkMode (Bool)`,
+    /// `sync from sync (Bool)`; `convertsFrom` names the type a conversion reads.
+    static func migrationID(name: String, formerly: [String], convertsFrom: String?) -> String {
+        // NB: appended in place: made for every key that declares a migration, each time it is
+        // created, it is most of what such a key costs once its migration ran.
+        var id = name
+        id.reserveCapacity(
+            name.utf8.count * 2 + formerly.reduce(0) { $0 + $1.utf8.count + 2 } + (convertsFrom?.utf8.count ?? 0) + 8
+        )
+        // ASCII: text that is not compares and hashes by canonical equivalence, many times slower.
+        id += " from "
+        if formerly.isEmpty { id += name }
+        for (index, former) in formerly.enumerated() {
+            if index > 0 { id += ", " }
+            id += former
+        }
+        if let convertsFrom {
+            id += " ("
+            id += convertsFrom
+            id += ")"
+        }
+        return id
+    }
+
     /// The member of the store that records the migrations run.
     static let migrationRecordName = ""
 
@@ -311,30 +337,6 @@ extension Defaults.Suite {
 }
 
 extension Defaults.Key {
-    /// The id of a key's migration: `editor.fontSize from fontSize`, `appearance from darkMode (Bool)`,
-    /// `sync from sync (Bool)`; `convertsFrom` names the type a conversion reads.
-    static func migrationID(name: String, formerly: [String], convertsFrom: String?) -> String {
-        // NB: appended in place: made for every key that declares a migration, each time it is
-        // created, it is most of what such a key costs once its migration ran.
-        var id = name
-        id.reserveCapacity(
-            name.utf8.count * 2 + formerly.reduce(0) { $0 + $1.utf8.count + 2 } + (convertsFrom?.utf8.count ?? 0) + 8
-        )
-        // ASCII: text that is not compares and hashes by canonical equivalence, many times slower.
-        id += " from "
-        if formerly.isEmpty { id += name }
-        for (index, former) in formerly.enumerated() {
-            if index > 0 { id += ", " }
-            id += former
-        }
-        if let convertsFrom {
-            id += " ("
-            id += convertsFrom
-            id += ")"
-        }
-        return id
-    }
-
     /// The migration a key declares: its value carried over from its former names, converted
     /// from `Old` by `transform` when there is one.
     static func declaredMigration<Old: Defaults.Serializable>(

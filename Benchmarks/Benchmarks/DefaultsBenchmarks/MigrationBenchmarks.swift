@@ -42,6 +42,47 @@ enum MigrationBench {
         return sum
     }
 
+    /// A program whose every key a new version renamed.
+    ///
+    /// 80 renames of an `Int`, and 20 conversions of minutes (`Int`) under another name to hours
+    /// (`Double`). Names made once, as a program's are literals.
+    static let hundred = (0..<100)
+        .map { index in
+            index < 80 ? ("setting-\(index)", ["old-\(index)"]) : ("hours-\(index)", ["minutes-\(index)"])
+        }
+
+    /// Declares the 100 keys, with their migrations when `migrated`, and reads every one.
+    static func declareAndReadHundred(_ suite: Defaults.Suite, migrated: Bool) -> Int {
+        var sum = 0
+        for (index, (name, formerly)) in hundred.enumerated() {
+            if index < 80 {
+                let key =
+                    migrated
+                    ? Defaults.Key<Int>(name, default: 0, suite: suite, formerly: formerly)
+                    : Defaults.Key<Int>(name, default: 0, suite: suite)
+                sum &+= suite[key]
+            } else {
+                let key =
+                    migrated
+                    ? Defaults.Key<Double>(name, default: 1, suite: suite, formerly: formerly) { (minutes: Int) in
+                        Double(minutes) / 60
+                    }
+                    : Defaults.Key<Double>(name, default: 1, suite: suite)
+                sum &+= Int(suite[key])
+            }
+        }
+        return sum
+    }
+
+    /// Writes the old version of the 100 keys' file at `url`.
+    static func writeOldHundred(_ url: URL) throws {
+        let suite = Defaults.Suite(fileURL: url)
+        suite.setStoredValues(
+            Dictionary(uniqueKeysWithValues: hundred.enumerated().map { ($1.1[0], .number(String($0 + 30))) })
+        )
+        try suite.synchronize()
+    }
+
     /// Writes the old version's file at `url`.
     static func writeOldVersion(_ url: URL) throws {
         let suite = Defaults.Suite(fileURL: url)
@@ -59,6 +100,29 @@ enum MigrationBench {
 }
 
 func openMigrated() {
+    openMigrated(
+        "Migrations/open a suite and declare 20 keys, 4 with migrations applied, and with none, in turns",
+        declare: MigrationBench.declareAndRead,
+        writeOld: MigrationBench.writeOldVersion,
+        applied: 4
+    )
+    openMigrated(
+        "Migrations/open a suite and declare 100 keys, all with migrations applied, and with none, in turns",
+        declare: MigrationBench.declareAndReadHundred,
+        writeOld: MigrationBench.writeOldHundred,
+        applied: 100
+    )
+    firstOpenMigrating()
+}
+
+/// Opens copies of a file whose migrations ran and of the same values without any, in turns.
+func openMigrated(
+    _ name: String,
+    declare: @escaping @Sendable (Defaults.Suite, Bool) -> Int,
+    writeOld: @escaping @Sendable (URL) throws -> Void,
+    applied: Int
+) {
+    let tag = "\(applied)"
     let rounds = 40
     let warmupIterations = 3
     let opensPerTurn = 20
@@ -72,10 +136,7 @@ func openMigrated() {
         maxIterations: rounds
     )
     let round = Mutex(0)
-    Benchmark(
-        "Migrations/open a suite and declare 20 keys, 4 with migrations applied, and with none, in turns",
-        configuration: configuration
-    ) { benchmark, _ in
+    Benchmark(name, configuration: configuration) { benchmark, _ in
         for _ in benchmark.scaledIterations {
             let index = round.withLock { round in
                 defer { round += 1 }
@@ -92,9 +153,9 @@ func openMigrated() {
                 let elapsed = clock.measure {
                     for open in 0..<opensPerTurn {
                         let suite = Defaults.Suite(
-                            fileURL: Scratch.url("migration-\(isMigrated)-\(index)-\(open).json")
+                            fileURL: Scratch.url("migration\(tag)-\(isMigrated)-\(index)-\(open).json")
                         )
-                        blackHole(MigrationBench.declareAndRead(suite, migrated: isMigrated))
+                        blackHole(declare(suite, isMigrated))
                         suites.append(suite)
                     }
                 }
@@ -109,15 +170,15 @@ func openMigrated() {
     } setup: {
         // The new version's file, migrated once (its record lists the four), and the same values
         // in a file that never had a migration.
-        let migratedSource = Scratch.url("migration-source-migrated.json")
-        try MigrationBench.writeOldVersion(migratedSource)
+        let migratedSource = Scratch.url("migration\(tag)-source-migrated.json")
+        try writeOld(migratedSource)
         do {
             let suite = Defaults.Suite(fileURL: migratedSource)
-            precondition(MigrationBench.declareAndRead(suite, migrated: true) > 0)
-            precondition(suite.appliedMigrations.count == 4)
+            precondition(declare(suite, true) > 0)
+            precondition(suite.appliedMigrations.count == applied)
             try suite.synchronize()
         }
-        let plainSource = Scratch.url("migration-source-plain.json")
+        let plainSource = Scratch.url("migration\(tag)-source-plain.json")
         do {
             let suite = Defaults.Suite(fileURL: plainSource)
             suite.setStoredValues(Defaults.Suite(fileURL: migratedSource).userStoredValues())
@@ -126,10 +187,65 @@ func openMigrated() {
         for index in 0..<(rounds + warmupIterations + 5) {
             for open in 0..<opensPerTurn {
                 for (isMigrated, source) in [(true, migratedSource), (false, plainSource)] {
-                    let copy = Scratch.url("migration-\(isMigrated)-\(index)-\(open).json")
+                    let copy = Scratch.url("migration\(tag)-\(isMigrated)-\(index)-\(open).json")
                     try FileManager.default.copyItem(at: source, to: copy)
                 }
             }
+        }
+    }
+}
+
+// MARK: Open an old version's file and migrate 100 keys
+
+/// A first open that migrates every key of 100 (the old version's file), per open, in nanoseconds.
+///
+/// To its end: the keys declared and read, and `synchronize()` returned.
+let firstOpenMetric: BenchmarkMetric = .custom("firstOpen", polarity: .prefersSmaller, useScalingFactor: false)
+/// The same keys opened over the file once migrated, in the same round.
+let migratedOpenMetric: BenchmarkMetric = .custom("migratedOpen", polarity: .prefersSmaller, useScalingFactor: false)
+
+func firstOpenMigrating() {
+    let rounds = 20
+    let warmupIterations = 2
+    let configuration = Benchmark.Configuration(
+        metrics: [firstOpenMetric, migratedOpenMetric],
+        warmupIterations: warmupIterations,
+        scalingFactor: .one,
+        maxDuration: .seconds(20),
+        maxIterations: rounds
+    )
+    let round = Mutex(0)
+    Benchmark(
+        "Migrations/first open of an old version's file migrating 100 keys, and the next",
+        configuration: configuration
+    ) {
+        benchmark,
+        _ in
+        for _ in benchmark.scaledIterations {
+            let index = round.withLock { round in
+                defer { round += 1 }
+                return round
+            }
+            let url = Scratch.url("first-open-\(index).json")
+            let clock = ContinuousClock()
+            let first = clock.measure {
+                let suite = Defaults.Suite(fileURL: url)
+                blackHole(MigrationBench.declareAndReadHundred(suite, migrated: true))
+                try! suite.synchronize()
+            }
+            let next = clock.measure {
+                let suite = Defaults.Suite(fileURL: url)
+                blackHole(MigrationBench.declareAndReadHundred(suite, migrated: true))
+                try! suite.synchronize()
+            }
+            benchmark.measurement(firstOpenMetric, Int(first / .nanoseconds(1)))
+            benchmark.measurement(migratedOpenMetric, Int(next / .nanoseconds(1)))
+        }
+    } setup: {
+        let source = Scratch.url("first-open-source.json")
+        try MigrationBench.writeOldHundred(source)
+        for index in 0..<(rounds + warmupIterations + 5) {
+            try FileManager.default.copyItem(at: source, to: Scratch.url("first-open-\(index).json"))
         }
     }
 }

@@ -298,15 +298,18 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
     }
 }
 
+/// The names of `declareHundredKeys`' keys, and the former name of each: made once, as a
+/// program's are literals.
+let hundredNames = (0..<100).map { ("setting-\($0)", ["old-\($0)"]) }
+
 /// Creates 100 keys, each renamed from `old-<i>` when `migrated`.
 @inline(never)
 func declareHundredKeys(_ suite: Defaults.Suite, migrated: Bool) -> [Defaults.Keys] {
-    (0..<100)
-        .map { index in
-            migrated
-                ? Defaults.Key<Int>("setting-\(index)", default: 0, suite: suite, formerly: ["old-\(index)"])
-                : Defaults.Key<Int>("setting-\(index)", default: 0, suite: suite)
-        }
+    hundredNames.map { name, formerly in
+        migrated
+            ? Defaults.Key<Int>(name, default: 0, suite: suite, formerly: formerly)
+            : Defaults.Key<Int>(name, default: 0, suite: suite)
+    }
 }
 
 /// Creates four keys, with their migrations when `migrated`.

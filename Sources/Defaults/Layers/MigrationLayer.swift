@@ -40,6 +40,8 @@ struct MigrationLayer: Sendable {
     var started: UInt64 = 0
     /// The number of the working-out ``entries`` came from.
     var installed: UInt64 = 0
+    /// The store's generation of the values ``entries`` were worked out from.
+    var valuesGeneration: UInt64 = 0
 
     /// Adds `readThrough`; `false` when its migration was read through already.
     mutating func add(_ readThrough: ReadThrough) -> Bool {
@@ -88,19 +90,49 @@ struct MigrationLayer: Sendable {
     /// as they differ. Runs the migrations (user code), so call it outside the store's lock. A
     /// migration that fails (it was reported when it was tried) is passed over.
     static func entries(of readThroughs: [ReadThrough], from values: [String: JSONValue]) -> [String: Entry] {
+        entries(of: readThroughs, from: values, over: [:])
+    }
+
+    /// Works out what reads see once `added` (keys' migrations, each with a target) join the
+    /// read-throughs whose `entries` were worked out from the user's `values`: only the added
+    /// ones run, over the values as the others leave them.
+    static func entries(
+        adding added: [ReadThrough],
+        to entries: [String: Entry],
+        from values: [String: JSONValue]
+    ) -> [String: Entry] {
+        Self.entries(of: added, from: values, over: entries)
+    }
+
+    /// Runs `readThroughs` over the user's `values` as `earlier` entries (of read-throughs run
+    /// before them) leave them, and returns those entries with theirs.
+    private static func entries(
+        of readThroughs: [ReadThrough],
+        from values: [String: JSONValue],
+        over earlier: [String: Entry]
+    ) -> [String: Entry] {
         var own = values
         let record = own.removeValue(forKey: Defaults.Suite.migrationRecordName)
-        var migrated = Defaults.MigrationValues(values: own, locked: [])
+        var start = own
+        for (name, entry) in earlier where own[name] == entry.basedOn { start[name] = entry.value }
+        var migrated = Defaults.MigrationValues(values: start, locked: [])
         // One another process ran is in the values already: not run over them again.
         for readThrough in readThroughs
         where readThrough.runsWhenRecorded || !Defaults.Suite.record(record, contains: readThrough.migration.id) {
-            var attempt = migrated
-            guard (try? readThrough.migration.body(&attempt)) != nil else { continue }
-            if let target = readThrough.target {
-                migrated.values[target] = attempt.values[target]
-            } else {
+            guard let target = readThrough.target, let sources = readThrough.sources else {
+                var attempt = migrated
+                guard (try? readThrough.migration.body(&attempt)) != nil else { continue }
                 migrated = attempt
+                continue
             }
+            // A key's migration touches its own name and its sources only: run on the values
+            // themselves, with those put back after (a copy of every value for each key made
+            // opening a program of 100 renamed keys take 80 ms).
+            let saved = sources.map { ($0, migrated.values[$0]) } + [(target, migrated.values[target])]
+            let ran = (try? readThrough.migration.body(&migrated)) != nil
+            let made = migrated.values[target]
+            for (name, value) in saved { migrated.values[name] = value }
+            if ran { migrated.values[target] = made }
         }
         var entries: [String: Entry] = [:]
         for (name, value) in migrated.values where own[name] != value {

@@ -11,15 +11,34 @@ extension Store {
         }
     }
 
-    /// Whether the user's record of migrations lists `id`.
+    /// Whether the user's record of migrations lists the migration of the key `name` (made of
+    /// `formerly` and `convertsFrom`, see ``Defaults/Suite/migrationID(name:formerly:convertsFrom:)``),
+    /// and, when it does, whether a former name holds a value nonetheless.
     ///
-    /// Inside a transaction of `suite` on this task, the transaction's view. Allocates nothing.
-    func recordContains(_ id: String, in suite: Defaults.Suite) -> Bool {
+    /// Inside a transaction of `suite` on this task, the transaction's view. Allocates nothing
+    /// while the record stays as it was: each key that declares a migration asks, and a record of
+    /// 100 ids was searched 100 times.
+    func recordedState(
+        of name: HashedName,
+        formerly: [String],
+        convertsFrom: String?,
+        in suite: Defaults.Suite
+    ) -> (isRecorded: Bool, formerHoldsValue: Bool) {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                return Defaults.Suite.record(scope.storedValue(named: Defaults.Suite.migrationRecordName), contains: id)
+                let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
+                let record = scope.storedValue(named: Defaults.Suite.migrationRecordName)
+                guard Defaults.Suite.record(record, contains: id) else { return (false, false) }
+                return (true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil })
             }
-            return Defaults.Suite.record(state.values[Defaults.Suite.migrationRecordName], contains: id)
+            if state.recordIndex?.generation != state.generation {
+                let ids = Defaults.Suite.recordedMigrations(in: state.values[Defaults.Suite.migrationRecordName])
+                state.recordIndex = (state.generation, RecordIndex(ids))
+            }
+            guard state.recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
+                return (false, false)
+            }
+            return (true, formerly.contains { $0 != name.text && state.values[$0] != nil })
         }
     }
 
@@ -52,11 +71,17 @@ extension Store {
     func readThrough(_ readThroughs: [MigrationLayer.ReadThrough]) {
         let added = state.withLock { state in
             if state.migrationLayer == nil { state.migrationLayer = MigrationLayer() }
-            return readThroughs.reduce(false) { added, readThrough in state.migrationLayer!.add(readThrough) || added }
+            return readThroughs.filter { state.migrationLayer!.add($0) }
         }
-        guard added else { return }
+        guard !added.isEmpty else { return }
         hasMigrationLayer.store(true, ordering: .releasing)
-        refreshMigrationLayer()
+        // Keys' migrations, each for its own name, are worked out alone, over what the others
+        // made: a program creating 100 renamed keys works out 100 of them, not 100 times 100.
+        if added.allSatisfy({ $0.target != nil && $0.sources != nil }) {
+            refreshMigrationLayer(adding: added)
+        } else {
+            refreshMigrationLayer()
+        }
     }
 
     /// Stops reading the migrations `ids` names through (the store holds what they made), and
@@ -84,18 +109,42 @@ extension Store {
     /// Works the layer out again from the user's values, and reports the keys whose reads change
     /// as one external change, as a system file's change is reported.
     func refreshMigrationLayer() {
-        let (ticket, readThroughs, values) = state.withLock { state in
+        refreshMigrationLayer(adding: nil)
+    }
+
+    /// ``refreshMigrationLayer()``; with `added`, only those (keys' migrations just added) are
+    /// worked out, over the entries as they are, when those are up to date with the values and
+    /// nothing changes them meanwhile (otherwise the whole layer is).
+    private func refreshMigrationLayer(adding added: [MigrationLayer.ReadThrough]?) {
+        let (ticket, readThroughs, values, generation, base) = state.withLock { state in
+            let layer = state.migrationLayer!
+            // Up to date: worked out from these values, and no working-out under way.
+            let isCurrent = layer.valuesGeneration == state.generation && layer.installed == layer.started
             state.migrationLayer!.started += 1
-            return (state.migrationLayer!.started, state.migrationLayer!.readThroughs, state.values)
+            return (
+                state.migrationLayer!.started, layer.readThroughs, state.values, state.generation,
+                added != nil && isCurrent ? (layer.entries, layer.installed) : nil
+            )
         }
         // The migrations are user code: run with no lock held.
-        let entries = MigrationLayer.entries(of: readThroughs, from: values)
+        let entries: [String: MigrationLayer.Entry]
+        if let added, let base {
+            entries = MigrationLayer.entries(adding: added, to: base.0, from: values)
+        } else {
+            entries = MigrationLayer.entries(of: readThroughs, from: values)
+        }
         var dropped: [CacheEntry?] = []
         var changedCount = 0
+        var isStale = false
         let (changes, suiteObservers) = state.withLock {
             state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
             // A later working-out was taken in already: it saw later values.
             guard ticket > state.migrationLayer!.installed else { return ([:], nil) }
+            if let base, state.migrationLayer!.installed != base.1 || state.generation != generation {
+                isStale = true
+                return ([:], nil)
+            }
+            state.migrationLayer!.valuesGeneration = generation
             let before = state.migrationLayer!.entries
             let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
             let seenBefore = names.map { state.layeredValue(named: $0) }
@@ -114,5 +163,6 @@ extension Store {
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
         deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
+        if isStale { refreshMigrationLayer(adding: nil) }
     }
 }

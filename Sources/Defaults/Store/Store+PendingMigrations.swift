@@ -31,6 +31,8 @@ struct PendingMigrations: Sendable {
     var suite: WeakReference<Defaults.Suite>?
     /// Whether a run is scheduled on the store's flush queue.
     var isScheduled = false
+    /// How many have been added: a run waits until none was added for a coalescing delay.
+    var added: UInt64 = 0
 }
 
 extension Store {
@@ -39,6 +41,7 @@ extension Store {
         let schedules = pendingMigrations.withLock { pending in
             if pending.entries.contains(where: { $0.migration.id == entry.migration.id }) { return false }
             pending.entries.append(entry)
+            pending.added &+= 1
             pending.suite = WeakReference(suite)
             hasPendingMigrations.store(true, ordering: .releasing)
             defer { pending.isScheduled = true }
@@ -50,9 +53,27 @@ extension Store {
             settlePendingMigrations()
             return
         }
-        // As writes coalesce: keys created in a burst (a program starting) migrate together.
+        schedulePendingMigrations(seen: pendingMigrations.withLock { $0.added }, waits: 0)
+    }
+
+    /// Runs the key migrations waiting once none was added for a coalescing delay (once a
+    /// program has created its keys), or after 20 delays in all.
+    private func schedulePendingMigrations(seen: UInt64, waits: Int) {
         flushQueue.asyncAfter(deadline: .now() + FlushMachine.coalescingDelay.dispatchInterval) { [weak self] in
-            self?.runPendingMigrations()
+            guard let self else { return }
+            let isHeld = state.withLock { $0.flush.isHeld }
+            let added = pendingMigrations.withLock { pending in
+                // Held by a test (`Suite.holdingTimedCommits`): they run at the next look at the
+                // store, or once another is added after the hold.
+                if isHeld { pending.isScheduled = false }
+                return pending.added
+            }
+            guard !isHeld else { return }
+            guard added == seen || waits >= 20 else {
+                schedulePendingMigrations(seen: added, waits: waits + 1)
+                return
+            }
+            runPendingMigrations()
         }
     }
 
