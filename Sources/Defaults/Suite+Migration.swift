@@ -145,7 +145,8 @@ extension Defaults.Suite {
                     migration: entry.migration,
                     sources: entry.sources,
                     target: entry.target,
-                    runsWhenRecorded: entry.runsWhenRecorded
+                    runsWhenRecorded: entry.runsWhenRecorded,
+                    convertsTarget: entry.convertsTarget
                 )
             }
         )
@@ -195,6 +196,7 @@ extension Defaults.Suite {
         if recorded.isRecorded && !recorded.formerHoldsValue { return }
         let sources = formerly.contains(name) ? formerly : [name] + formerly
         let id = Self.migrationID(name: name, formerly: formerly, convertsFrom: convertsFrom)
+        let convertsOwnName = convertsFrom != nil && (formerly.isEmpty || formerly.contains(name))
         if recorded.isRecorded {
             let migration = make(id)
             store.readThrough(
@@ -212,7 +214,8 @@ extension Defaults.Suite {
                     migration: migration,
                     sources: sources,
                     target: name,
-                    runsWhenRecorded: true
+                    runsWhenRecorded: true,
+                    convertsTarget: convertsOwnName
                 )
                 store.addPendingMigration(entry, from: self)
             }
@@ -222,14 +225,24 @@ extension Defaults.Suite {
         // Read through at once, so the key reads what the migration makes before it runs; not
         // needed when none of the names it reads holds a value (the first launch of a program).
         if !isFinal || store.holdsValue(underAnyOf: sources, in: self) {
-            store.readThrough([MigrationLayer.ReadThrough(migration: migration, sources: sources, target: name)])
+            store.readThrough(
+                [
+                    MigrationLayer.ReadThrough(
+                        migration: migration,
+                        sources: sources,
+                        target: name,
+                        convertsTarget: convertsOwnName
+                    )
+                ]
+            )
         }
         guard isFinal else { return }
         let entry = PendingMigrations.Entry(
             migration: migration,
             sources: sources,
             target: name,
-            runsWhenRecorded: false
+            runsWhenRecorded: false,
+            convertsTarget: convertsOwnName
         )
         store.addPendingMigration(entry, from: self)
     }

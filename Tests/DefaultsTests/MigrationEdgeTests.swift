@@ -104,4 +104,70 @@ import Testing
             #expect(try String(contentsOf: log, encoding: .utf8).split(separator: "\n").count == 1)
         }
     }
+
+    enum Sync: String, Defaults.Serializable { case off, manual, automatic }
+
+    /// Replaces the file as an editor or another process does: a new file renamed over it.
+    static func replace(_ file: URL, with text: String) throws {
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".settings.json.new")
+        try storeWriteFile(temporary, Array(text.utf8))
+        guard rename(temporary.path, file.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    @Test func anOldVersionsWriteOfTheOldFormIsReadConvertedWithNoProblemReported() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"sync": true, "other": 1}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let sync = Defaults.Key<Sync>("sync", default: .manual, suite: suite, isFinal: false) { (on: Bool) in
+                on ? .automatic : .off
+            }
+            let other = Defaults.Key<Int>("other", default: 0, suite: suite)
+            #expect(suite[sync] == .automatic)
+            #expect(suite[other] == 1)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            // An old version, in another process, writes the old form.
+            try Self.replace(file, with: #"{"sync": false, "other": 1}"#)
+            #expect(await recorder.wait { suite[sync] == .off })
+            #expect(recorder.events.allSatisfy { $0.changes["sync"]?.new != .bool(false) }, "\(recorder.events)")
+            // A value that is no key's type is reported, after the one above would have been.
+            try Self.replace(file, with: #"{"sync": false, "other": "one"}"#)
+            #expect(await errors.wait(forCount: 1))
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+            #expect(errors.errors.first?.description.contains("\"other\"") == true, "\(errors.errors)")
+            #expect(suite[sync] == .off)
+        }
+    }
+
+    @Test func aFormerNamesValueWrittenAfterAFinalMoveIsMovedAtTheNextOpen() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let record = #""": {"migrations": ["editor.fontSize from fontSize"]}"#
+            // An old version, still running, wrote its name after the move.
+            try storeWriteFile(file, Array("{\(record), \"fontSize\": 12}".utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 12)
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize"])
+            #expect(try storeFileObject(file)["editor.fontSize"] as? Int == 12)
+            #expect(suite.appliedMigrations == ["editor.fontSize from fontSize"])
+        }
+    }
+
+    @Test func aFormerNamesValueWrittenAfterAFinalMoveGoesWhereTheNewNameHoldsOne() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let record = #""": {"migrations": ["editor.fontSize from fontSize"]}"#
+            try storeWriteFile(file, Array("{\(record), \"editor.fontSize\": 16, \"fontSize\": 12}".utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 16)
+            try suite.synchronize()
+            #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize"])
+            #expect(try storeFileObject(file)["editor.fontSize"] as? Int == 16)
+        }
+    }
 }

@@ -20,6 +20,9 @@ struct MigrationLayer: Sendable {
         /// `Suite.declareMigration`). A rename keeps a value stored under the key, so running it
         /// again changes nothing once they arrive.
         var runsWhenRecorded = false
+        /// Whether it converts an older form stored under the key's own name (a type change under
+        /// the same name).
+        var convertsTarget = false
     }
 
     /// One key's value as the layer sees it: `value` stands in for the user's value while that is
@@ -71,6 +74,16 @@ struct MigrationLayer: Sendable {
             }
         }
         return removed
+    }
+
+    /// The keys' names whose own stored value a migration read through converts (a type change
+    /// under the same name): an older form stored there is no problem.
+    var convertedNames: Set<String> {
+        var names: Set<String> = []
+        for readThrough in readThroughs {
+            if readThrough.convertsTarget, let target = readThrough.target { names.insert(target) }
+        }
+        return names
     }
 
     /// Whether a change of `name` may change what the layer shows.

@@ -23,6 +23,8 @@ struct PendingMigrations: Sendable {
         /// Whether it runs although the store records it: a former name holds a value again (an
         /// old version wrote it after the move), or memory has the record before the values.
         let runsWhenRecorded: Bool
+        /// Whether it converts an older form stored under the key's own name.
+        var convertsTarget = false
     }
 
     /// Waiting to run, in the order the keys were created.

@@ -77,13 +77,14 @@ extension Store {
         guard !checks.isEmpty else { return RefusedChanges() }
         // Only values that change memory (a whole report repeats every unchanged one), with
         // what memory holds now.
-        let changed = state.withLock { state in
-            checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
+        let (changed, converted) = state.withLock { state in
+            let changed = checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
                 // Reads of a locked or secret name do not see the stored value: nothing to check.
                 if state.isLocked(name) { return nil }
                 let old = state.values[name]
                 return old == value ? nil : (name, value, old, known)
             }
+            return (changed, state.migrationLayer?.convertedNames ?? [])
         }
         var found = RefusedChanges()
         var reports: [Defaults.StorageError] = []
@@ -94,6 +95,10 @@ extension Store {
             }
             found.refused[name] = value
             if let old, let good = known.decode(old) { found.lastGood[name] = good }
+            // An older form a migration read through converts (an old version wrote it during a
+            // rolling upgrade): no problem, and the converted value reaches observers once the
+            // layer is worked out again.
+            if converted.contains(name) { continue }
             // Once per change: memory takes the value, so the same value again is no change.
             var text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
             if text.count > 80 { text = String(text.prefix(77)) + "..." }
