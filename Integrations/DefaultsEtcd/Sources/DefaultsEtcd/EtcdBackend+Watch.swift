@@ -79,7 +79,7 @@ extension EtcdBackend {
                     .async { [weak self] in
                         guard let self else { return }
                         if case .failure(let error) = result {
-                            self.watchEnded(failed: error)
+                            self.watchEnded(failed: self.client.explained(error, at: index))
                         } else {
                             self.watchEnded(failed: nil)
                         }
