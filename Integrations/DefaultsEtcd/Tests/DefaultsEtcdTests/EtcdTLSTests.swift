@@ -114,4 +114,36 @@ import Testing
         )
         #expect(held == "")
     }
+
+    /// A member stopped (SIGSTOP) before the handshake: the request never goes out, so a write is
+    /// "out of reach", never one that "may or may not be stored", and etcd, let go, holds nothing.
+    @Test func aWriteWhoseHandshakeStalledIsNotSaidToMaybeBeStored() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("DefaultsEtcdTLS-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = try TestCertificates(in: folder)
+        let server = try EtcdServer(tls: files)
+        let prefix = "/config/stalled/"
+        let tls = EtcdTLS(
+            certificateAuthority: files.authority,
+            clientCertificate: files.clientCertificate,
+            clientKey: files.clientKey
+        )
+        server.stall()
+        defer { server.resume() }
+        // NB: the backend alone, made while the member is stopped: no connection is open yet.
+        let backend = EtcdBackend(
+            endpoints: [server.clientURL],
+            prefix: prefix,
+            timeout: .seconds(2),
+            cache: .none,
+            tls: tls
+        )
+        let failure = #expect(throws: Defaults.StorageError.self) {
+            _ = try backend.commit(Defaults.BackendChanges(values: ["rateLimit": .number("5")]))
+        }
+        #expect(failure?.description.contains("etcd is out of reach") == true, "\(String(describing: failure))")
+        #expect(failure?.description.contains("may or may not") == false, "\(String(describing: failure))")
+        server.resume()
+        #expect(try etcdctl(server, ["get", "--prefix", "--keys-only", prefix]) == "")
+    }
 }
