@@ -13,6 +13,8 @@ let package = Package(
         // to install as `defaults`. NB: not named so here, since the root's product has that name
         // and the two would be built to one path.
         .executable(name: "defaults-etcd", targets: ["DefaultsEtcdTool"]),
+        // The example service (Examples/etcd-service): a product, so another package can build it.
+        .executable(name: "etcd-service", targets: ["etcd-service"]),
     ],
     dependencies: [
         .package(name: "Defaults", path: "../.."),

@@ -10,12 +10,20 @@
 //     swift run --package-path Integrations/DefaultsEtcd defaults-etcd write \
 //         etcd://127.0.0.1:2379/config/billing/ logLevel --string debug
 //
-// On a cluster with authentication on, `ETCD_USER=billing` names the user; its password is read
-// from `ETCD_PASSWORD_FILE`, or from `etcd-password` in `$CREDENTIALS_DIRECTORY` (where systemd's
-// `LoadCredential=etcd-password:/etc/billing/etcd-password` puts it).
+// Where etcd is: `ETCD_ENDPOINTS` (or etcdctl's `ETCDCTL_ENDPOINTS`), client URLs separated by
+// commas, all `http://` or all `https://`. Over TLS the files come from etcdctl's own variables,
+// as for `defaults-etcd`: `ETCDCTL_CACERT`, and `ETCDCTL_CERT` with `ETCDCTL_KEY` for a cluster
+// that asks for a client certificate. On a cluster with authentication on, `ETCD_USER=billing`
+// names the user; its password is read from `ETCD_PASSWORD_FILE`, or from `etcd-password` in
+// `$CREDENTIALS_DIRECTORY` (where systemd's `LoadCredential=etcd-password:/etc/billing/etcd-password`
+// puts it). Without `ETCD_USER`, etcdctl's `ETCDCTL_USER` and `ETCDCTL_PASSWORD` are taken.
 //
 // With `--set <int>` it writes the rate limit itself, for every other instance to see, and exits.
 // With `--reloads <n>` it exits after n reloads.
+//
+// Exit status: 0 done; 2 wrong arguments or settings (the line on standard error says which);
+// 3 the rate limit was not stored (etcd refused it, could not be reached, or may or may not have
+// stored it: the line says which).
 import Defaults
 import DefaultsEtcd
 import DefaultsObservation
@@ -28,15 +36,81 @@ func log(_ line: String) {
     fflush(nil)
 }
 
-let environment = ProcessInfo.processInfo.environment
-let endpoints = (environment["ETCD_ENDPOINTS"] ?? "http://127.0.0.1:2379")
-    .split(separator: ",").compactMap { URL(string: String($0)) }
-let credentials = environment["ETCD_USER"]
-    .map { user in
-        let file = environment["ETCD_PASSWORD_FILE"] ?? "\(environment["CREDENTIALS_DIRECTORY"] ?? ".")/etcd-password"
-        return EtcdCredentials(user: user, passwordFile: URL(fileURLWithPath: file))
+/// Says `line` on standard error, and exits with `status`.
+func fail(_ status: Int32, _ line: String) -> Never {
+    FileHandle.standardError.write(Data("etcd-service: \(line)\n".utf8))
+    exit(status)
+}
+
+/// What the command line asks for.
+enum Mode {
+    /// Run, reloading on every change, until `reloads` reloads.
+    case serve(reloads: Int)
+    /// Write the rate limit, and exit.
+    case set(Int)
+}
+
+/// The mode `arguments` ask for; exits with status 2 when they are not understood.
+func mode(_ arguments: [String]) -> Mode {
+    let usage = "usage: etcd-service [--set <rate limit> | --reloads <count>]"
+    switch arguments.count {
+    case 0: return .serve(reloads: .max)
+    case 2:
+        guard let number = Int(arguments[1]) else {
+            fail(2, "\(arguments[0]) takes a whole number, not \"\(arguments[1])\"; \(usage)")
+        }
+        if arguments[0] == "--set" { return .set(number) }
+        if arguments[0] == "--reloads", number > 0 { return .serve(reloads: number) }
+        fail(2, usage)
+    default:
+        fail(2, usage)
     }
-let settings = Defaults.Suite(etcd: endpoints, prefix: "/config/billing/", credentials: credentials) { problem in
+}
+
+/// The address of the settings in etcd, as `defaults-etcd` takes it (`etcd://` or `etcds://`, the
+/// members, the prefix, and the user), from `environment`; exits with status 2 for endpoints that
+/// are not client URLs.
+func address(in environment: [String: String]) -> String {
+    let listed = environment["ETCD_ENDPOINTS"] ?? environment["ETCDCTL_ENDPOINTS"] ?? "http://127.0.0.1:2379"
+    // As etcdctl takes them: `host:port` alone is reached over TLS when a CA is given.
+    let bare = environment["ETCDCTL_CACERT"] == nil ? "http://" : "https://"
+    let endpoints = listed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    let urls = endpoints.compactMap { URL(string: $0.contains("://") ? $0 : bare + $0) }
+    let schemes = Set(urls.map { $0.scheme ?? "" })
+    guard !urls.isEmpty, urls.count == endpoints.count, schemes == ["http"] || schemes == ["https"],
+        urls.allSatisfy({ $0.host != nil && $0.port != nil })
+    else {
+        fail(
+            2,
+            "ETCD_ENDPOINTS must list client URLs, all http:// or all https://, as http://127.0.0.1:2379, not \"\(listed)\""
+        )
+    }
+    let members = urls.map { "\($0.host!):\($0.port!)" }.joined(separator: ",")
+    var text = "\(schemes == ["https"] ? "etcds" : "etcd")://\(members)/config/billing/"
+    if let user = environment["ETCD_USER"] {
+        let file =
+            environment["ETCD_PASSWORD_FILE"]
+            ?? URL(fileURLWithPath: environment["CREDENTIALS_DIRECTORY"] ?? ".").appendingPathComponent("etcd-password")
+            .path
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+%")
+        func encoded(_ value: String) -> String { value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value }
+        text += "?user=\(encoded(user))&password-file=\(encoded(URL(fileURLWithPath: file).path))"
+    }
+    return text
+}
+
+let environment = ProcessInfo.processInfo.environment
+let asked = mode(Array(CommandLine.arguments.dropFirst()))
+let backend: EtcdBackend
+do {
+    // The cache keeps the last values seen, so an instance started while etcd is out of reach
+    // starts from them.
+    backend = try EtcdBackend(commandLineAddress: address(in: environment), environment: environment, cache: .automatic)
+} catch {
+    fail(2, "\(error)")
+}
+let settings = Defaults.Suite(backend: backend) { problem in
     log("problem: \(problem)")
 }
 
@@ -45,14 +119,22 @@ extension Defaults.Keys {
     static let logLevel = Key<String>("logLevel", default: "info", suite: settings)
 }
 
-let arguments = CommandLine.arguments
-if let index = arguments.firstIndex(of: "--set"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
+let limit: Int
+switch asked {
+case .set(let value):
     Defaults[.rateLimit] = value
-    try settings.synchronize()
+    do {
+        try settings.synchronize()
+    } catch {
+        // A write the user may not make, etcd out of reach, a commit whose outcome could not be
+        // found out: each says itself.
+        fail(3, "rateLimit=\(value) was not stored: \(error)")
+    }
     log("rateLimit=\(value) written")
     exit(0)
+case .serve(let reloads):
+    limit = reloads
 }
-let limit = arguments.firstIndex(of: "--reloads").flatMap { Int(arguments[$0 + 1]) } ?? Int.max
 
 let done = DispatchSemaphore(value: 0)
 let reloads = Mutex(0)

@@ -3,8 +3,8 @@ import Foundation
 
 extension EtcdBackend {
     /// The backend of the suite an `etcd://` or `etcds://` address names, as a command-line tool
-    /// opens it (``EtcdSuiteAddress``): with no cache, so the tool shows what etcd holds or says
-    /// it cannot reach it.
+    /// opens it (``EtcdSuiteAddress``): with no cache unless `cache` says, so a tool shows what etcd
+    /// holds or says it cannot reach it.
     ///
     /// Over TLS, the files the address does not name come from etcdctl's own environment
     /// variables (`ETCDCTL_CACERT`, `ETCDCTL_CERT`, `ETCDCTL_KEY`), and so does the user
@@ -15,11 +15,14 @@ extension EtcdBackend {
     /// - Parameters:
     ///   - address: The suite's address, as `etcd://127.0.0.1:2379/config/billing/`.
     ///   - environment: Where etcdctl's variables are read.
+    ///   - cache: Where to keep the last values seen; a service that runs on (the package's
+    ///     `etcd-service` example) gives `.automatic`, to start from them while etcd is out of reach.
     /// - Throws: ``EtcdSuiteAddress/Invalid`` for an address that is not one, and an error saying
     ///   so for a user without a password.
     public convenience init(
         commandLineAddress address: String,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        cache: CacheLocation = .none
     ) throws {
         var parsed = try EtcdSuiteAddress(address)
         if var tls = parsed.tls {
@@ -34,7 +37,7 @@ extension EtcdBackend {
         self.init(
             endpoints: parsed.endpoints,
             prefix: parsed.prefix,
-            cache: .none,
+            cache: cache,
             tls: parsed.tls,
             credentials: try Self.commandLineCredentials(parsed, environment: environment)
         )

@@ -6,8 +6,20 @@ import Foundation
 extension EtcdBackend {
     /// Stores `changes` in one etcd transaction.
     ///
+    /// A transaction whose answer was lost (a member stalled, a connection cut after the request
+    /// went out) may have been applied, or may be applied yet by a member that held it. Its writes
+    /// are remembered until that is found out, and nothing of their keys is sent again before:
+    /// each key is read, with its history from the revision the transaction was sent at. A write
+    /// found applied is not sent again, even by a later commit that carries it (the suite keeps a
+    /// commit that threw, and sends it again), and a value written over it since stays, which the
+    /// suite is told of. When finding out fails, the commit throws "may or may not be stored", and
+    /// the next commit of those keys finds out first.
+    ///
     /// - Returns: ``Defaults/BackendCommitResult/stored``: what others changed comes through the
     ///   watch.
+    /// - Throws: ``Defaults/StorageError/writeRefused(backend:reason:)`` when etcd refused it;
+    ///   ``Defaults/StorageError/backendFailed(backend:reason:)`` when no member could be reached
+    ///   (nothing was sent), or its outcome could not be found out.
     public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult
     {
         commitGate.lock()
@@ -57,12 +69,15 @@ extension EtcdBackend {
     /// writes stay merged per key, the last one in winning.
     ///
     /// When the request went out and no answer came (a member stalled, a connection cut, "request
-    /// timed out"), etcd may or may not have applied it: the keys say which. Applied, every key
-    /// holds what was written at a revision newer than any the backend had seen when it sent it;
-    /// a key still at an older one shows it was not; a key that holds another value, written
-    /// since, was written either after the commit (which was applied, and the other value stays)
-    /// or before it (another party's write made the commit's compare fail), and its history in
-    /// etcd says which. Only the keys that were not applied are sent again, to the next member.
+    /// timed out"), etcd may or may not have applied it, and may apply it yet. The write is
+    /// remembered as unsettled (``UnsettledWrite``) until its outcome is known, and nothing is
+    /// sent again for its keys before then, in this commit or a later one (the suite keeps a
+    /// commit that failed, and sends it again): each key is read, and a key that holds another
+    /// value, written since the write was sent, has its history read from that revision, the
+    /// write's own included. A write found applied is not sent again, and the value written over
+    /// it since stays; a write not applied is sent to the next member, compared with what the key
+    /// holds now. The watch may deliver the write's own revision before that (it is taken for the
+    /// backend's own, not another's).
     ///
     /// One case reads as not applied when it was: a key this commit created and another
     /// party removed before the keys were read is written again.
@@ -72,6 +87,17 @@ extension EtcdBackend {
         var unanswered: [String] = []
         var conflicts = 0
         while true {
+            // An earlier write of these keys whose answer was lost first: sent again before
+            // its outcome is known, it could be applied twice, or over a later write.
+            try settleUnanswered(&pending, guards: &guards)
+            if pending.isEmpty { return }
+            guard unanswered.count <= client.endpoints.count else {
+                throw .backendFailed(
+                    backend: name,
+                    reason:
+                        "no member answered a commit, and it was not found applied (\(unanswered.joined(separator: "; ")))"
+                )
+            }
             let seen = state.withLock { $0.revision }
             let names = pending.keys.sorted()
             let request = Etcd.TxnRequest(
@@ -86,9 +112,11 @@ extension EtcdBackend {
                 recordOwnCommit(pending, at: response.header.revisionNumber)
                 return
             case .answered:
-                // Another party wrote one of the keys since the backend last knew it: each is
-                // written over, at the revision it has now. Every such failure is another's
-                // commit, so this ends; the bound only stops a runaway.
+                // Another party wrote one of the keys since the backend last knew it (or an
+                // earlier write of this backend's, held by a member, was applied meanwhile: the
+                // settling at the top finds it): each is written over, at the revision it has now.
+                // Every such failure is another's commit, so this ends; the bound only stops a
+                // runaway.
                 conflicts += 1
                 guard conflicts < 100 else {
                     throw .backendFailed(backend: name, reason: "a commit lost 100 races in a row for its keys")
@@ -97,61 +125,7 @@ extension EtcdBackend {
                 for name in names { guards[name] = found[name]?.modRevision ?? 0 }
             case .unknown(let reason):
                 unanswered.append(reason)
-                guard unanswered.count <= client.endpoints.count else {
-                    throw .backendFailed(
-                        backend: name,
-                        reason:
-                            "no member answered a commit, and it was not applied (\(unanswered.joined(separator: "; ")))"
-                    )
-                }
-                let found: [String: (value: Defaults.JSONValue?, modRevision: Int64)]
-                do throws(Defaults.StorageError) {
-                    found = try fetch(names)
-                } catch {
-                    throw .backendFailed(
-                        backend: name,
-                        reason:
-                            "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
-                    )
-                }
-                var notApplied: [String: Defaults.JSONValue?] = [:]
-                for (name, value) in pending {
-                    // A key still at the revision the commit compared it with (or older than
-                    // any seen when it was sent) was certainly not written by it.
-                    let untouched = max(seen, guards[name] ?? 0)
-                    guard let now = found[name] else {
-                        if value != nil { notApplied[name] = value }
-                        continue
-                    }
-                    // A removal not applied leaves the key there, whatever it holds (a value
-                    // that does not parse reads as nil too).
-                    if value == nil {
-                        if now.modRevision <= untouched { notApplied[name] = value }
-                        continue
-                    }
-                    if now.value == value { continue }
-                    if now.modRevision <= untouched {
-                        notApplied[name] = value
-                        continue
-                    }
-                    // Another value, written since the commit was sent: after it (the commit
-                    // was applied), or before it (another party's write made its compare fail).
-                    // The key's history says which.
-                    let applied: Bool
-                    do throws(Defaults.StorageError) {
-                        applied = try held(name, value, between: untouched, and: now.modRevision)
-                    } catch {
-                        throw .backendFailed(
-                            backend: self.name,
-                            reason:
-                                "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
-                        )
-                    }
-                    if !applied { notApplied[name] = value }
-                }
-                pending = notApplied
-                if pending.isEmpty { return }
-                for name in pending.keys { guards[name] = found[name]?.modRevision ?? 0 }
+                noteUnanswered(pending, sentAfter: seen, guards: guards, reason: reason)
             }
         }
     }

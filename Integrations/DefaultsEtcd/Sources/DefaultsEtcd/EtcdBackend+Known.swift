@@ -71,6 +71,9 @@ extension EtcdBackend {
             for (name, value) in values {
                 // Removals too, as tombstones: the watch drops older events of the key.
                 state.known[name] = (value, revision)
+                // The key has left the revision an earlier write whose answer was lost
+                // compared, so that one can never be applied now; if it was, this is newer.
+                state.unsettled.removeValue(forKey: name)
             }
             // Only while watching: otherwise no watch would pass it, and the set would only grow.
             if state.updates != nil { state.ownRevisions.insert(revision) }

@@ -79,7 +79,7 @@ extension EtcdBackend {
                     .async { [weak self] in
                         guard let self else { return }
                         if case .failure(let error) = result {
-                            self.watchEnded(failed: error)
+                            self.watchEnded(failed: self.client.explained(error, at: index))
                         } else {
                             self.watchEnded(failed: nil)
                         }
@@ -228,6 +228,8 @@ extension EtcdBackend {
                     // before mean nothing now.
                     state.revision = revision
                     state.ownRevisions = []
+                    // No write sent to the cluster of before can be applied now, nor found.
+                    state.unsettled = [:]
                 } else {
                     state.ownRevisions = state.ownRevisions.filter { $0 > revision }
                 }
@@ -257,6 +259,11 @@ extension EtcdBackend {
 
     /// How many times in a row the watch failed to connect, or was cut.
     var watchFailuresForTesting: Int { state.withLock { $0.watch.failures } }
+
+    /// Calls `watched` with each revision the watch has taken in, once it has.
+    func onWatchedForTesting(_ watched: @escaping @Sendable (Int64) -> Void) {
+        state.withLock { $0.watchedForTesting = watched }
+    }
 
     /// Lets the watch connect again.
     func releaseWatchForTesting() {
@@ -302,6 +309,8 @@ extension EtcdBackend {
                 // before this event was looked at): the suite holds newer, and must keep it.
                 if let known = state.known[name], known.modRevision > modRevision { continue }
                 if event.type == "DELETE" {
+                    // This backend's own removal, whose answer was lost: not another's.
+                    if Self.takeUnsettled(name, nil, at: modRevision, in: &state) { continue }
                     values[name] = .some(nil)
                     // A tombstone, so an older event of the key is still known to be older.
                     state.known[name] = (nil, modRevision)
@@ -309,6 +318,9 @@ extension EtcdBackend {
                 }
                 switch parse(event.kv.value, of: name) {
                 case .success(let value):
+                    // This backend's own write, whose answer was lost: not another's, which
+                    // a later commit would take it for, and write the value again.
+                    if Self.takeUnsettled(name, value, at: modRevision, in: &state) { continue }
                     values[name] = .some(value)
                     state.known[name] = (value, modRevision)
                 case .failure(let problem):
@@ -327,6 +339,7 @@ extension EtcdBackend {
             updates?.changed(values, revision: UInt64(revision))
             saveCache()
         }
+        state.withLock { $0.watchedForTesting }?(revision)
     }
 
     func report(_ problem: Defaults.StorageError) {

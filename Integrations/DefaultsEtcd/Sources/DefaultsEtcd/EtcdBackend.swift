@@ -32,8 +32,9 @@ import Synchronization
 /// Calls go to the endpoint that answered last, and to the next when it cannot be reached; every
 /// call and watch asks for a leader, and a member that answers "no leader" counts as out of reach.
 /// The watch asks the member it watches from for a sign of life every `heartbeat`, and leaves a
-/// member that stalled for the next. A commit whose answer was lost is found out, never sent again
-/// blindly: each holds only if the keys it writes are at the revisions the backend knows. The key
+/// member that stalled for the next. A commit whose answer was lost is found out before anything of
+/// its keys is sent again, in that commit or a later one (see ``commit(_:)``), never sent again
+/// blindly; each holds only if the keys it writes are at the revisions the backend knows. The key
 /// that is the prefix itself is the backend's own: an exclusive transaction writes its id there, so
 /// its outcome is known exactly.
 public final class EtcdBackend: Defaults.Backend, Sendable {
@@ -51,6 +52,11 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         var revision: Int64 = 0
         /// Revisions of this backend's own commits that the watch has not passed yet.
         var ownRevisions: Set<Int64> = []
+        /// The writes whose answer was lost, by key, until a later commit of the key settles them
+        /// (see ``UnsettledWrite``).
+        var unsettled: [String: UnsettledWrite] = [:]
+        /// For tests: told of each revision the watch has taken in, after it has.
+        var watchedForTesting: (@Sendable (Int64) -> Void)?
         var updates: Defaults.BackendUpdates?
         /// Problems found before anyone listened (by the load): reported when reporting starts.
         var unreported: [Defaults.StorageError] = []

@@ -16,8 +16,9 @@ extension EtcdClient {
             return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
         }
         if error is NIOConnectionError { return true }
-        // The handshake comes before any byte of the request.
-        if error is NIOSSLError || error is BoringSSLError { return true }
+        // The handshake comes before any byte of the request. (Not every error of NIOSSL's: its
+        // unclean shutdown is a connection cut, maybe after the request went out.)
+        if case NIOSSLError.handshakeFailed = error { return true }
         if case ChannelError.connectTimeout = error { return true }
         return false
     }
@@ -31,19 +32,6 @@ extension EtcdClient {
                 "etcd's database is full (its NOSPACE alarm is raised: \(message)); no write is stored until an operator frees space (etcdctl compact, etcdctl defrag, etcdctl alarm disarm)"
         }
         return "etcd refused \(path): \(message)"
-    }
-
-    /// What a TLS failure means, said plainly; `nil` for another error.
-    static func tlsRefusal(_ error: any Error) -> String? {
-        let said = "\(error)"
-        if said.contains("CERTIFICATE_VERIFY_FAILED") || said.contains("certificate verify failed") {
-            return "its certificate is not signed by the CA trusted (\(said))"
-        }
-        if said.contains("BAD_CERTIFICATE") || said.contains("CERTIFICATE_REQUIRED") {
-            return "it refused the handshake: it asks for a client certificate its CA signed (\(said))"
-        }
-        guard error is NIOSSLError || error is BoringSSLError else { return nil }
-        return "the TLS handshake failed (\(said))"
     }
 
     /// Whether etcd's error says the member has no leader: said before a request is proposed, so

@@ -21,6 +21,8 @@ final class EtcdClient: Sendable {
     let timeout: TimeAmount
     /// How `https` endpoints are reached; `nil`: as async-http-client does by default.
     private let tls: TLSConfiguration?
+    /// The files `tls` was made from, to say what is wrong when a handshake fails.
+    let tlsFiles: EtcdTLS?
     /// Why the TLS files could not be read, if they could not: every call fails with it.
     private let tlsProblem: String?
     /// Who the client logs in as; `nil` for a cluster with authentication off.
@@ -34,6 +36,7 @@ final class EtcdClient: Sendable {
         self.http = etcdHTTPClient
         self.timeout = TimeAmount(timeout)
         self.credentials = credentials
+        self.tlsFiles = tls
         do {
             self.tls = try tls?.configuration()
             self.tlsProblem = nil
@@ -178,11 +181,13 @@ final class EtcdClient: Sendable {
         if let token, !token.isEmpty { headers.add(name: "Authorization", value: token) }
         let first = start ?? preferred.withLock { $0 }
         var failures: [String] = []
+        var refusedHandshakes = 0
         for offset in 0..<endpoints.count {
             let index = (first + offset) % endpoints.count
             let endpoint = endpoints[index].absoluteString
             let url = endpoints[index].appendingPathComponent(path).absoluteString
-            let response: HTTPClient.Response
+            let response: EtcdAnswerCollector.Answer
+            let collector = EtcdAnswerCollector()
             do {
                 let request = try HTTPClient.Request(
                     url: url,
@@ -191,20 +196,25 @@ final class EtcdClient: Sendable {
                     body: .data(payload),
                     tlsConfiguration: tls
                 )
-                response = try http.execute(request: request, deadline: .now() + timeout).wait()
+                response = try http.execute(request: request, delegate: collector, deadline: .now() + timeout)
+                    .futureResult.wait()
             } catch {
                 leave(index)
-                if let refusal = Self.tlsRefusal(error) {
+                // A refused handshake comes before etcd reads anything (in TLS 1.3 the client
+                // may have written the request when the member's refusal of its certificate comes).
+                if let refusal = tlsRefusal(error, at: endpoints[index]) {
                     failures.append("\(endpoint): \(refusal)")
+                    refusedHandshakes += 1
                     continue
                 }
-                if !isIdempotent, !Self.wasNeverSent(error) {
+                // Only a request that went out whole can have been applied.
+                if !isIdempotent, collector.wasSent, !Self.wasNeverSent(error) {
                     return .unknown("no answer from \(endpoint) to \(path) (\(error))")
                 }
                 failures.append("\(endpoint): \(error)")
                 continue
             }
-            let bytes = response.body.map { Data($0.readableBytesView) } ?? Data()
+            let bytes = response.body
             guard response.status == .ok else {
                 // The gateway says some refusals in plain text (a certificate with a Common
                 // Name when authentication is on).
@@ -227,6 +237,12 @@ final class EtcdClient: Sendable {
             }
             preferred.withLock { $0 = index }
             return .ok(bytes)
+        }
+        if refusedHandshakes == endpoints.count {
+            throw .backendFailed(
+                backend: backend,
+                reason: "no member of etcd completed the TLS handshake (\(failures.joined(separator: "; ")))"
+            )
         }
         throw .backendFailed(backend: backend, reason: "etcd is out of reach (\(failures.joined(separator: "; ")))")
     }

@@ -73,13 +73,16 @@ final class EtcdCluster: Sendable {
 }
 
 /// Certificates made with `openssl` for one test, in `directory`: a CA; etcd's certificate for
-/// 127.0.0.1, signed by it; a client certificate with no Common Name, signed by it; and another CA,
-/// which signed neither.
+/// 127.0.0.1, signed by it, and two it cannot serve with (one for another name, one expired); a
+/// client certificate with no Common Name, signed by it; and another CA, which signed neither.
 struct TestCertificates: Sendable {
     let directory: URL
+    /// The certificate a server made with these files serves with: `server` (for 127.0.0.1),
+    /// `wrong-name-server` (for etcd.example.com) or `expired-server`.
+    var server = "server"
     var authority: URL { directory.appendingPathComponent("ca.pem") }
-    var serverCertificate: URL { directory.appendingPathComponent("server.pem") }
-    var serverKey: URL { directory.appendingPathComponent("server-key.pem") }
+    var serverCertificate: URL { directory.appendingPathComponent("\(server).pem") }
+    var serverKey: URL { directory.appendingPathComponent("\(server)-key.pem") }
     var clientCertificate: URL { directory.appendingPathComponent("client.pem") }
     var clientKey: URL { directory.appendingPathComponent("client-key.pem") }
     var otherAuthority: URL { directory.appendingPathComponent("other-ca.pem") }
@@ -107,13 +110,33 @@ struct TestCertificates: Sendable {
             extensions: "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth",
             in: path
         )
+        try Self.issue(
+            "wrong-name-server",
+            subject: "/CN=etcd",
+            extensions: "subjectAltName=DNS:etcd.example.com\nextendedKeyUsage=serverAuth,clientAuth",
+            in: path
+        )
+        // NB: valid until a day before it was made: expired (`openssl verify` says so).
+        try Self.issue(
+            "expired-server",
+            subject: "/CN=etcd",
+            extensions: "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth",
+            days: -1,
+            in: path
+        )
         // NB: no Common Name: etcd's gateway refuses a certificate with one when authentication is on.
         try Self.issue("client", subject: "/O=Defaults tests", extensions: "extendedKeyUsage=clientAuth", in: path)
         try Self.issue("named-client", subject: "/CN=billing", extensions: "extendedKeyUsage=clientAuth", in: path)
     }
 
     /// A key `<name>-key.pem` and a certificate `<name>.pem` for `subject`, signed by the CA.
-    private static func issue(_ name: String, subject: String, extensions: String, in path: String) throws {
+    private static func issue(
+        _ name: String,
+        subject: String,
+        extensions: String,
+        days: Int = 2,
+        in path: String
+    ) throws {
         let extensionsFile = "\(path)/\(name).ext"
         try Data(extensions.utf8).write(to: URL(fileURLWithPath: extensionsFile))
         try openssl([
@@ -122,7 +145,7 @@ struct TestCertificates: Sendable {
         ])
         try openssl([
             "x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/ca.pem", "-CAkey", "\(path)/ca-key.pem",
-            "-CAcreateserial", "-days", "2", "-extfile", extensionsFile, "-out", "\(path)/\(name).pem",
+            "-CAcreateserial", "-days", "\(days)", "-extfile", extensionsFile, "-out", "\(path)/\(name).pem",
         ])
     }
 
