@@ -1,11 +1,13 @@
 extension Defaults.Key {
     /// Creates a key whose value earlier versions stored under other names: a rename.
     ///
-    /// When the key is created, a value found under a former name is moved to `name` (the first
-    /// former name that holds one wins), once per store, under the file's exclusive lock, and the
-    /// store records that it ran (see ``Defaults/Suite/migrate(_:dryRun:)``). A value already
-    /// stored under `name` is kept, and the former names' values are removed. A former value that
-    /// is not a value of `Value` is not moved: it is reported
+    /// When the key is created, a value found under a former name is read through at once, and
+    /// moved to `name` (the first former name that holds one wins) once per store, under the
+    /// file's exclusive lock, with the migrations of the other keys created meanwhile (see
+    /// "When your settings change shape"); the store records that it ran. A value already stored
+    /// under `name` is kept, and the former names' values are removed; so is a value an old
+    /// version writes under a former name after that, the next time the key is created. A former
+    /// value that is not a value of `Value` is not moved: it is reported
     /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), nothing changes, and the
     /// migration runs again the next time.
     ///
@@ -53,9 +55,11 @@ extension Defaults.Key {
     ///
     /// When the key is created, the value under `name` (when `formerly` is empty or names it) or
     /// under the first former name that holds one is converted by `transform` and stored under
-    /// `name`, once per store, under the file's exclusive lock; the store records that it ran.
-    /// A stored value that is not of type `Old` but already of type `Value` is kept as it is. One
-    /// that is neither, or a `transform` that throws, changes nothing: it is reported
+    /// `name`, once per store, under the file's exclusive lock, with the migrations of the other
+    /// keys created meanwhile; the store records that it ran. A value under `name` that is already
+    /// of type `Value` is kept as it is (the new type is tried first there: give a type change
+    /// whose old values also read as the new type a new name); a value under a former name is
+    /// read as `Old` first. One that is neither, or a `transform` that throws, changes nothing: it is reported
     /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), the old value stays
     /// readable under its old name, and the migration runs again the next time. As for a rename,
     /// nothing is stored while the file is read-only, a system file locks a name, or `isFinal` is

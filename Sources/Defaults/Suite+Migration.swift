@@ -9,6 +9,29 @@ extension Defaults.Suite {
         return recordedMigrations()
     }
 
+    /// Replaces the store's record of the migrations run with `ids` (none: removes it), as one
+    /// change that no observer is told of.
+    ///
+    /// For a tool that restores a backup or imports another install's values: the record travels
+    /// with the values it describes, so the migrations it does not list run over them the next
+    /// time a program declares them (the `defaults import` command does this). Inside a
+    /// transaction it is part of it.
+    ///
+    /// ```swift
+    /// suite.setStoredValues(backup.values)
+    /// suite.setAppliedMigrations(backup.migrations)
+    /// ```
+    ///
+    /// - Parameter ids: The migrations the values have been through, oldest first.
+    public func setAppliedMigrations(_ ids: [String]) {
+        store.settlePendingMigrations()
+        let record: JSONValue? = ids.isEmpty ? nil : .object(["migrations": .array(ids.map { .string($0) })])
+        transaction {
+            // Marked suppressed, which keeps it out of every event (see `committing`).
+            _ = TransactionScope.find(for: self)?.record([Self.migrationRecordName: record], suppressed: true)
+        }
+    }
+
     /// The ids the store records, without running the key migrations waiting first.
     private func recordedMigrations() -> [String] {
         // Over UserDefaults, what other code stored is not in memory until read.

@@ -97,7 +97,12 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
 
 private func export(_ location: SuiteLocation, to file: String?) throws(ToolError) {
     let secrets = try SuiteSchema.secretNames(for: location)
-    let text = render(.object(redacting(try location.readExisting(), secrets))) + "\n"
+    let existing = try location.readExisting()
+    var values = redacting(existing, secrets)
+    // The record of the migrations run travels with the values it describes: imported into
+    // another install, they are not migrated again, and an older export's are.
+    values[""] = existing[""]
+    let text = render(.object(values)) + "\n"
     guard let file else {
         print(text, terminator: "")
         return
@@ -229,22 +234,60 @@ private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
         guard let read = try readBytes(at: path) else { throw .file("cannot read \(path): no such file") }
         bytes = read
     }
-    let imported: [String: JSONValue]
+    var imported: [String: JSONValue]
+    let source = path == "-" ? "standard input" : path
     do {
-        imported = try members(of: bytes, in: path == "-" ? "standard input" : path, fix: "nothing was imported")
+        imported = try members(of: bytes, in: source, fix: "nothing was imported")
     } catch .file(let message) {
         throw .invalid(message)
     }
-    try change(location) { suite in
+    // The migrations the imported values have been through (an export carries them).
+    let importedRecord = imported.removeValue(forKey: "")
+    guard let importedIDs = migrationIDs(in: importedRecord) else {
+        throw .invalid(
+            "\"\" is the file's reserved member, not a key: the record of the migrations run, which in \(source) it is not; nothing was imported"
+        )
+    }
+    let replacing = arguments.has("replace")
+    try change(location) { suite throws(ToolError) in
         var writes: [String: JSONValue?] = [:]
-        if arguments.has("replace") {
-            for name in suite.userStoredValues().keys where lockingFile(of: name, in: suite) == nil {
+        let existing = suite.userStoredValues()
+        if replacing {
+            for name in existing.keys where lockingFile(of: name, in: suite) == nil {
                 writes[name] = .some(nil)
             }
         }
         for (name, value) in imported { writes[name] = value }
+        let recorded = suite.appliedMigrations
+        let missing = recorded.filter { !importedIDs.contains($0) }
+        if replacing || existing.isEmpty {
+            // The suite holds what was imported: the record says what it has been through, and
+            // the program runs the rest the next time it opens the suite.
+            if recorded != importedIDs { suite.setAppliedMigrations(importedIDs) }
+        } else if missing.isEmpty {
+            let added = importedIDs.filter { !recorded.contains($0) }
+            if !added.isEmpty { suite.setAppliedMigrations(recorded + added) }
+        } else {
+            // Values of two shapes would be mixed: the suite's migrated ones, and imported ones
+            // the migrations the suite records as run have not been through.
+            throw .invalid(
+                "\(source) holds values from before migrations \(location.argument) records as run (\(missing.joined(separator: ", "))); merged, they would be read as if migrated. Import it with --replace (the program migrates it the next time it opens the suite), or into a suite with no values; nothing was imported"
+            )
+        }
         return writes
     }
+}
+
+/// The ids a record of migrations lists (`[]` for none); `nil` when `record` is not a record.
+private func migrationIDs(in record: JSONValue?) -> [String]? {
+    guard let record else { return [] }
+    guard case .object(let members) = record, case .array(let ids)? = members["migrations"] else { return nil }
+    var result: [String] = []
+    for id in ids {
+        guard case .string(let text) = id else { return nil }
+        result.append(text)
+    }
+    return result
 }
 
 // MARK: - Editing
