@@ -19,9 +19,10 @@ extension Defaults {
     ///
     /// The body works on the stored values of the suite's own file (or backend), not on the
     /// suite: it must not read or write the suite itself. It runs while the file's exclusive lock
-    /// is held (for etcd, inside an exclusive transaction), so it runs in one process of all those
-    /// opening the store at once. When it throws, nothing any migration of that call changed is
-    /// kept, and the error is reported.
+    /// is held (for etcd, inside an exclusive transaction, by the process that claimed the right
+    /// to run it in the record), so it runs in one process of all those opening the store at once.
+    /// When it throws, nothing any migration of that call changed is kept, and the error is
+    /// reported.
     public struct Migration: Sendable {
         /// The name under which the store records that the migration ran; unique in the store.
         public let id: String

@@ -112,38 +112,79 @@ extension Defaults.Suite {
             }
             return report
         }
+        // Over a backend whose transactions are optimistic, this process claims the right to run
+        // them first, or waits for the one that holds it (`Suite+MigrationClaim.swift`).
+        var claim: String?
+        if migrationsNeedClaim {
+            claim = try claimMigrations(migrations, forced: run.forced)
+            guard claim != nil else { return Defaults.MigrationReport() }
+        }
         // Key migrations that failed, each reported after the transaction.
         var failures: [MigrationFailure] = []
-        let report = try reportingFailure {
-            try exclusiveTransaction {
-                // Read through the transaction, so that an exclusive commit over a backend that
-                // checks what was read (etcd) fails when another process recorded meanwhile.
-                let scope = TransactionScope.find(for: self)!
-                // The record first: another process that ran them meanwhile recorded them, and a
-                // body that the record lists is not run again, not even to see what it touches.
-                let recordNow = Self.recordedMigrations(in: scope.storedValue(named: Self.migrationRecordName))
-                let pending = migrations.filter { !recordNow.contains($0.id) || run.forced.contains($0.id) }
-                guard !pending.isEmpty else { return Defaults.MigrationReport() }
-                // Under the lock: a system file that began to lock a key meanwhile is seen.
-                let limits = store.migrationLimits()
-                let snapshot = scope.snapshotValues()
-                let planned = try Self.plan(pending, on: snapshot, locked: limits.locked, run: run)
-                failures = planned.failures
-                // What the migrations read and write is what an exclusive commit over a backend
-                // that checks reads (etcd) compares: not every key of a large suite.
-                for name in planned.read.union(planned.report.changes.keys) { _ = scope.storedValue(named: name) }
-                guard !planned.report.applied.isEmpty else { return planned.report }
-                write(planned.report.changes)
-                // Marked suppressed, which keeps it out of every event (see `committing`).
-                _ = scope.record([Self.migrationRecordName: planned.record], suppressed: true)
-                return planned.report
+        // Whether another process took the claim over meanwhile (this one stalled past its life).
+        var lostClaim = false
+        let report: Defaults.MigrationReport
+        do {
+            report = try reportingFailure {
+                try exclusiveTransaction {
+                    try runInTransaction(migrations, run: run, claim: claim, failures: &failures, lostClaim: &lostClaim)
+                }
             }
+        } catch {
+            if let claim { releaseMigrationClaim(claim) }
+            throw error
         }
+        // The one that holds it now runs them, or has: wait for its record.
+        if lostClaim { return try migrate(migrations, dryRun: dryRun, run: run) }
         for failure in failures { self.report(failure.storageError) }
         if readsThroughDeferred { readThrough(report.deferred, of: migrations) }
         // What the store records now is no longer read through: the store holds it.
         if !report.applied.isEmpty { store.stopReadingThrough(Set(recordedMigrations())) }
         return report
+    }
+
+    /// The exclusive transaction of ``migrate(_:dryRun:run:)``: runs the migrations the record
+    /// does not list (and those `run` forces), and writes what they make with the record; with
+    /// `claim`, only while this process holds it, and gives it up.
+    private func runInTransaction(
+        _ migrations: [Defaults.Migration],
+        run: MigrationRun,
+        claim: String?,
+        failures: inout [MigrationFailure],
+        lostClaim: inout Bool
+    ) throws -> Defaults.MigrationReport {
+        // Read through the transaction, so that an exclusive commit over a backend that checks
+        // what was read (etcd) fails when another process recorded meanwhile.
+        let scope = TransactionScope.find(for: self)!
+        let record = scope.storedValue(named: Self.migrationRecordName)
+        if let claim, Self.migrationClaimHolder(in: record) != claim {
+            lostClaim = true
+            return Defaults.MigrationReport()
+        }
+        // The record first: another process that ran them meanwhile recorded them, and a body
+        // that the record lists is not run again, not even to see what it touches.
+        let recordNow = Self.recordedMigrations(in: record)
+        let pending = migrations.filter { !recordNow.contains($0.id) || run.forced.contains($0.id) }
+        guard !pending.isEmpty else {
+            if claim != nil {
+                _ = scope.record([Self.migrationRecordName: Self.record(record, claimedBy: nil)], suppressed: true)
+            }
+            return Defaults.MigrationReport()
+        }
+        // Under the lock: a system file that began to lock a key meanwhile is seen.
+        let limits = store.migrationLimits()
+        let snapshot = scope.snapshotValues()
+        let planned = try Self.plan(pending, on: snapshot, locked: limits.locked, run: run)
+        failures = planned.failures
+        // What the migrations read and write is what an exclusive commit over a backend that
+        // checks reads (etcd) compares: not every key of a large suite.
+        for name in planned.read.union(planned.report.changes.keys) { _ = scope.storedValue(named: name) }
+        // A claim is given up with the record, whatever ran.
+        guard !planned.report.applied.isEmpty || claim != nil else { return planned.report }
+        write(planned.report.changes)
+        // Marked suppressed, which keeps it out of every event (see `committing`).
+        _ = scope.record([Self.migrationRecordName: planned.record], suppressed: true)
+        return planned.report
     }
 
     /// Runs keys' own migrations, created since the last run, in one exclusive transaction; for
@@ -367,6 +408,8 @@ extension Defaults.Suite {
         var members: [String: JSONValue] = [:]
         if case .object(let old)? = oldRecord { members = old }
         members["migrations"] = .array(ids.map { .string($0) })
+        // The claim of the process that ran them (`Suite+MigrationClaim.swift`) ends with them.
+        members[migrationClaimMember] = nil
         let read = reads.names ?? Set(values.keys)
         return (report, .object(members), read, failures)
     }

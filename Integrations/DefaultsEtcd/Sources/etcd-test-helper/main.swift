@@ -12,8 +12,13 @@
 //         prints "written".
 //     etcd-test-helper migrate <endpoints> <prefix>
 //         opens the suite as a new version whose "editor.fontSize" was "fontSize", and runs the
-//         suite's migration "2: count the runs" (which adds one to "migrationRuns"); prints
-//         "applied <ids>" (what this process ran) and "editor.fontSize <value>".
+//         suite's migration "2: count the runs" (which adds one to "migrationRuns", and a line to
+//         the file $DEFAULTS_TEST_MIGRATION_RUNS_LOG names, if it is set); prints "applied <ids>"
+//         (what this process ran) and "editor.fontSize <value>".
+//     etcd-test-helper open-migrating <endpoints> <prefix>
+//         opens the suite as a new version whose "port" was "listenPort", whose "theme" was the
+//         Bool "darkMode", and whose "window" gained a member; prints what the three read at once
+//         ("read <port> <theme> <width>x<height> <maximized>"), then after synchronize() again.
 //
 // <endpoints> is a comma-separated list of client URLs.
 import Defaults
@@ -50,6 +55,14 @@ case "migrate":
     let counting = Defaults.Migration("2: count the runs") { values in
         let runs = try values.value(named: "migrationRuns", as: Int.self) ?? 0
         try values.setValue(runs + 1, named: "migrationRuns")
+        // Each time the body runs, in any process: a line in the log the test names.
+        if let log = ProcessInfo.processInfo.environment["DEFAULTS_TEST_MIGRATION_RUNS_LOG"],
+            let handle = FileHandle(forWritingAtPath: log)
+        {
+            handle.seekToEndOfFile()
+            handle.write(Data("ran \(getpid())\n".utf8))
+            handle.closeFile()
+        }
     }
     let report: Defaults.MigrationReport
     do {
@@ -65,6 +78,36 @@ case "migrate":
     }
     print("applied \(report.applied.joined(separator: "|"))")
     print("editor.fontSize \(suite[fontSize])")
+case "open-migrating":
+    struct WindowV1: Codable, Defaults.Serializable {
+        var width: Int
+        var height: Int
+    }
+    struct Window: Codable, Defaults.Serializable {
+        var width: Int
+        var height: Int
+        var maximized: Bool
+    }
+    let port = Defaults.Key<Int>("port", default: 8080, suite: suite, formerly: ["listenPort"])
+    let theme = Defaults.Key<String>("theme", default: "system", suite: suite, formerly: ["darkMode"]) {
+        (dark: Bool) in dark ? "dark" : "light"
+    }
+    let window = Defaults.Key<Window>(
+        "window",
+        default: Window(width: 640, height: 480, maximized: false),
+        suite: suite
+    ) { (old: WindowV1) in Window(width: old.width, height: old.height, maximized: false) }
+    func show() {
+        let shown = suite[window]
+        print("read \(suite[port]) \(suite[theme]) \(shown.width)x\(shown.height) \(shown.maximized)")
+    }
+    show()
+    do {
+        try suite.synchronize()
+    } catch {
+        fail("synchronize threw \(error)")
+    }
+    show()
 case "write":
     suite.transaction {
         for pair in arguments.dropFirst(4) {

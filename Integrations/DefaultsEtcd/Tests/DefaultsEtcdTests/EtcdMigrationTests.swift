@@ -44,4 +44,40 @@ import Testing
         #expect(fresh.storedValues().count == 302)
         #expect(fresh.storedValue(named: "fontSize") == nil)
     }
+
+    @Test func fiveProcessesOpeningAtOnceReadTheMigratedValuesFromTheStart() async throws {
+        let server = try EtcdServer()
+        let endpoints = server.clientURL.absoluteString
+        _ = try etcdctl(server, ["put", "/config/svc/listenPort", "42"])
+        _ = try etcdctl(server, ["put", "/config/svc/darkMode", "true"])
+        _ = try etcdctl(server, ["put", "/config/svc/window", #"{"width": 1024, "height": 768}"#])
+        let results = try await runHelpers(server, count: 5) { _ in ["open-migrating", endpoints, "/config/svc/"] }
+        for result in results {
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output == "read 42 dark 1024x768 false\nread 42 dark 1024x768 false\n", "\(result.output)")
+        }
+        let fresh = Defaults.Suite(etcd: [server.clientURL], prefix: "/config/svc/", cache: .none)
+        #expect(
+            fresh.storedValues() == [
+                "port": .number("42"), "theme": .string("dark"),
+                "window": .object(["width": .number("1024"), "height": .number("768"), "maximized": .bool(false)]),
+            ]
+        )
+        #expect(fresh.appliedMigrations.count == 3)
+    }
+
+    @Test func aSuiteMigrationsBodyRunsInOneProcessOfThreeOpeningAtOnce() async throws {
+        let server = try EtcdServer()
+        let endpoints = server.clientURL.absoluteString
+        _ = try etcdctl(server, ["put", "/config/app/fontSize", "16"])
+        let log = server.directory.appendingPathComponent("runs.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let environment = ["DEFAULTS_TEST_MIGRATION_RUNS_LOG": log.path]
+        let results = try await runHelpers(server, count: 3, environment: environment) { _ in
+            ["migrate", endpoints, "/config/app/"]
+        }
+        for result in results { #expect(result.status == 0, "\(result.output)") }
+        let runs = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(runs.count == 1, "the body ran \(runs.count) times: \(runs)")
+    }
 }

@@ -43,11 +43,12 @@ func etcdctl(endpoints: [URL], _ arguments: [String], input: String? = nil) thro
 func runHelpers(
     _ server: EtcdServer,
     count: Int,
+    environment: [String: String] = [:],
     arguments: @escaping @Sendable (Int) -> [String]
 ) async throws -> [(status: Int32, output: String)] {
     try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
         for index in 0..<count {
-            group.addTask { try await runHelper(server, arguments(index)) }
+            group.addTask { try await runHelper(server, arguments(index), environment: environment) }
         }
         return try await group.reduce(into: []) { $0.append($1) }
     }
@@ -55,7 +56,11 @@ func runHelpers(
 
 /// Runs the `etcd-test-helper` built beside the test binary with `arguments`, its cache of values
 /// in `server`'s folder; returns its output.
-func runHelper(_ server: EtcdServer, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+func runHelper(
+    _ server: EtcdServer,
+    _ arguments: [String],
+    environment: [String: String] = [:]
+) async throws -> (status: Int32, output: String) {
     let cacheHome = server.directory.appendingPathComponent("cache").path
     return try await withCheckedThrowingContinuation { continuation in
         // NB: on a thread of its own: waiting for the process must not hold a thread of the pool.
@@ -65,9 +70,8 @@ func runHelper(_ server: EtcdServer, _ arguments: [String]) async throws -> (sta
                 process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
                     .deletingLastPathComponent().appendingPathComponent("etcd-test-helper")
                 process.arguments = arguments
-                process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": cacheHome]) {
-                    $1
-                }
+                process.environment = ProcessInfo.processInfo.environment
+                    .merging(["XDG_CACHE_HOME": cacheHome]) { $1 }.merging(environment) { $1 }
                 let output = Pipe()
                 process.standardOutput = output
                 process.standardError = output
