@@ -13,8 +13,10 @@
 //     etcd-test-helper migrate <endpoints> <prefix>
 //         opens the suite as a new version whose "editor.fontSize" was "fontSize", and runs the
 //         suite's migration "2: count the runs" (which adds one to "migrationRuns", and a line to
-//         the file $DEFAULTS_TEST_MIGRATION_RUNS_LOG names, if it is set); prints "applied <ids>"
-//         (what this process ran) and "editor.fontSize <value>".
+//         the file $DEFAULTS_TEST_MIGRATION_RUNS_LOG names, if it is set, after a pause of
+//         $DEFAULTS_TEST_MIGRATION_PAUSE_MS); it starts migrating at $DEFAULTS_TEST_START_AT (seconds
+//         since 1970), if set; prints "applied <ids>" (what this process ran) and
+//         "editor.fontSize <value>".
 //     etcd-test-helper open-migrating <endpoints> <prefix>
 //         opens the suite as a new version whose "port" was "listenPort", whose "theme" was the
 //         Bool "darkMode", and whose "window" gained a member; prints what the three read at once
@@ -55,6 +57,10 @@ case "migrate":
     let counting = Defaults.Migration("2: count the runs") { values in
         let runs = try values.value(named: "migrationRuns", as: Int.self) ?? 0
         try values.setValue(runs + 1, named: "migrationRuns")
+        // A body that takes a while, so processes started together overlap in it.
+        if let pause = ProcessInfo.processInfo.environment["DEFAULTS_TEST_MIGRATION_PAUSE_MS"].flatMap(Int.init) {
+            usleep(UInt32(pause) * 1000)
+        }
         // Each time the body runs, in any process: a line in the log the test names.
         if let log = ProcessInfo.processInfo.environment["DEFAULTS_TEST_MIGRATION_RUNS_LOG"],
             let handle = FileHandle(forWritingAtPath: log)
@@ -63,6 +69,11 @@ case "migrate":
             handle.write(Data("ran \(getpid())\n".utf8))
             handle.closeFile()
         }
+    }
+    // A barrier: processes started together migrate at the same moment, whenever each started.
+    if let start = ProcessInfo.processInfo.environment["DEFAULTS_TEST_START_AT"].flatMap(Double.init) {
+        let wait = start - Date().timeIntervalSince1970
+        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
     }
     let report: Defaults.MigrationReport
     do {

@@ -71,8 +71,12 @@ import Testing
         let endpoints = server.clientURL.absoluteString
         _ = try etcdctl(server, ["put", "/config/app/fontSize", "16"])
         let log = server.directory.appendingPathComponent("runs.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        let environment = ["DEFAULTS_TEST_MIGRATION_RUNS_LOG": log.path]
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        // All three migrate at once, whenever each started, and each is in the body a while.
+        let environment = [
+            "DEFAULTS_TEST_MIGRATION_RUNS_LOG": log.path, "DEFAULTS_TEST_MIGRATION_PAUSE_MS": "300",
+            "DEFAULTS_TEST_START_AT": String(Date().timeIntervalSince1970 + 5),
+        ]
         let results = try await runHelpers(server, count: 3, environment: environment) { _ in
             ["migrate", endpoints, "/config/app/"]
         }
