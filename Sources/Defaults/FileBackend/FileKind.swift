@@ -71,3 +71,41 @@ struct FileSizeLimit: Sendable {
         SystemError(operation: "reading", refusal: "it is larger than \(shown), the most \(kind) may be")
     }
 }
+
+extension Defaults {
+    /// Why ``_contentsOfRegularFile(atPath:isSecret:)`` read nothing: in words, never what the
+    /// file holds.
+    @_spi(Files)
+    public struct _FileReadError: Error, CustomStringConvertible {
+        /// What went wrong: "opening: it is a FIFO (a named pipe), not a regular file".
+        public let description: String
+    }
+
+    /// The whole file at `path`, read as a suite reads its own files: for the integrations and
+    /// the `defaults` command, which read schemas, caches and password files.
+    ///
+    /// It never blocks, and reads only a regular file of at most 32 MiB (64 KiB for a secret):
+    /// a FIFO, a device, a socket, a directory, a loop of links or a larger file is refused
+    /// unread.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - isSecret: Whether it holds a secret (a password), whose limit is 64 KiB.
+    /// - Returns: The bytes; `nil` when there is no file (a link that leads nowhere included).
+    /// - Throws: Why the file was not read.
+    @_spi(Files)
+    public static func _contentsOfRegularFile(
+        atPath path: String,
+        isSecret: Bool = false
+    ) throws(_FileReadError) -> [UInt8]? {
+        do {
+            return try FileStorage.contents(
+                atPath: path,
+                directoryIsMissing: false,
+                limit: isSecret ? .secret : .settings
+            )
+        } catch {
+            throw _FileReadError(description: error.description)
+        }
+    }
+}
