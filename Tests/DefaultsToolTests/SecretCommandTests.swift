@@ -159,6 +159,7 @@ import Glibc
         try await withCommand { defaults in
             let secret = "S3cret-hunt-\(UUID().uuidString)"
             let typed = "typed-for-the-secret"
+            let typedNumber = "987654321098"
             let planted = "planted-by-hand"
             // The program's credential, in the folder its service reads, named in the
             // command's environment too.
@@ -181,7 +182,8 @@ import Glibc
                 ["read", "app", "--origin"], ["read", "app", "database.password", "--origin"],
                 ["export", "app"], ["export", "app", exportFile.path],
                 ["describe", "app"], ["describe", "app", "database.password"], ["keys", "app", "--described"],
-                ["write", "app", "database.password", typed], ["write", "app", "database.password", typed, "--force"],
+                ["write", "app", "database.password", typed], ["write", "app", "database.password", typedNumber],
+                ["write", "app", "database.password", typed, "--force"],
                 ["write", "app", "database.password", "--string", typed], ["import", "app", importFile.path],
                 ["edit", "app"],
             ]
@@ -210,6 +212,7 @@ import Glibc
             }
             #expect(count(secret, in: printed + files) == 0)
             #expect(count(typed, in: printed + files) == 0, "\(printed.filter { $0.contains(typed) })")
+            #expect(count(typedNumber, in: printed + files) == 0, "\(printed.filter { $0.contains(typedNumber) })")
             #expect(count(planted, in: printed) == 0, "\(printed.filter { $0.contains(planted) })")
             #expect(count(planted, in: [files[2]]) == 0, "the export leaves it out")
         }
