@@ -99,7 +99,8 @@ private func export(_ location: SuiteLocation, to file: String?) throws(ToolErro
     // A secret's name is left out: what is stored under it is not its value, and an import
     // refuses the name.
     let secrets = try SuiteSchema.secretNames(for: location)
-    let text = render(.object(try location.readExisting().filter { !secrets.contains($0.key) })) + "\n"
+    let values = redacting(try location.readExisting(), secrets).filter { !secrets.contains($0.key) }
+    let text = render(.object(values)) + "\n"
     guard let file else {
         print(text, terminator: "")
         return
