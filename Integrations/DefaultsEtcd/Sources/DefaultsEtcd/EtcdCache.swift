@@ -37,7 +37,7 @@ final class EtcdCache: Sendable {
     /// Read without blocking, and only a regular file of at most 32 MiB: anything else in its
     /// place is no cache.
     func read() -> (values: [String: Defaults.JSONValue], revision: Int64)? {
-        guard let read = try? Defaults._contentsOfRegularFile(atPath: url.path), let bytes = read,
+        guard let bytes = try? Defaults._contentsOfRegularFile(atPath: url.path),
             case .object(let members)? = try? Defaults.JSONValue(parsing: bytes),
             case .object(let values)? = members["values"]
         else { return nil }
