@@ -47,7 +47,10 @@ extension Defaults {
         /// `file` (`nil` when the suite has no secrets directory) and is never stored. Nothing changed.
         case secretKey(key: String, file: URL?)
         /// The file `url`, which holds the value of the secret key `key`, exists but cannot be read
-        /// (`reason` says why; never what the file holds). The key reads its default until it can.
+        /// (`reason` says why; never what the file holds): it cannot be opened or read, it is not
+        /// a regular file (a FIFO, a device, a socket, a directory), it is larger than 64 KiB, or
+        /// it is not UTF-8 text. Reported once while it stays so. The key keeps the value it last
+        /// read from a good file (its default, when it read none yet) until the file reads again.
         case unreadableSecret(key: String, url: URL, reason: String)
         /// The member `""` of the system file at `url`, where it lists the keys it locks, is not
         /// what it must be (`reason` says why); the file locks nothing until it is mended. Its
@@ -122,7 +125,8 @@ extension Defaults {
                 let place = file.map { "from \($0.path)" } ?? "from a secrets directory, and the suite has none"
                 return "Defaults: not writing \"\(key)\": it is a secret, read \(place) and never stored"
             case .unreadableSecret(let key, let url, let reason):
-                return "Defaults: cannot read the secret \"\(key)\" from \(url.path) (\(reason)); it reads its default"
+                return
+                    "Defaults: cannot read the secret \"\(key)\" from \(url.path) (\(reason)); it keeps its last good value, or its default"
             case .invalidLocks(let url, let reason):
                 return "Defaults: \(url.path) locks no keys until it is mended: \(reason)"
             case .backendFailed(let backend, let reason):

@@ -319,7 +319,10 @@ extension Defaults.Key where Value == String {
     /// (``Defaults/StorageError/secretKey(key:file:)``). The published schema marks it secret
     /// (`"x-secret": true`), and the `defaults` command shows `<secret>` for its value. The file is
     /// read when the key is created and whenever it changes on disk (it is watched, with the
-    /// links on its path); a read costs what any key's read costs.
+    /// links on its path); a read costs what any key's read costs. Only a regular file of at most
+    /// 64 KiB is read, without ever waiting on it: anything else in its place is reported once
+    /// (``Defaults/StorageError/unreadableSecret(key:url:reason:)``), and the key keeps its last
+    /// good value meanwhile.
     ///
     /// ```swift
     /// extension Defaults.Keys {

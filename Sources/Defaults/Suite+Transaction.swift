@@ -297,11 +297,14 @@ final class TransactionScope: Sendable {
 
     private var isOpen: Bool { buffer.withLock { !$0.isClosed } }
 
-    func storedValue(named name: String) -> JSONValue? {
+    /// The stored value of `name` as the transaction sees it; an exclusive transaction counts it
+    /// as read, unless `countsRead` is `false` (a secret's name: reads see its file, never what
+    /// is stored under it, so the commit must not depend on that).
+    func storedValue(named name: String, countsRead: Bool = true) -> JSONValue? {
         buffer.withLock { buffer in
             if let written = buffer.writes[name] { return written }
             let value = buffer.snapshot[name]
-            if isExclusive, buffer.reads.index(forKey: name) == nil { buffer.reads[name] = .some(value) }
+            if isExclusive, countsRead, buffer.reads.index(forKey: name) == nil { buffer.reads[name] = .some(value) }
             return value
         }
     }
@@ -315,12 +318,15 @@ final class TransactionScope: Sendable {
         }
     }
 
-    /// Every stored value as the transaction sees it.
-    func storedValues() -> [String: JSONValue] {
+    /// Every stored value as the transaction sees it; an exclusive transaction counts each as
+    /// read, but those `isUncounted` names (secrets' names, as in ``storedValue(named:countsRead:)``).
+    func storedValues(isUncounted: (String) -> Bool = { _ in false }) -> [String: JSONValue] {
         buffer.withLock { buffer in
             if isExclusive {
                 for (name, value) in buffer.snapshot
-                where buffer.writes.index(forKey: name) == nil && buffer.reads.index(forKey: name) == nil {
+                where buffer.writes.index(forKey: name) == nil && buffer.reads.index(forKey: name) == nil
+                    && !isUncounted(name)
+                {
                     buffer.reads[name] = .some(value)
                 }
             }

@@ -96,9 +96,11 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
 }
 
 private func export(_ location: SuiteLocation, to file: String?) throws(ToolError) {
+    // A secret's name is left out: what is stored under it is not its value, and an import
+    // refuses the name.
     let secrets = try SuiteSchema.secretNames(for: location)
     let existing = try location.readExisting()
-    var values = redacting(existing, secrets)
+    var values = redacting(existing, secrets).filter { !secrets.contains($0.key) }
     // The record of the migrations run travels with the values it describes: imported into
     // another install, they are not migrated again, and an older export's are.
     values[""] = existing[""]
@@ -145,9 +147,7 @@ private func change(
                         throw ToolError.invalid("the value for \"\(name)\" is nested too deeply; nothing was written")
                     }
                     if secrets.contains(name) {
-                        throw ToolError.invalid(
-                            "\"\(name)\" is a secret: its program reads it from a file, and it is never stored; nothing was written"
-                        )
+                        throw ToolError.invalid(SuiteSchema.secretRefusal(name) + "; nothing was written")
                     }
                 }
                 let locked = writes.keys.sorted(by: utf8Precedes)
@@ -178,15 +178,21 @@ private func write(_ arguments: ParsedArguments) throws(ToolError) {
     let location = try SuiteLocation(arguments.value("suite")!)
     let key = arguments.value("key")!
     try validateKey(key)
+    let schema = try SuiteSchema.published(for: location)
+    // First: a value typed for a secret is never parsed, checked or quoted back.
+    if schema?.secretNames.contains(key) == true {
+        throw .invalid(
+            SuiteSchema.secretRefusal(key) + "; nothing was written"
+                + (arguments.has("force") ? " (--force does not write a secret either)" : "")
+        )
+    }
     let value: JSONValue
     if let text = arguments.options["string"] {
         value = .string(text)
     } else {
         value = try parseValue(arguments.value("json")!, forKey: key)
     }
-    if !arguments.has("force"),
-        let problem = try SuiteSchema.published(for: location)?.problem(with: value, forKey: key)
-    {
+    if !arguments.has("force"), let problem = schema?.problem(with: value, forKey: key) {
         throw .invalid(problem + "; nothing was written (--force writes it anyway)")
     }
     try change(location) { _ in [key: value] }

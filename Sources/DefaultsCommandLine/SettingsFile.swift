@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Files) import Defaults
 import Foundation
 
 #if canImport(Glibc)
@@ -137,24 +137,13 @@ struct SuiteLocation {
 
 /// The bytes of the file at `path`; `nil` when there is none (or a parent is not a directory).
 ///
-/// Takes no lock: writers replace the file by rename.
+/// Takes no lock: writers replace the file by rename. Never blocks, and reads only a regular file
+/// of at most 32 MiB, as a suite does: a FIFO, a device, a socket, a directory is refused.
 func readBytes(at path: String) throws(ToolError) -> [UInt8]? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else {
-        if errno == ENOENT || errno == ENOTDIR { return nil }
-        throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
-    }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-        if count == 0 { return bytes }
-        if count < 0 {
-            if errno == EINTR { continue }
-            throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        bytes.append(contentsOf: chunk[..<count])
+    do {
+        return try Defaults._contentsOfRegularFile(atPath: path)
+    } catch {
+        throw .file("cannot read \(path): \(error.description)")
     }
 }
 

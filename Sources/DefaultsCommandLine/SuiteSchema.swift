@@ -49,9 +49,18 @@ struct SuiteSchema {
         return SuiteSchema(keys: keys, migrations: migrations)
     }
 
+    /// Why a write of the secret `name` is refused; it names no value.
+    static func secretRefusal(_ name: String) -> String {
+        "\"\(name)\" is a secret: its program reads it from a file, and it is never stored"
+    }
+
     /// Why `value` does not fit the key `name`, as one line: `nil` when it fits or the key is not described.
+    ///
+    /// A secret is refused whatever the value, which is never quoted.
     func problem(with value: JSONValue, forKey name: String) -> String? {
-        guard let property = keys[name], !Self.fits(value, property) else { return nil }
+        guard let property = keys[name] else { return nil }
+        if property["x-secret"] == .bool(true) { return Self.secretRefusal(name) }
+        guard !Self.fits(value, property) else { return nil }
         return "\"\(name)\" must be \(Self.expectedType(property)), not \(renderCompact(value))"
     }
 

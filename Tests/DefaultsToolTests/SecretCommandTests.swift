@@ -94,4 +94,127 @@ import Glibc
             #expect(second == #"greeting: "Hi" -> "Yo""#)
         }
     }
+
+    /// Publishes a schema whose `database.password` is a secret, as the program would.
+    static func publishDatabasePassword(_ name: String, in defaults: DefaultsCommand) throws {
+        let suite = Defaults.Suite(fileURL: defaults.file(name))
+        try suite.publishSchema(
+            for: Defaults.Key<String>(secret: "database.password", suite: suite, summary: "The database password"),
+            Defaults.Key<Int>("port", default: 8080, suite: suite)
+        )
+    }
+
+    /// Issue 51, item 4: the schema's type check ran before the secret check and quoted the value
+    /// back (`must be String, not 123456789012 … (--force writes it anyway)`), and `--force` was
+    /// then refused all the same.
+    @Test func aWriteOfASecretIsRefusedFirstWithoutQuotingTheValue() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"port": 1}"#)
+            try Self.publishDatabasePassword("app", in: defaults)
+            let typed = "123456789012"
+            let attempts: [[String]] = [
+                ["write", "app", "database.password", typed],
+                ["write", "app", "database.password", typed, "--force"],
+                ["write", "app", "database.password", "--string", typed],
+                ["write", "app", "database.password", "{" + typed],
+            ]
+            for arguments in attempts {
+                let result = try await defaults.run(arguments)
+                #expect(result.status == 2, "\(arguments)")
+                expectOneErrorLine(result, containing: #""database.password" is a secret"#)
+                #expect(!(result.output + result.errorOutput).contains(typed), "\(arguments): \(result.errorOutput)")
+                if arguments.contains("--force") {
+                    #expect(
+                        result.errorOutput.contains("--force does not write a secret either"),
+                        "\(result.errorOutput)"
+                    )
+                } else {
+                    #expect(!result.errorOutput.contains("--force"), "\(result.errorOutput)")
+                }
+            }
+            #expect(try String(contentsOf: defaults.file("app"), encoding: .utf8) == #"{"port": 1}"#)
+        }
+    }
+
+    @Test func anExportLeavesASecretsNameOutSoItImportsBack() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"port": 1, "database.password": "planted-by-hand"}"#)
+            try Self.publishDatabasePassword("app", in: defaults)
+            let exported = try await defaults.run("export", "app")
+            #expect(exported.status == 0, "\(exported.errorOutput)")
+            #expect(!exported.output.contains("database.password"), "\(exported.output)")
+            let file = defaults.configHome.appendingPathComponent("backup.json")
+            try Data(exported.output.utf8).write(to: file)
+            try defaults.seed("copy", "{}")
+            try Self.publishDatabasePassword("copy", in: defaults)
+            let imported = try await defaults.run("import", "copy", file.path)
+            #expect(imported.status == 0, "\(imported.errorOutput)")
+        }
+    }
+
+    /// The hunt: the secret's text, a value typed for it and one planted under its name.
+    ///
+    /// Counted in everything the command prints and writes: zero outside the secret's own file.
+    @Test func theSecretsTextIsInNoOutputOfTheCommand() async throws {
+        try await withCommand { defaults in
+            let secret = "S3cret-hunt-\(UUID().uuidString)"
+            let typed = "typed-for-the-secret"
+            let typedNumber = "987654321098"
+            let planted = "planted-by-hand"
+            // The program's credential, in the folder its service reads, named in the
+            // command's environment too.
+            let credentials = defaults.configHome.appendingPathComponent("credentials", isDirectory: true)
+            try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
+            try Data(secret.utf8).write(to: credentials.appendingPathComponent("database.password"))
+            let environment = ["CREDENTIALS_DIRECTORY": credentials.path]
+            try defaults.seed("app", #"{"port": 1, "database.password": "\#(planted)"}"#)
+            try Self.publishDatabasePassword("app", in: defaults)
+            let importFile = defaults.configHome.appendingPathComponent("import.json")
+            try Data(#"{"database.password": "\#(typed)", "port": 2}"#.utf8).write(to: importFile)
+            let exportFile = defaults.configHome.appendingPathComponent("export.json")
+            let editor = defaults.configHome.appendingPathComponent("editor.sh")
+            try Data(
+                "set -e\nsed -i 's/\"port\" : 1/\"port\" : 3, \"database.password\" : \"\(typed)\"/' \"$1\"\n".utf8
+            )
+            .write(to: editor)
+            let commands: [[String]] = [
+                ["read", "app"], ["read", "app", "database.password"], ["read", "app", "--merged"],
+                ["read", "app", "--origin"], ["read", "app", "database.password", "--origin"],
+                ["export", "app"], ["export", "app", exportFile.path],
+                ["describe", "app"], ["describe", "app", "database.password"], ["keys", "app", "--described"],
+                ["write", "app", "database.password", typed], ["write", "app", "database.password", typedNumber],
+                ["write", "app", "database.password", typed, "--force"],
+                ["write", "app", "database.password", "--string", typed], ["import", "app", importFile.path],
+                ["edit", "app"],
+            ]
+            var printed: [String] = []
+            for arguments in commands {
+                let result = try await defaults.run(
+                    arguments,
+                    environment: environment.merging(["VISUAL": "/bin/sh " + editor.path]) { $1 }
+                )
+                printed += [result.output, result.errorOutput]
+            }
+            // A change made under the name while `watch` looks.
+            let watcher = try defaults.start(["watch", "app"], environment: environment)
+            defer { watcher.send(SIGTERM) }
+            #expect(await watcher.nextErrorLine()?.hasPrefix("defaults: watching ") == true)
+            try defaults.seed("app", #"{"port": 1, "database.password": "\#(planted) again"}"#)
+            printed.append(await watcher.nextLine() ?? "")
+            var files: [String] = []
+            for file in [
+                defaults.file("app"), Defaults.Suite.schemaFileURL(forSettingsFile: defaults.file("app")), exportFile,
+            ] {
+                files.append((try? String(contentsOf: file, encoding: .utf8)) ?? "")
+            }
+            func count(_ text: String, in outputs: [String]) -> Int {
+                outputs.reduce(0) { $0 + $1.components(separatedBy: text).count - 1 }
+            }
+            #expect(count(secret, in: printed + files) == 0)
+            #expect(count(typed, in: printed + files) == 0, "\(printed.filter { $0.contains(typed) })")
+            #expect(count(typedNumber, in: printed + files) == 0, "\(printed.filter { $0.contains(typedNumber) })")
+            #expect(count(planted, in: printed) == 0, "\(printed.filter { $0.contains(planted) })")
+            #expect(count(planted, in: [files[2]]) == 0, "the export leaves it out")
+        }
+    }
 }

@@ -42,10 +42,12 @@ package struct ConfigMapVolume {
         directory.appendingPathComponent(current, isDirectory: true)
     }
 
-    /// Replaces the volume's files with `files`, as kubelet does.
-    package mutating func update(_ files: [String: String]) throws {
+    /// Replaces the volume's files with `files`, as kubelet does; `placing` may put more in the
+    /// new directory (given its URL) before `..data` is swapped to it: a FIFO, a folder.
+    package mutating func update(_ files: [String: String], placing: (URL) throws -> Void = { _ in }) throws {
         let previous = current
         let next = try writeTimestampedDirectory(files)
+        try placing(URL(fileURLWithPath: path(next), isDirectory: true))
         try link(named: "..data_tmp", to: next)
         try check(rename(path("..data_tmp"), path("..data")), "rename ..data_tmp over ..data")
         current = next

@@ -134,7 +134,7 @@ package enum HelperProcess {
     /// Runs the helper with `arguments`, waits for it to exit, and returns what it printed.
     ///
     /// `environment` entries are added to this process's environment. A helper still running after
-    /// `deadline` seconds is terminated (a hang then shows as a SIGTERM status, not a stuck test).
+    /// `deadline` seconds is killed (a hang then shows as a SIGKILL status, not a stuck test).
     package static func run(
         _ arguments: [String],
         environment: [String: String] = [:],
@@ -211,9 +211,11 @@ package final class RunningHelper: Sendable {
         self.process = process
         output.drain(stdout.fileHandleForReading)
         errorOutput.drain(stderr.fileHandleForReading)
+        // NB: SIGKILL: a helper started from a Dispatch thread inherits its mask, which blocks
+        // SIGTERM, so `terminate()` left a helper stuck in `open` of a FIFO running for ever.
         DispatchQueue.global()
             .asyncAfter(deadline: .now() + deadline) { [self] in
-                if !exited.load(ordering: .acquiring), process.isRunning { process.terminate() }
+                if !exited.load(ordering: .acquiring), process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
     }
 

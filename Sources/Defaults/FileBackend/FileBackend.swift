@@ -105,18 +105,37 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         case .unreadable(let error):
             writesBlocked = true
             problems.append(error)
+            knowReported(source: 0)
         }
         files.withLock {
             $0.known = snapshot
             $0.writesBlocked = writesBlocked
         }
-        let layers = SystemLayers(layerFiles.map { Self.loadLayer($0, problems: &problems) })
+        var loadedLayers: [SystemLayers.Layer] = []
+        for (index, file) in layerFiles.enumerated() {
+            var isUnreadable = false
+            loadedLayers.append(Self.loadLayer(file, problems: &problems, isUnreadable: &isUnreadable))
+            if isUnreadable { knowReported(source: index + 1) }
+        }
+        let layers = SystemLayers(loadedLayers)
         files.withLock { $0.layers = layers }
         return Loaded(contents: Defaults.BackendContents(values: snapshot?.members ?? [:]), layers: layers)
     }
 
+    /// Tells the machine of the file `source` that it was found unreadable and reported while
+    /// opening, so events that find it so again report nothing until it has read well.
+    private func knowReported(source: Int) {
+        reloads.withLock { _ = $0[source].handle(.readFound(.unreadable)) }
+    }
+
     /// Reads a system file for a suite being opened: never moved or written, whatever it holds.
-    private static func loadLayer(_ file: FileStorage, problems: inout [Defaults.StorageError]) -> SystemLayers.Layer {
+    ///
+    /// `isUnreadable` is set when it could not be read (a problem is then in `problems`).
+    private static func loadLayer(
+        _ file: FileStorage,
+        problems: inout [Defaults.StorageError],
+        isUnreadable: inout Bool
+    ) -> SystemLayers.Layer {
         var problem: Defaults.StorageError?
         defer { if let problem { problems.append(problem) } }
         switch file.readSettled() {
@@ -129,6 +148,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
             return SystemLayers.Layer(url: file.url)
         case .unreadable(let error):
             problem = error
+            isUnreadable = true
             return SystemLayers.Layer(url: file.url)
         }
     }

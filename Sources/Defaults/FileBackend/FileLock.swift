@@ -170,8 +170,14 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
     private static func lock(_ path: String) throws(SystemError) -> Int32 {
         while true {
             try createDirectory((path as NSString).deletingLastPathComponent)
-            let opened = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+            // O_NONBLOCK: a FIFO in the lock file's place would wait for a writer; it is refused.
+            let opened = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
             guard opened >= 0 else { throw SystemError.current("opening the lock file") }
+            var kind = stat()
+            if fstat(opened, &kind) == 0, let refusal = FileKind.refusal(of: kind.st_mode) {
+                close(opened)
+                throw SystemError(operation: "opening the lock file", refusal: refusal)
+            }
             // The umask may have narrowed the mode; make it exact. Not our file: leave it be.
             fchmod(opened, 0o600)
             while flock(opened, LOCK_EX) != 0 {

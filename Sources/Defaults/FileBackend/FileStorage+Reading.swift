@@ -299,24 +299,42 @@ extension FileStorage {
         return .success(.corruptFile(url: url, movedTo: destination, reason: reason))
     }
 
-    /// The whole file at `path`, read without any lock.
+    /// The whole file at `path`, read without any lock, if it is a regular file of at most
+    /// `limit`'s size.
     ///
-    /// `nil` when there is none (or a parent is not a directory) and, with `directoryIsMissing`,
-    /// when a directory stands in its place; the `defaults` command reports a directory instead.
-    static func contents(atPath path: String, directoryIsMissing: Bool) throws(SystemError) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// `nil` when there is none (or a parent is not a directory, or a link on the way leads
+    /// nowhere) and, with `directoryIsMissing`, when a directory stands in its place; the `defaults`
+    /// command reports a directory instead.
+    ///
+    /// It never blocks: the path is opened without waiting (a FIFO's `open` would wait for a
+    /// writer), and what it leads to is looked at before a byte is read. A FIFO, a device (`/dev/zero`
+    /// never ends), a socket, a directory (unless `directoryIsMissing`), a loop of links, or a file
+    /// larger than `limit` is refused: the error says which, and never holds the file's contents.
+    static func contents(
+        atPath path: String,
+        directoryIsMissing: Bool,
+        limit: FileSizeLimit = .settings
+    ) throws(SystemError) -> [UInt8]? {
+        // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer; O_NOCTTY: a terminal
+        // opened here never becomes the process's. Neither changes how a regular file reads.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if descriptor < 0 {
             // ENOTDIR: a parent is a regular file, so there is no file yet either; writing
             // reports that obstacle, and succeeds once it is gone.
             if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemError.current("opening")
+            throw FileKind.openingFailure(atPath: path)
         }
         defer { close(descriptor) }
         var info = stat()
-        let expected = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        guard fstat(descriptor, &info) == 0 else { throw SystemError.current("examining") }
         // A directory in the file's place holds no settings; writing reports that obstacle
         // (a rename cannot replace a directory, so nothing in it is at risk).
         if directoryIsMissing, (info.st_mode & S_IFMT) == S_IFDIR { return nil }
+        if let refusal = FileKind.refusal(of: info.st_mode) {
+            throw SystemError(operation: "opening", refusal: refusal)
+        }
+        let expected = Int(info.st_size)
+        guard expected <= limit.bytes else { throw limit.exceeded }
         // Into uninitialized memory, one byte more than expected to see the end: the array is not
         // zeroed first, which would touch every byte twice (`defaults-profile absorb10k`).
         var failure: Int32 = 0
@@ -338,10 +356,13 @@ extension FileStorage {
         }
         if failure != 0 { throw SystemError(operation: "reading", code: failure) }
         if reachedEnd { return result }
-        // The file grew since `fstat`: the rest, a block at a time.
+        // The file grew since `fstat`: the rest, a block at a time, up to the limit.
         var count = result.count
         while true {
-            if count == result.count { result.append(contentsOf: repeatElement(0, count: max(result.count, 4096))) }
+            guard count <= limit.bytes else { throw limit.exceeded }
+            if count == result.count {
+                result.append(contentsOf: repeatElement(0, count: min(max(result.count, 4096), limit.bytes + 1)))
+            }
             let read = result.withUnsafeMutableBytes { buffer in
                 Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
             }

@@ -245,16 +245,30 @@ final class FileStorage: Sendable {
     }
 }
 
-/// A failed system call: the operation and `errno`.
+/// A failed system call: the operation and `errno`; or a file refused for what it is.
 struct SystemError: Error, CustomStringConvertible {
     var operation: String
     var code: Int32
+    /// Why the file was refused, when no call failed (``FileKind``, ``FileSizeLimit``).
+    var refusal: String?
+
+    init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
+    /// A file refused for what it is, or for its size: `refusal` says which.
+    init(operation: String, refusal: String) {
+        self.operation = operation
+        self.code = 0
+        self.refusal = refusal
+    }
 
     static func current(_ operation: String) -> SystemError {
         SystemError(operation: operation, code: errno)
     }
 
-    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+    var description: String { "\(operation): \(refusal ?? String(cString: strerror(code)))" }
 }
 
 extension Defaults {

@@ -56,9 +56,13 @@ struct Secrets: Sendable {
         values[name] = .some(value)
     }
 
-    /// Takes in what the reading numbered `reading` found: each secret holds what its file holds,
-    /// or its default when the file cannot be read; a secret a later reading found already is
+    /// Takes in what the reading numbered `reading` found: each secret holds what its file holds
+    /// (`nil`, its default, when there is no file); a secret a later reading found already is
     /// left as that one found it.
+    ///
+    /// A file that cannot be read (of a kind not read, too large, not UTF-8, unreadable) leaves
+    /// its secret as it was, as a bad value from elsewhere leaves a key at its last good value;
+    /// a secret declared just now holds its default then.
     ///
     /// - Returns: The problems to report: those not reported already for the same file.
     mutating func take(
@@ -73,7 +77,7 @@ struct Secrets: Sendable {
                 set(value, for: name)
                 problems[name] = nil
             case .failure(let problem):
-                set(nil, for: name)
+                if !contains(name) { set(nil, for: name) }
                 if problems[name] != problem.description { new.append(problem) }
                 problems[name] = problem.description
             }
@@ -94,16 +98,22 @@ struct Secrets: Sendable {
     }
 
     /// Reads the secret `name` from `directory`: the file's text, less one line ending at its end
-    /// (as `echo` and most editors leave one); `nil` when there is no directory or no such file.
+    /// (as `echo` and most editors leave one); `nil` when there is no directory or no such file
+    /// (a link that leads nowhere included).
+    ///
+    /// It never blocks, and reads only a regular file of at most 64 KiB (``FileSizeLimit/secret``):
+    /// see ``FileStorage/contents(atPath:directoryIsMissing:limit:)``.
     ///
     /// - Throws: ``Defaults/StorageError/unreadableSecret(key:url:reason:)`` when the file exists
-    ///   and cannot be read, or is not UTF-8 text. The error never holds the file's contents.
+    ///   and cannot be read, is not a regular file, is too large, or is not UTF-8 text. The error
+    ///   never holds the file's contents.
     static func read(_ name: String, in directory: URL?) throws(Defaults.StorageError) -> JSONValue? {
         guard let directory else { return nil }
         let url = directory.appendingPathComponent(name, isDirectory: false)
         let bytes: [UInt8]
         do {
-            guard let read = try FileStorage.contents(atPath: url.path, directoryIsMissing: false) else {
+            guard let read = try FileStorage.contents(atPath: url.path, directoryIsMissing: false, limit: .secret)
+            else {
                 return nil
             }
             bytes = read

@@ -33,7 +33,8 @@ extension Store {
                 return overridden
             }
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                let stored = scope.storedValue(named: name.text)
+                // A secret's read is its file's: what is stored under its name is not read.
+                let stored = scope.storedValue(named: name.text, countsRead: !state.isSecret(name.text))
                 // A key the transaction has not written reads as it does outside: its decoded
                 // value is that of what is stored (or the last good one, when a value of another
                 // type was kept out).
@@ -116,7 +117,8 @@ extension Store {
     func storedValue(named name: String, in suite: Defaults.Suite) -> JSONValue? {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                return state.layeredValue(named: name, stored: scope.storedValue(named: name))
+                let stored = scope.storedValue(named: name, countsRead: !state.isSecret(name))
+                return state.layeredValue(named: name, stored: stored)
             }
             return state.layeredValue(named: name)
         }
@@ -127,7 +129,7 @@ extension Store {
     func storedValues(in suite: Defaults.Suite) -> [String: JSONValue] {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                return state.layeredValues(stored: scope.storedValues())
+                return state.layeredValues(stored: scope.storedValues(isUncounted: { state.isSecret($0) }))
             }
             // Read first: as an argument, the values' mutating accessor overlapped the call's
             // borrow of `state`, which was copied for it.
@@ -140,7 +142,7 @@ extension Store {
     func userStoredValues(in suite: Defaults.Suite) -> [String: JSONValue] {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                return scope.storedValues()
+                return scope.storedValues(isUncounted: { state.isSecret($0) })
             }
             return state.values
         }

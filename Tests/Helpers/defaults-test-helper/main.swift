@@ -73,6 +73,12 @@
 //         "fontSize", not final): prints "editor.fontSize <n>" now and after each change of it.
 //     defaults-test-helper publish-schema <file>
 //         publishes the new version's schema beside the file, without opening it.
+//     defaults-test-helper secret-service <file> [<secret name>]
+//         a service starting: opens the file, declares the secret key <name> if given (read from
+//         $CREDENTIALS_DIRECTORY; "the default" without a file), prints every report as
+//         "error <description>", then "listening on <port>" (the Int key "port", 8080 by
+//         default) and, with a secret, "reads the default" or "reads the file".
+//         Ends with status 3 if it ever holds more than 2 GiB (a file read that never ends).
 //     defaults-test-helper watch <file>
 //         opens the file, prints "ready", then one line per change event it is told of
 //         ("external <key>=<json>,…" or "local …") and one per reported error ("error <description>"),
@@ -385,6 +391,8 @@ case "pending-wins", "exclusive-full-disk", "broken-full-disk", "userdefaults-ed
     try runFailureCommands(command, url: url, rest: rest)
 case "release-outside-lock", "read-only", "follow-read-only", "pending-then-read-only", "remove-all", "watch":
     try runOutsideLockAndWatchingCommands(command, url: url, rest: rest)
+case "secret-service":
+    try runSecretCommands(command, url: url, rest: rest)
 default:
     fail("unknown command \(command)")
 }

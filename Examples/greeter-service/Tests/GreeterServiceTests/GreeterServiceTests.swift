@@ -86,6 +86,17 @@ import FoundationNetworking
         }
     }
 
+    /// Issue 51, item 1: `mkfifo D/database.password; CREDENTIALS_DIRECTORY=D greeter-service`
+    /// never printed "listening": the secret key's initializer waited in `open` for a writer.
+    @Test func aFIFOWhereTheCredentialShouldBeDoesNotKeepItFromStarting() async throws {
+        try await withService(credentials: [:], fifos: ["database.password"]) { service in
+            // Started: `withService` saw "listening on". The FIFO is no password. (A good file
+            // that replaces it later is read at once: SecretFileKindTests, in the root package.)
+            let answer = try await service.get("/database")
+            #expect(answer == (503, "database: no password\n"))
+        }
+    }
+
     @Test func sigtermStoresAWriteStillPending() async throws {
         try await withService { service in
             let visit = try await service.get("/visits", method: "POST")
@@ -107,11 +118,12 @@ import FoundationNetworking
 ///
 /// With `settings`, the settings file holds that text when the service starts. With
 /// `credentials`, the service finds those files in `$CREDENTIALS_DIRECTORY`, as systemd's
-/// `LoadCredential=` gives them.
+/// `LoadCredential=` gives them, and a FIFO named by each of `fifos` there.
 ///
 /// With `etcd`, the service's settings are in etcd at that address rather than in the file.
 func withService(
     credentials: [String: String]? = nil,
+    fifos: [String] = [],
     settings: String? = nil,
     etcd: String? = nil,
     _ body: (RunningService) async throws -> Void
@@ -128,6 +140,7 @@ func withService(
         for (name, contents) in credentials {
             try Data(contents.utf8).write(to: folder.appendingPathComponent(name))
         }
+        for name in fifos { #expect(mkfifo(folder.appendingPathComponent(name).path, 0o600) == 0) }
         environment["CREDENTIALS_DIRECTORY"] = folder.path
     }
     let service = try RunningService(

@@ -85,21 +85,78 @@ extension DefaultsProvider {
             KeyMapping { key in [[name(key)]] }
         }
 
-        /// ``resolve(_:joined:read:)``, and whether a top-level name it read a value of is a secret
-        /// key's (`isSecret`): the value found is then that secret, or inside it.
+        /// ``resolve(_:joined:read:)`` where some names are a secret key's (`isSecret`), and
+        /// whether the value found is a secret's.
+        ///
+        /// A secret's name has one answer: the secret's file, or no value (the key's default). So
+        /// a path whose first elements join with `.` to a secret's name (`["database", "password"]`
+        /// for the secret `database.password`, as well as `["database.password"]`) reads the
+        /// secret in their place, never what is stored under that name or nested under its parts,
+        /// and the first path that reaches a secret ends the search: its value, or none.
         func resolve(
             _ key: AbsoluteConfigKey,
             joined: String,
             read: (String) -> Defaults.JSONValue?,
             isSecret: (String) -> Bool
         ) -> (value: Defaults.JSONValue?, isSecret: Bool) {
-            var secret = false
-            let value = resolve(key, joined: joined) { name in
-                let value = read(name)
-                if value != nil, !secret { secret = isSecret(name) }
-                return value
+            switch kind {
+            case .dotted:
+                // Every name a path of `dotted` reads, or joins its first elements to, is one of
+                // the components' prefixes joined: without a secret among them, the usual walk.
+                var prefix = ""
+                var touchesSecret = false
+                for component in key.components {
+                    prefix = prefix.isEmpty ? component : prefix + "." + component
+                    if isSecret(prefix) {
+                        touchesSecret = true
+                        break
+                    }
+                }
+                guard touchesSecret else { return (resolve(key, joined: joined, read: read), false) }
+                return Self.resolve(paths: paths(for: key), read: read, isSecret: isSecret)
+            case .paths(let makePaths):
+                return Self.resolve(paths: makePaths(key), read: read, isSecret: isSecret)
             }
-            return (value, secret)
+        }
+
+        /// The first value along `paths`, where a path's first elements that join to a secret's
+        /// name stand for that secret (see ``resolve(_:joined:read:isSecret:)``).
+        private static func resolve(
+            paths: [[String]],
+            read: (String) -> Defaults.JSONValue?,
+            isSecret: (String) -> Bool
+        ) -> (value: Defaults.JSONValue?, isSecret: Bool) {
+            for path in paths {
+                guard let first = path.first, !first.isEmpty else { continue }
+                var name = first
+                var rest = path.dropFirst()
+                var reachesSecret = isSecret(name)
+                var joined = first
+                for (index, element) in zip(path.indices.dropFirst(), path.dropFirst()) where !reachesSecret {
+                    joined += "." + element
+                    if isSecret(joined) {
+                        name = joined
+                        rest = path[(index + 1)...]
+                        reachesSecret = true
+                    }
+                }
+                if reachesSecret {
+                    // A secret's value is text: nothing is inside it.
+                    guard rest.isEmpty, let value = read(name), isValue(value) else { return (nil, true) }
+                    return (value, true)
+                }
+                guard var value = read(name) else { continue }
+                var complete = true
+                for member in rest {
+                    guard case .object(let members) = value, let next = members[member] else {
+                        complete = false
+                        break
+                    }
+                    value = next
+                }
+                if complete, isValue(value) { return (value, false) }
+            }
+            return (nil, false)
         }
 
         /// The first value other than `null` or an object along the paths for `key`; `read` gives a

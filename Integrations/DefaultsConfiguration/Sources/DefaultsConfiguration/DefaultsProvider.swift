@@ -80,13 +80,19 @@ public struct DefaultsProvider: Sendable {
         self.providerName = "DefaultsProvider[\(name ?? suite.fileURL?.path ?? suite.description)]"
     }
 
-    /// The stored-key names whose changes can change the value of `key`.
+    /// The stored-key names whose changes can change the value of `key`: each path's first
+    /// element, and its first elements joined with `.` (a secret's name stands for them).
     func watchedNames(for key: AbsoluteConfigKey) -> [String] {
         var names: [String] = []
         for path in keyMapping.paths(for: key) {
             // A suite key cannot have an empty name (creating such a `Defaults.Key` traps).
-            guard let first = path.first, !first.isEmpty, !names.contains(first) else { continue }
-            names.append(first)
+            guard let first = path.first, !first.isEmpty else { continue }
+            var joined = first
+            if !names.contains(joined) { names.append(joined) }
+            for element in path.dropFirst() {
+                joined += "." + element
+                if !names.contains(joined) { names.append(joined) }
+            }
         }
         return names
     }
@@ -194,10 +200,12 @@ extension DefaultsProvider: ConfigProvider {
     }
 
     private func currentSnapshot() -> DefaultsSnapshot {
-        let values = suite.storedValues()
+        let suite = suite
         return DefaultsSnapshot(
-            values: values,
-            secretNames: Set(values.keys.filter { suite.isSecret(named: $0) }),
+            values: suite.storedValues(),
+            // Asked of the suite: a secret without a file has no value, and its name still
+            // answers nothing else. A key made secret later is a secret in older snapshots too.
+            isSecret: { suite.isSecret(named: $0) },
             keyMapping: keyMapping,
             conversion: conversion,
             providerName: providerName

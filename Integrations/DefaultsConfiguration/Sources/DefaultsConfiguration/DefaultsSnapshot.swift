@@ -15,18 +15,19 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
 
     let keyMapping: DefaultsProvider.KeyMapping
     let conversion: ValueConversion
-    /// The keys of ``values`` that are secret keys of the suite: their values are marked secret.
-    let secretNames: Set<String>
+    /// Whether a name is a secret key's of the suite: it answers with its value in ``values``
+    /// (the secret's file) or not at all, and the value is marked secret.
+    let isSecret: @Sendable (String) -> Bool
 
     init(
         values: [String: Defaults.JSONValue],
-        secretNames: Set<String>,
+        isSecret: @escaping @Sendable (String) -> Bool,
         keyMapping: DefaultsProvider.KeyMapping,
         conversion: ValueConversion,
         providerName: String
     ) {
         self.values = values
-        self.secretNames = secretNames
+        self.isSecret = isSecret
         self.keyMapping = keyMapping
         self.conversion = conversion
         self.providerName = providerName
@@ -41,10 +42,22 @@ public struct DefaultsSnapshot: ConfigSnapshot, CustomStringConvertible {
     /// - Throws: ``DefaultsProviderError`` when the stored value cannot be read as `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let joined = key.components.joined(separator: ".")
-        let found = keyMapping.resolve(key, joined: joined, read: { values[$0] }, isSecret: secretNames.contains)
+        let found = keyMapping.resolve(key, joined: joined, read: { values[$0] }, isSecret: isSecret)
         return try conversion.lookup(found.value, encodedKey: joined, type: type, isSecretKey: found.isSecret)
     }
 
     /// The provider's name and the number of top-level keys.
     public var description: String { "\(providerName)[\(values.count) values]" }
+}
+
+extension DefaultsSnapshot: CustomReflectable {
+    /// The provider's name and the names of the values, never a value: a secret's may be among
+    /// them, and `dump` must not print it.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["providerName": providerName, "names": values.keys.sorted()],
+            displayStyle: .struct
+        )
+    }
 }

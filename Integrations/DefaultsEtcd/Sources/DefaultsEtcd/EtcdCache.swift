@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Files) import Defaults
 import Dispatch
 import Foundation
 
@@ -33,9 +33,12 @@ final class EtcdCache: Sendable {
     }
 
     /// What the file holds, if it holds a cache.
+    ///
+    /// Read without blocking, and only a regular file of at most 32 MiB: anything else in its
+    /// place is no cache.
     func read() -> (values: [String: Defaults.JSONValue], revision: Int64)? {
-        guard let data = try? Data(contentsOf: url), let text = String(data: data, encoding: .utf8),
-            case .object(let members)? = try? Defaults.JSONValue(parsing: text),
+        guard let bytes = try? Defaults._contentsOfRegularFile(atPath: url.path),
+            case .object(let members)? = try? Defaults.JSONValue(parsing: bytes),
             case .object(let values)? = members["values"]
         else { return nil }
         var revision: Int64 = 0

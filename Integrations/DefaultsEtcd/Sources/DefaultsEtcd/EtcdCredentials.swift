@@ -1,3 +1,4 @@
+@_spi(Files) import Defaults
 import Foundation
 
 /// Who a backend logs in to etcd as, for a cluster with authentication on (`etcdctl auth enable`).
@@ -75,21 +76,26 @@ public struct EtcdCredentials: Sendable, Hashable, CustomStringConvertible {
 
     /// The password now.
     ///
-    /// - Throws: A reason for a person when the file cannot be read or is not UTF-8 text.
+    /// The file is read as a suite reads a secret's: without blocking, and only when it is a
+    /// regular file of at most 64 KiB (a FIFO, a device, a directory in its place is refused).
+    ///
+    /// - Throws: A reason for a person when the file cannot be read or is not UTF-8 text; never
+    ///   what the file holds.
     func readPassword() throws(EtcdClient.Failure) -> String {
         switch password {
         case .text(let text):
             return text
         case .file(let url):
-            let data: Data
+            let read: [UInt8]?
             do {
-                data = try Data(contentsOf: url)
+                read = try Defaults._contentsOfRegularFile(atPath: url.path, isSecret: true)
             } catch {
-                throw EtcdClient.Failure(
-                    reason: "the password file \(url.path) cannot be read (\(error.localizedDescription))"
-                )
+                throw EtcdClient.Failure(reason: "the password file \(url.path) cannot be read (\(error.description))")
             }
-            guard var text = String(data: data, encoding: .utf8) else {
+            guard let bytes = read else {
+                throw EtcdClient.Failure(reason: "the password file \(url.path) cannot be read (there is no such file)")
+            }
+            guard var text = String(validating: bytes, as: UTF8.self) else {
                 throw EtcdClient.Failure(reason: "the password file \(url.path) is not UTF-8 text")
             }
             // "\r\n" is one Character.

@@ -1,4 +1,5 @@
 import CAdw
+@_spi(Files) import Defaults
 import DefaultsGtk
 import DefaultsObservation
 import Foundation
@@ -75,8 +76,12 @@ public enum DefaultsEditor {
     /// - Throws: What reading or parsing the file threw.
     public static func schema(of suite: Defaults.Suite, from file: URL? = nil) throws -> Defaults.JSONValue? {
         guard let path = file ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:)) else { return nil }
-        if file == nil, !FileManager.default.fileExists(atPath: path.path) { return nil }
-        return try Defaults.JSONValue(parsing: Array(Data(contentsOf: path)))
+        // Without blocking, and only a regular file: a FIFO or a device in its place is refused.
+        guard let bytes = try Defaults._contentsOfRegularFile(atPath: path.path) else {
+            guard file == nil else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path.path]) }
+            return nil
+        }
+        return try Defaults.JSONValue(parsing: bytes)
     }
 
     /// Runs the program with `arguments` (those after its name) and returns its exit status:

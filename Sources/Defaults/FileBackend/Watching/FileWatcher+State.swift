@@ -89,10 +89,12 @@ extension FileWatcher {
 }
 
 extension FileWatcher {
-    /// Whether the entry at `path` is a symbolic link (not what it leads to).
-    static func isSymbolicLink(_ path: String) -> Bool {
+    /// Whether the entry at `path` is there and is no regular file (a link, a directory, a FIFO,
+    /// a socket, a device): its creation is the only event it makes, where a regular file's is
+    /// followed by its `IN_CLOSE_WRITE`.
+    static func isOtherThanARegularFile(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG
     }
 
     /// Whether `path` leads to a directory.

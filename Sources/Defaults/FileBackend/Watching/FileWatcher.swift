@@ -22,7 +22,7 @@ import Musl
 /// | `IN_MOVED_TO` | replaced by rename (how this library, GLib, most editors and kubelet save) |
 /// | `IN_CLOSE_WRITE` | rewritten in place, or created, and closed: acted on once, not per write |
 /// | `IN_DELETE`, `IN_MOVED_FROM` | deleted or renamed away (maybe an editor's first step) |
-/// | `IN_CREATE`, naming a symlink entry | a link made again (`ln -sfn` removes and re-creates) |
+/// | `IN_CREATE`, naming an entry that is no regular file | a link made again (`ln -sfn` removes and re-creates), or a directory, FIFO or socket made in a file's place |
 /// | `IN_ATTRIB` | permissions changed: a file that could not be read may be readable now |
 ///
 /// | inotify event on a watched directory | meaning |
@@ -275,10 +275,11 @@ final class FileWatcher: Sendable {
         }
         // A link is re-made by `ln -sfn` as a removal and a creation; a file's creation is
         // followed by its IN_CLOSE_WRITE, which is acted on instead. A link made where a file
-        // was missing (kubelet adds a key to a volume so) has no other event.
+        // was missing (kubelet adds a key to a volume so) has no other event, nor has a
+        // directory, a FIFO or a socket made there, which the reader must see to report.
         let meaningful = fileEvents | (isLink ? UInt32(IN_CREATE) : 0)
         guard let path else { return }
-        if mask & meaningful != 0 || mask & UInt32(IN_CREATE) != 0 && Self.isSymbolicLink(path) {
+        if mask & meaningful != 0 || mask & UInt32(IN_CREATE) != 0 && Self.isOtherThanARegularFile(path) {
             touched.insert(path)
         }
     }

@@ -1,0 +1,188 @@
+// What stands where a settings file, a system file or a schema should be: a FIFO, a device, a
+// socket, a loop of links, a file too large. Each is refused unread and reported once; nothing
+// blocks, the suite keeps its values, and the next good file is read at once.
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SettingsFileKindTests {
+    /// What a test puts where the settings file should be.
+    enum Obstacle: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case fifo, endlessDevice, emptyDevice, socket, linkLoop, tooLarge
+
+        var testDescription: String { rawValue }
+
+        func make(at url: URL) throws {
+            switch self {
+            case .fifo: try makeFIFO(at: url)
+            case .endlessDevice:
+                try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "/dev/zero")
+            case .emptyDevice:
+                try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "/dev/null")
+            case .socket: try makeSocket(at: url)
+            case .linkLoop:
+                try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: url.lastPathComponent)
+            case .tooLarge:
+                // A JSON object a byte over 32 MiB: `{"big": "xxx…"}`.
+                var bytes = Data(repeating: UInt8(ascii: "x"), count: 32 * 1024 * 1024 + 1)
+                bytes.replaceSubrange(0..<9, with: Array(#"{"big": ""#.utf8))
+                bytes.replaceSubrange((bytes.count - 2)..<bytes.count, with: Array(#""}"#.utf8))
+                try bytes.write(to: url)
+            }
+        }
+
+        /// What the report says it is.
+        var reported: String {
+            switch self {
+            case .fifo: "it is a FIFO (a named pipe), not a regular file"
+            case .endlessDevice, .emptyDevice: "it is a character device, not a regular file"
+            case .socket: "it is a socket, not a regular file"
+            case .linkLoop: "a symbolic link on the way leads back to itself"
+            case .tooLarge: "it is larger than 32 MiB, the most a settings file may be"
+            }
+        }
+    }
+
+    /// A service opening its suite on `obstacle`: it starts (a FIFO kept it in `open` for ever,
+    /// `/dev/zero` was read until memory ran out), reports the file once, and reads defaults.
+    @Test(arguments: Obstacle.allCases)
+    func aServiceStartsWhateverStandsWhereItsSettingsFileShouldBe(_ obstacle: Obstacle) async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try obstacle.make(at: file)
+            defer { releaseFIFO(at: file) }
+            let result = try await HelperProcess.run(["secret-service", file.path])
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(result.lines.contains("listening on 8080"), "\(result.output)")
+            let reports = result.lines.filter { $0.hasPrefix("error ") }
+            #expect(reports.count == 1, "\(reports)")
+            #expect(reports.first?.contains(obstacle.reported) == true, "\(reports)")
+        }
+    }
+
+    @Test func aSuiteOpenedOnAFIFOReadsTheGoodFileThatReplacesItAtOnce() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try makeFIFO(at: file)
+            let kept = directory.appendingPathComponent("kept-fifo")
+            #expect(link(file.path, kept.path) == 0)
+            defer { releaseFIFO(at: kept) }
+            let errors = StoreErrorCollector()
+            let opened = await returningDespiteFIFOs([file]) { () -> (Defaults.Suite, Int) in
+                let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+                return (suite, suite[Defaults.Key<Int>("port", default: 8080, suite: suite)])
+            }
+            guard let (suite, port) = opened else {
+                Issue.record("opening a suite on a FIFO did not return")
+                return
+            }
+            #expect(port == 8080)
+            #expect(await errors.wait(forCount: 1))
+            #expect(
+                errors.errors.first?.description.contains("it is a FIFO (a named pipe), not a regular file") == true
+            )
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            let next = directory.appendingPathComponent("next.json")
+            try Data(#"{"port": 9090}"#.utf8).write(to: next)
+            #expect(rename(next.path, file.path) == 0)
+            let key = Defaults.Key<Int>("port", default: 8080, suite: suite)
+            #expect(await recorder.wait(until: { suite[key] == 9090 }))
+            // Once read, the file is written as usual.
+            suite[key] = 9191
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["port"] as? Int == 9191)
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+        }
+    }
+
+    @Test func aFIFOThatReplacesTheSettingsFileIsReportedOnceAndTheValuesStay() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"port": 9090}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let port = Defaults.Key<Int>("port", default: 8080, suite: suite)
+            #expect(suite[port] == 9090)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            let fifo = directory.appendingPathComponent("fifo")
+            let kept = directory.appendingPathComponent("kept-fifo")
+            try makeFIFO(at: fifo)
+            #expect(link(fifo.path, kept.path) == 0)
+            defer { releaseFIFO(at: kept) }
+            #expect(rename(fifo.path, file.path) == 0)
+            #expect(await errors.wait(forCount: 1), "the FIFO is reported")
+            #expect(errors.errors.first?.description.contains("it is a FIFO") == true, "\(errors.errors)")
+            #expect(suite[port] == 9090, "the values stay")
+            let next = directory.appendingPathComponent("next.json")
+            try Data(#"{"port": 9292}"#.utf8).write(to: next)
+            #expect(rename(next.path, file.path) == 0)
+            #expect(await recorder.wait(until: { suite[port] == 9292 }), "the next good file is read at once")
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+        }
+    }
+
+    @Test func aSystemFileThatIsAFIFOIsReportedAndTheSuiteOpens() async throws {
+        try await withTemporaryDirectory { directory in
+            let system = directory.appendingPathComponent("system.json")
+            try makeFIFO(at: system)
+            defer { releaseFIFO(at: system) }
+            let errors = StoreErrorCollector()
+            let port = await returningDespiteFIFOs([system]) { () -> Int in
+                let suite = Defaults.Suite(
+                    fileURL: storeSettingsURL(in: directory),
+                    systemFiles: [system],
+                    errorHandler: errors.handler
+                )
+                return suite[Defaults.Key<Int>("port", default: 8080, suite: suite)]
+            }
+            #expect(port == 8080, "the suite opened")
+            #expect(await errors.wait(forCount: 1))
+            #expect(errors.errors.first?.description.contains("it is a FIFO") == true, "\(errors.errors)")
+        }
+    }
+
+    @Test func aFIFOInPlaceOfTheLockFileFailsAWriteWithoutWaiting() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let lock = URL(fileURLWithPath: file.path + ".lock")
+            try makeFIFO(at: lock)
+            defer { releaseFIFO(at: lock) }
+            let failure = await returningDespiteFIFOs([lock]) { () -> String? in
+                let suite = Defaults.Suite(fileURL: file) { _ in }
+                suite[Defaults.Key<Int>("port", default: 8080, suite: suite)] = 9090
+                do {
+                    try suite.synchronize()
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            }
+            #expect(
+                failure??.contains("opening the lock file: it is a FIFO (a named pipe), not a regular file") == true
+            )
+        }
+    }
+
+    @Test func aSchemaPublishedOverAFIFOReplacesItWithoutWaiting() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let schema = Defaults.Suite.schemaFileURL(forSettingsFile: file)
+            try makeFIFO(at: schema)
+            defer { releaseFIFO(at: schema) }
+            let published = await returningDespiteFIFOs([schema]) { () -> Bool in
+                let suite = Defaults.Suite(fileURL: file)
+                return (try? suite.publishSchema(for: Defaults.Key<Int>("port", default: 8080, suite: suite))) != nil
+            }
+            #expect(published == true)
+            var info = stat()
+            #expect(lstat(schema.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "a regular file now")
+        }
+    }
+}
