@@ -45,7 +45,14 @@ extension Defaults.Key {
             formerNames: formerly,
             declaredMigration: (nil, isFinal)
         )
-        suite.declareMigration(of: hashedName, formerly: formerly, convertsFrom: nil, isFinal: isFinal) { id in
+        precondition(!formerly.contains(""), "Defaults.Key: a former name cannot be empty")
+        suite.declareMigration(
+            of: hashedName,
+            formerly: formerly,
+            convertsFrom: nil,
+            isFinal: isFinal,
+            readsAsNew: { ValueCoding.decode($0, as: Value.self) != nil }
+        ) { id in
             Self.declaredMigration(id: id, name: name, formerly: formerly, from: Value.self, transform: nil)
         }
     }
@@ -101,8 +108,14 @@ extension Defaults.Key {
             formerNames: formerly,
             declaredMigration: (convertsFrom, isFinal)
         )
-        suite.declareMigration(of: hashedName, formerly: formerly, convertsFrom: convertsFrom, isFinal: isFinal) {
-            id in
+        precondition(!formerly.contains(""), "Defaults.Key: a former name cannot be empty")
+        suite.declareMigration(
+            of: hashedName,
+            formerly: formerly,
+            convertsFrom: convertsFrom,
+            isFinal: isFinal,
+            readsAsNew: { ValueCoding.decode($0, as: Value.self) != nil }
+        ) { id in
             Self.declaredMigration(id: id, name: name, formerly: formerly, from: Old.self, transform: transform)
         }
     }

@@ -197,6 +197,7 @@ extension Defaults.Suite {
         for entry in entries where entry.runsWhenRecorded { run.forced.insert(entry.migration.id) }
         let report = try? migrate(entries.map(\.migration), dryRun: false, run: run)
         let recorded = Set(recordedMigrations())
+        store.forgetDeclaredMigrations(entries.filter { recorded.contains($0.migration.id) }.map(\.target))
         // Not run here, and not run by another process meanwhile either.
         let left = entries.filter { entry in
             report?.applied.contains(entry.migration.id) != true
@@ -242,6 +243,7 @@ extension Defaults.Suite {
         formerly: [String],
         convertsFrom: String?,
         isFinal: Bool,
+        readsAsNew: (JSONValue) -> Bool,
         _ make: (_ id: String) -> Defaults.Migration
     ) {
         let name = hashedName.text
@@ -256,8 +258,9 @@ extension Defaults.Suite {
         // A former name that holds a value again, once recorded: an old version wrote it after
         // the move, or (over a backend another process commits to directly, etcd) memory holds
         // the record before the values that came with it. Read through, and moved again if
-        // final: a value under the key's name stays, and the former name goes.
-        if recorded.isRecorded && !recorded.formerHoldsValue { return }
+        // final: a value under the key's name stays, and the former name goes. So for an older
+        // form an old version stored under the key's own name after its conversion ran.
+        if recorded.isRecorded && !recorded.formerHoldsValue && recorded.own.map(readsAsNew) != false { return }
         let sources = formerly.contains(name) ? formerly : [name] + formerly
         let id = Self.migrationID(name: name, formerly: formerly, convertsFrom: convertsFrom)
         let convertsOwnName = convertsFrom != nil && (formerly.isEmpty || formerly.contains(name))
@@ -282,6 +285,22 @@ extension Defaults.Suite {
                     convertsTarget: convertsOwnName
                 )
                 store.addPendingMigration(entry, from: self)
+            }
+            return
+        }
+        // Two keys that would carry one value, or one the other's: neither is run (nor read
+        // through), and both are reported.
+        if let conflict = store.declareKeyMigration(name, id: id, formerly: formerly) {
+            guard conflict.reason != "it was refused already" else { return }
+            report(.migrationFailed(migration: id, reason: conflict.reason + "; neither is run"))
+            if let other = conflict.other, let otherID = other.id {
+                report(
+                    .migrationFailed(
+                        migration: otherID,
+                        reason: "the key \"\(name)\" conflicts with it (\(conflict.reason)); neither is run"
+                    )
+                )
+                store.stopReadingThrough([otherID])
             }
             return
         }

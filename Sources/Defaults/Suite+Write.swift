@@ -181,6 +181,9 @@ extension Defaults.Suite {
 
     /// Removes the values stored under `names`, as one change.
     func removeValues(named names: some Sequence<String>) {
+        // A key created just now reads its migration through: moved first, so the removal
+        // (a reset) removes the value it read, not one the move would bring back.
+        store.settlePendingMigrations()
         let names = Array(names)
         // Values other code set in a UserDefaults are not in the stored values until read; without
         // this, removing them would look like no change and leave them there.

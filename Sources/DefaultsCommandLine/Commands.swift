@@ -56,6 +56,8 @@ private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolErr
 private func read(_ arguments: ParsedArguments) throws(ToolError) {
     let location = try SuiteLocation(arguments.value("suite")!)
     let key = arguments.value("key")
+    // The empty name is the file's record of migrations, no key's.
+    if let key { try validateKey(key) }
     let merged = arguments.has("merged")
     let origin = arguments.has("origin")
     // A secret's value is never shown, wherever it comes from.
@@ -265,19 +267,21 @@ private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
         }
         for (name, value) in imported { writes[name] = value }
         let recorded = suite.appliedMigrations
-        let missing = recorded.filter { !importedIDs.contains($0) }
         if replacing || existing.isEmpty {
             // The suite holds what was imported: the record says what it has been through, and
             // the program runs the rest the next time it opens the suite.
             if recorded != importedIDs { suite.setAppliedMigrations(importedIDs) }
-        } else if missing.isEmpty {
-            let added = importedIDs.filter { !recorded.contains($0) }
-            if !added.isEmpty { suite.setAppliedMigrations(recorded + added) }
-        } else {
-            // Values of two shapes would be mixed: the suite's migrated ones, and imported ones
-            // the migrations the suite records as run have not been through.
+        } else if Set(recorded) != Set(importedIDs) {
+            // Values of two shapes would be mixed, and one record cannot say what both have been
+            // through: a migration run over them all would run twice over some, or never over others.
+            let missing = recorded.filter { !importedIDs.contains($0) }
+            let extra = importedIDs.filter { !recorded.contains($0) }
+            let difference =
+                missing.isEmpty
+                ? "from after migrations the values of \(location.argument) have not been through (\(extra.joined(separator: ", ")))"
+                : "from before migrations \(location.argument) records as run (\(missing.joined(separator: ", ")))"
             throw .invalid(
-                "\(source) holds values from before migrations \(location.argument) records as run (\(missing.joined(separator: ", "))); merged, they would be read as if migrated. Import it with --replace (the program migrates it the next time it opens the suite), or into a suite with no values; nothing was imported"
+                "\(source) holds values \(difference); merged, some would never be migrated or be migrated twice. Import it with --replace (the program migrates it the next time it opens the suite), or into a suite with no values; nothing was imported"
             )
         }
         return writes

@@ -12,7 +12,11 @@ func migrate(_ arguments: ParsedArguments) throws(ToolError) {
     let dryRun = arguments.has("dry-run")
     // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
-    let suite = location.open { error in printError(error.description) }
+    // A migration that cannot run is said below, as the command's own line.
+    let suite = location.open { error in
+        if case .migrationFailed = error { return }
+        printError(error.description)
+    }
     let recorded = Set(suite.appliedMigrations)
     let (runnable, needProgram) = schema.declaredMigrations(recorded: recorded)
     var lines: [String] = []
@@ -21,6 +25,14 @@ func migrate(_ arguments: ParsedArguments) throws(ToolError) {
     do {
         report = try suite.migrate(runnable, dryRun: dryRun)
         if !dryRun { try suite.synchronize() }
+    } catch Defaults.StorageError.migrationFailed(let migration, let reason) {
+        // A stored value the migration cannot take: an invalid value, as for `write`.
+        if !lines.isEmpty { printLine(lines.joined(separator: "\n")) }
+        throw .invalid(
+            dryRun
+                ? "\(migration) would fail: \(reason); nothing was changed"
+                : "\(migration) cannot run: \(reason); nothing was changed"
+        )
     } catch {
         // Printed by the error handler.
         throw .reported(status: 3)

@@ -170,4 +170,94 @@ import Testing
             #expect(try storeFileObject(file)["editor.fontSize"] as? Int == 16)
         }
     }
+
+    @Test func duringARollingUpgradeAnObserverOfAConvertedKeyIsToldWhatItReadBefore() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"sync": false}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let sync = Defaults.Key<Sync>("sync", default: .manual, suite: suite, isFinal: false) { (on: Bool) in
+                on ? .automatic : .off
+            }
+            #expect(suite[sync] == .off)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            try Self.replace(file, with: #"{"sync": true}"#)
+            #expect(await recorder.wait { suite[sync] == .automatic })
+            let changes = recorder.events.compactMap { $0.changes["sync"] }
+            #expect(changes.count == 1, "\(changes)")
+            #expect(changes.first?.old == .string("off"), "\(changes)")
+            #expect(changes.first?.new == .string("automatic"), "\(changes)")
+        }
+    }
+
+    @Test func anOlderFormAnOldVersionStoresUnderAConvertedKeyAfterTheConversionRanIsConvertedAtTheNextOpen() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let record = #""": {"migrations": ["sync from sync (Bool)"]}"#
+            try storeWriteFile(file, Array("{\(record), \"sync\": true}".utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let sync = Defaults.Key<Sync>("sync", default: .manual, suite: suite) { (on: Bool) in
+                on ? .automatic : .off
+            }
+            #expect(suite[sync] == .automatic)
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["sync"] as? String == "automatic")
+            #expect(errors.errors.isEmpty, "\(errors.errors)")
+        }
+    }
+
+    @Test func aResetRightAfterTheKeyIsCreatedReadsTheDefaultFromThenOn() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"fontSize": 16}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 16)
+            fontSize.reset()
+            #expect(suite[fontSize] == 13)
+            try suite.synchronize()
+            #expect(suite[fontSize] == 13)
+            #expect(try storeFileObject(file).keys.sorted() == [""])
+            let again = Defaults.Suite(fileURL: file)
+            #expect(
+                again[Defaults.Key<Int>("editor.fontSize", default: 13, suite: again, formerly: ["fontSize"])] == 13
+            )
+        }
+    }
+
+    @Test func twoKeysThatWouldTakeEachOthersValueAreBothRefusedAndNothingIsLost() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"cycA": 1, "cycB": 2}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let first = Defaults.Key<Int>("cycA", default: 0, suite: suite, formerly: ["cycB"])
+            let second = Defaults.Key<Int>("cycB", default: 0, suite: suite, formerly: ["cycA"])
+            #expect(suite[first] == 1)
+            #expect(suite[second] == 2)
+            try suite.synchronize()
+            #expect(await errors.wait(forCount: 2))
+            #expect(errors.errors.allSatisfy { "\($0)".contains("neither is run") }, "\(errors.errors)")
+            let stored = try storeFileObject(file)
+            #expect(stored["cycA"] as? Int == 1 && stored["cycB"] as? Int == 2, "\(stored)")
+            #expect(suite.appliedMigrations.isEmpty)
+        }
+    }
+
+    @Test func twoKeysWithTheSameFormerNameAreRefusedAndTheValueStaysWhereItIs() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"old": 7}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            _ = Defaults.Key<Int>("twinA", default: 0, suite: suite, formerly: ["old"])
+            _ = Defaults.Key<Int>("twinB", default: 0, suite: suite, formerly: ["old"])
+            try suite.synchronize()
+            #expect(await errors.wait(forCount: 2))
+            #expect(try storeFileObject(file)["old"] as? Int == 7)
+            #expect(suite.appliedMigrations.isEmpty)
+        }
+    }
 }

@@ -135,10 +135,11 @@ import Testing
             try Self.publish("app", in: defaults)
             let before = try Data(contentsOf: defaults.file("app"))
             let result = try await defaults.run("migrate", "app")
-            #expect(result.status == 3)
+            // A stored value the move cannot take: an invalid value, as for `write`.
+            #expect(result.status == 2)
             #expect(
                 result.errorOutput.contains(
-                    #"the migration "editor.fontSize from fontSize" failed ("fontSize" cannot move: "editor.fontSize" must be"#
+                    #"editor.fontSize from fontSize cannot run: "fontSize" cannot move: "editor.fontSize" must be"#
                 ),
                 "\(result.errorOutput)"
             )

@@ -109,4 +109,57 @@ import Testing
             #expect(String(decoding: try defaults.bytes("app"), as: UTF8.self) == #"{"a": 1}"#)
         }
     }
+
+    @Test func aMigratedExportMergedIntoAnOlderInstallIsRefused() async throws {
+        try await withCommand { defaults in
+            // The older install: values no migration ran over, and no record.
+            let old = defaults.file("old")
+            try FileManager.default.createDirectory(
+                at: old.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            #expect(try await HelperProcess.run(["old-version", old.path]).status == 0)
+            let before = try defaults.bytes("old")
+            // A migrated install's export.
+            let new = defaults.file("new")
+            try FileManager.default.createDirectory(
+                at: new.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            #expect(try await HelperProcess.run(["old-version", new.path]).status == 0)
+            _ = try await openWithTheNewVersion(new)
+            let backup = defaults.configHome.appendingPathComponent("new.json")
+            #expect(try await defaults.run("export", "new", backup.path).status == 0)
+            let merged = try await defaults.run("import", "old", backup.path)
+            #expect(merged.status == 2)
+            #expect(merged.errorOutput.contains("from after migrations"), "\(merged.errorOutput)")
+            #expect(try defaults.bytes("old") == before)
+        }
+    }
+
+    @Test func aDryRunOfAMoveThatCannotBeMadeSaysSoAsAnInvalidValue() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", MigrateCommandTests.oldFile.replacingOccurrences(of: "16", with: #""big""#))
+            try MigrateCommandTests.publish("app", in: defaults)
+            let before = try defaults.bytes("app")
+            for arguments in [["migrate", "app", "--dry-run"], ["migrate", "app"]] {
+                let result = try await defaults.run(arguments)
+                #expect(result.status == 2, "\(arguments): \(result.errorOutput)")
+                let errorLines = result.errorOutput.split(separator: "\n")
+                #expect(errorLines.count == 1 && errorLines[0].hasPrefix("defaults: "), "\(result.errorOutput)")
+                #expect(result.errorOutput.contains("editor.fontSize from fontSize"), "\(result.errorOutput)")
+                #expect(!result.errorOutput.contains("runs again"), "\(result.errorOutput)")
+            }
+            #expect(try defaults.bytes("app") == before)
+        }
+    }
+
+    @Test func theEmptyNameIsNoKeyToRead() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"": {"migrations": ["a from b"]}, "a": 1}"#)
+            let result = try await defaults.run("read", "app", "")
+            #expect(result.status == 2)
+            #expect(result.errorOutput.contains("a key name cannot be empty"), "\(result.errorOutput)")
+        }
+    }
 }

@@ -23,22 +23,31 @@ extension Store {
         formerly: [String],
         convertsFrom: String?,
         in suite: Defaults.Suite
-    ) -> (isRecorded: Bool, formerHoldsValue: Bool) {
-        state.withLock { state in
+    ) -> (isRecorded: Bool, formerHoldsValue: Bool, own: JSONValue?) {
+        // A type change under the key's own name: its value is looked at too, for an older form
+        // an old version stored there after the conversion ran.
+        let convertsOwnName = convertsFrom != nil && (formerly.isEmpty || formerly.contains(name.text))
+        return state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
                 let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
                 let record = scope.storedValue(named: Defaults.Suite.migrationRecordName)
-                guard Defaults.Suite.record(record, contains: id) else { return (false, false) }
-                return (true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil })
+                guard Defaults.Suite.record(record, contains: id) else { return (false, false, nil) }
+                return (
+                    true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil },
+                    convertsOwnName ? scope.storedValue(named: name.text) : nil
+                )
             }
             if state.recordIndex?.generation != state.generation {
                 let ids = Defaults.Suite.recordedMigrations(in: state.values[Defaults.Suite.migrationRecordName])
                 state.recordIndex = (state.generation, RecordIndex(ids))
             }
             guard state.recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
-                return (false, false)
+                return (false, false, nil)
             }
-            return (true, formerly.contains { $0 != name.text && state.values[$0] != nil })
+            return (
+                true, formerly.contains { $0 != name.text && state.values[$0] != nil },
+                convertsOwnName ? state.values[name.text] : nil
+            )
         }
     }
 
@@ -144,10 +153,21 @@ extension Store {
                 isStale = true
                 return ([:], nil)
             }
+            // Worked out from the values memory holds now: the next key's alone is worked out.
+            let isCurrent = state.generation == generation
             state.migrationLayer!.valuesGeneration = generation
             let before = state.migrationLayer!.entries
             let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
-            let seenBefore = names.map { state.layeredValue(named: $0) }
+            // What reads saw: an older form stored under a converted key's name since its entry
+            // was worked out was taken in without a change (`refusedChanges`), and reads kept the
+            // converted value the entry made.
+            let converted = state.migrationLayer!.convertedNames
+            let seenBefore = names.map { name -> JSONValue? in
+                if converted.contains(name), let entry = before[name], entry.basedOn != state.values[name] {
+                    return entry.value
+                }
+                return state.layeredValue(named: name)
+            }
             state.migrationLayer!.entries = entries
             state.migrationLayer!.installed = ticket
             state.updateLayering()
@@ -159,6 +179,8 @@ extension Store {
                 checksOverrides: true,
                 dropping: &dropped
             )
+            // Telling of the change moved the generation on, not the values.
+            if isCurrent { state.migrationLayer!.valuesGeneration = state.generation }
             return (changes, state.suiteObservers)
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }

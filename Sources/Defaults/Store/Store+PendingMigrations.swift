@@ -35,9 +35,65 @@ struct PendingMigrations: Sendable {
     var isScheduled = false
     /// How many have been added: a run waits until none was added for a coalescing delay.
     var added: UInt64 = 0
+    /// The former names of each key whose migration was declared here and is not recorded yet,
+    /// by the key's name: two keys must not carry the same value, nor one the other's.
+    var declared: [String: [String]] = [:]
+    /// The ids of those refused for that: not run, however often declared.
+    var refused: Set<String> = []
+
+    /// Notes that the key `name` carries the values of `formerly` (its own name left out).
+    ///
+    /// - Returns: Why it may not, when it may not: another key declared here carries the same
+    ///   former name, or one of them is the other's name; then both are refused, and the other's
+    ///   id is returned too, for the caller to report.
+    mutating func declare(
+        _ name: String,
+        id: String,
+        formerly: [String]
+    ) -> (reason: String, other: (name: String, id: String?)?)? {
+        if refused.contains(id) { return ("it was refused already", nil) }
+        for (other, otherFormerly) in declared where other != name {
+            let reason: String
+            if formerly.contains(other) {
+                reason = "its former name \"\(other)\" is the name of another key, whose value it would take"
+            } else if otherFormerly.contains(name) {
+                reason = "the key \"\(other)\" names it as a former name, and would take its value"
+            } else if let shared = formerly.first(where: otherFormerly.contains) {
+                reason = "\"\(shared)\" is a former name of \"\(other)\" too: one value cannot become both"
+            } else {
+                continue
+            }
+            refused.insert(id)
+            // The other is refused too: run, it would take this key's value or the one both want.
+            let otherID = entries.first { $0.target == other && !$0.runsWhenRecorded }?.migration.id
+            entries.removeAll { $0.target == other }
+            if let otherID { refused.insert(otherID) }
+            declared[other] = nil
+            return (reason, (other, otherID))
+        }
+        declared[name] = formerly
+        return nil
+    }
 }
 
 extension Store {
+    /// Notes a key's migration declared here, unless it conflicts with another's (see
+    /// ``PendingMigrations/declare(_:id:formerly:)``).
+    func declareKeyMigration(
+        _ name: String,
+        id: String,
+        formerly: [String]
+    ) -> (reason: String, other: (name: String, id: String?)?)? {
+        pendingMigrations.withLock { $0.declare(name, id: id, formerly: formerly.filter { $0 != name }) }
+    }
+
+    /// Forgets the keys' migrations `ids` names, which the record lists now.
+    func forgetDeclaredMigrations(_ names: [String]) {
+        pendingMigrations.withLock { pending in
+            for name in names { pending.declared[name] = nil }
+        }
+    }
+
     /// Adds a key's migration to those that run together shortly, from `suite`.
     func addPendingMigration(_ entry: PendingMigrations.Entry, from suite: Defaults.Suite) {
         let schedules = pendingMigrations.withLock { pending in
