@@ -51,10 +51,11 @@ extension Defaults.Key {
             formerly: formerly,
             convertsFrom: nil,
             isFinal: isFinal,
-            readsAsNew: { ValueCoding.decode($0, as: Value.self) != nil }
-        ) { id in
-            Self.declaredMigration(id: id, name: name, formerly: formerly, from: Value.self, transform: nil)
-        }
+            readsAsNew: { ValueCoding.decode($0, as: Value.self) != nil },
+            make: { id in
+                Self.declaredMigration(id: id, name: name, formerly: formerly, from: Value.self, transform: nil)
+            }
+        )
     }
 
     /// Creates a key whose value earlier versions stored as another type, and maybe under other
@@ -114,9 +115,10 @@ extension Defaults.Key {
             formerly: formerly,
             convertsFrom: convertsFrom,
             isFinal: isFinal,
-            readsAsNew: { ValueCoding.decode($0, as: Value.self) != nil }
-        ) { id in
-            Self.declaredMigration(id: id, name: name, formerly: formerly, from: Old.self, transform: transform)
-        }
+            readsAsNew: { ValueCoding.decode($0, as: Value.self) != nil },
+            make: { id in
+                Self.declaredMigration(id: id, name: name, formerly: formerly, from: Old.self, transform: transform)
+            }
+        )
     }
 }

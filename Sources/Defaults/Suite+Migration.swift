@@ -244,7 +244,7 @@ extension Defaults.Suite {
         convertsFrom: String?,
         isFinal: Bool,
         readsAsNew: (JSONValue) -> Bool,
-        _ make: (_ id: String) -> Defaults.Migration
+        make: (_ id: String) -> Defaults.Migration
     ) {
         let name = hashedName.text
         // Over UserDefaults, what other code stored is not in memory until read.
