@@ -1,6 +1,7 @@
 @_spi(Files) import Defaults
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The last values a backend saw in etcd, kept in a file, so a suite opened while etcd is out of
 /// reach starts from them rather than from its defaults.
@@ -13,7 +14,30 @@ final class EtcdCache: Sendable {
 
     init(url: URL) {
         self.url = url
+        Self.live.withLock { live in
+            live.removeAll { $0.object == nil }
+            live.append(WeakReference(self))
+        }
+        _ = Self.waitsAtExit
     }
+
+    /// The caches of the process, so its exit waits for their writes.
+    private static let live = Mutex<[WeakReference]>([])
+
+    /// A reference that does not keep its cache alive.
+    private struct WeakReference: Sendable {
+        weak let object: EtcdCache?
+        init(_ object: EtcdCache) { self.object = object }
+    }
+
+    /// Makes the process's exit wait for every cache's writes: one that exited between writing
+    /// the temporary file and renaming it left the temporary file behind (a program that sets a
+    /// value and exits did, most times).
+    private static let waitsAtExit: Void = {
+        atexit {
+            for cache in EtcdCache.live.withLock({ $0.compactMap(\.object) }) { cache.waitForWrites() }
+        }
+    }()
 
     /// The cache file for `prefix` at `endpoints`: in `$XDG_CACHE_HOME/defaults-etcd/` (or
     /// `~/.cache/defaults-etcd/`), named after the prefix and a hash of the endpoints.
@@ -65,6 +89,7 @@ final class EtcdCache: Sendable {
             let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                Self.removeStaleTemporaryFiles(of: url)
                 try Data(text.utf8).write(to: temporary)
                 if rename(temporary.path, url.path) != 0 {
                     let reason = String(cString: strerror(errno))
@@ -75,6 +100,22 @@ final class EtcdCache: Sendable {
                 try? FileManager.default.removeItem(at: temporary)
                 problem("could not write the cache file \(url.path): \(error)")
             }
+        }
+    }
+
+    /// Removes the temporary files of writes of `url` that a process killed while writing left
+    /// (older than a minute: a write under way elsewhere takes milliseconds).
+    private static func removeStaleTemporaryFiles(of url: URL) {
+        let folder = url.deletingLastPathComponent()
+        let prefix = ".\(url.lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let path = folder.appendingPathComponent(name).path
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                time(nil) - info.st_mtim.tv_sec > 60
+            else { continue }
+            unlink(path)
         }
     }
 
