@@ -292,6 +292,38 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         try! suite.synchronize()
         precondition(suite.appliedMigrations.count == (migrated ? 100 : 0))
         measured(iterations) { _ in sink(declareHundredKeys(suite, migrated: migrated)) }
+    case "open100-migrated", "open100-plain":
+        // As the benchmark "open a suite and declare 100 keys": a new suite on a file of its own
+        // each time, 80 renamed keys and 20 converted ones declared and read (or the same keys
+        // with no migrations, on the same values without a record).
+        let migrated = scenario == "open100-migrated"
+        let source = URL(fileURLWithPath: directory + "/open100-source.json")
+        do {
+            let old = Defaults.Suite(fileURL: source)
+            old.setStoredValues(
+                Dictionary(
+                    uniqueKeysWithValues: hundredMixed.enumerated().map { ($1.1[0], .number(String($0 + 30))) }
+                )
+            )
+            try! old.synchronize()
+        }
+        do {
+            let suite = Defaults.Suite(fileURL: source)
+            sink(declareAndReadHundredMixed(suite, migrated: true))
+            try! suite.synchronize()
+            if !migrated { suite.setAppliedMigrations([]) }
+            try! suite.synchronize()
+        }
+        for index in 0..<iterations {
+            try! FileManager.default.copyItem(atPath: source.path, toPath: directory + "/open100-\(index).json")
+        }
+        var suites: [Defaults.Suite] = []
+        measured(iterations) { index in
+            let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/open100-\(index).json"))
+            sink(declareAndReadHundredMixed(suite, migrated: migrated))
+            suites.append(suite)
+        }
+        sink(suites)
     default:
         print("unknown scenario \(scenario)")
         exit(2)
@@ -310,6 +342,35 @@ func declareHundredKeys(_ suite: Defaults.Suite, migrated: Bool) -> [Defaults.Ke
             ? Defaults.Key<Int>(name, default: 0, suite: suite, formerly: formerly)
             : Defaults.Key<Int>(name, default: 0, suite: suite)
     }
+}
+
+/// The benchmark's 100 keys: 80 renames of an `Int`, 20 conversions of minutes to hours.
+let hundredMixed = (0..<100).map { index in
+    index < 80 ? ("setting-\(index)", ["old-\(index)"]) : ("hours-\(index)", ["minutes-\(index)"])
+}
+
+/// Declares and reads `hundredMixed`, with their migrations when `migrated`.
+@inline(never)
+func declareAndReadHundredMixed(_ suite: Defaults.Suite, migrated: Bool) -> Int {
+    var sum = 0
+    for (index, (name, formerly)) in hundredMixed.enumerated() {
+        if index < 80 {
+            let key =
+                migrated
+                ? Defaults.Key<Int>(name, default: 0, suite: suite, formerly: formerly)
+                : Defaults.Key<Int>(name, default: 0, suite: suite)
+            sum &+= suite[key]
+        } else {
+            let key =
+                migrated
+                ? Defaults.Key<Double>(name, default: 1, suite: suite, formerly: formerly) { (minutes: Int) in
+                    Double(minutes) / 60
+                }
+                : Defaults.Key<Double>(name, default: 1, suite: suite)
+            sum &+= Int(suite[key])
+        }
+    }
+    return sum
 }
 
 /// Creates four keys, with their migrations when `migrated`.
