@@ -9,8 +9,10 @@ import Testing
 /// compacted, a value that does not parse, a commit that changed nothing.
 ///
 /// Each interleaving is made by the test's own proxy (it holds a request, loses an answer, stalls)
-/// or by holding the watch, and waited for: none depends on timing.
-@Suite struct EtcdSettlingTests {
+/// or by holding the watch, and waited for: none depends on timing. One at a time: each starts a
+/// member and a proxy, and the whole run starts its tests at once on two cores, where a test that
+/// times a stalled member's replacement shares them.
+@Suite(.serialized) struct EtcdSettlingTests {
     /// A backend over `endpoints` whose calls give up after 2 s, and a suite over it that tells
     /// `problems` of each problem.
     static func suite(
