@@ -16,7 +16,7 @@ extension EtcdBackend {
     ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
         commitGate.lock()
         defer { commitGate.unlock() }
-        guard changes.values.count <= keysPerTransaction, expected.count <= maxOperationsPerTransaction else {
+        guard changes.values.count <= keysPerTransaction, expected.count <= keysPerTransaction else {
             throw .backendFailed(
                 backend: name,
                 reason:
@@ -87,9 +87,11 @@ extension EtcdBackend {
         // was given up and sent again meanwhile. Such a key changed by another party is no
         // conflict (the transaction did not read it): it is read, and the transaction sent again.
         var unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
-        // Etcd counts the compares against its limit too: past it, the written keys go
-        // unguarded (a request held by a stalled member could then still be applied late).
-        if expected.count + unread.count > maxOperationsPerTransaction { unread = [] }
+        // Etcd counts the compares against its limit too, the one of the backend's own key
+        // included: past it, the written keys go unguarded (the own key still keeps a request a
+        // stalled member held from being applied after the transaction was sent again, which
+        // puts it).
+        if expected.count + unread.count > keysPerTransaction { unread = [] }
         var guards = state.withLock { state in guardRevisions(of: unread, in: state) }
         let reads = (names + unread)
             .map { name in

@@ -273,4 +273,20 @@ import Testing
         #expect(await suite.waitForValue(marker, 1))
         #expect(suite[other] == 5)
     }
+
+    /// The compare of the backend's own key counts against etcd's `--max-txn-ops`: an exclusive
+    /// transaction that reads as many keys as fit, and writes one more, is one etcd takes.
+    @Test func anExclusiveTransactionAtEtcdsLimitIsOneEtcdTakes() async throws {
+        let server = try EtcdServer(arguments: ["--max-txn-ops", "3"])
+        let prefix = "/config/limit/"
+        _ = try etcdctl(server, ["put", "\(prefix)a", "1"])
+        _ = try etcdctl(server, ["put", "\(prefix)b", "2"])
+        let (_, suite) = Self.suite([server.clientURL], prefix: prefix, maxOperationsPerTransaction: 3)
+        let (a, b, sum) = (
+            Defaults.Key<Int>("a", default: 0, suite: suite), Defaults.Key<Int>("b", default: 0, suite: suite),
+            Defaults.Key<Int>("sum", default: 0, suite: suite)
+        )
+        try await offThePool { try suite.exclusiveTransaction { suite[sum] = suite[a] + suite[b] } }
+        #expect(try etcdctl(server, ["get", "\(prefix)sum", "--print-value-only"]) == "3\n")
+    }
 }
