@@ -67,6 +67,35 @@ import Testing
         #expect(suite[keys[0]] == 99)
     }
 
+    /// A removal of everything in two pieces whose second piece's answer was lost: sent again, it
+    /// removes nothing another client wrote after the removal was stored.
+    @Test func aRemovalSentAgainLeavesWhatOthersWroteSinceItWasStored() async throws {
+        let server = try EtcdServer()
+        let proxy = try AnswerDroppingProxy(to: server.clientURL)
+        defer { proxy.close() }
+        let prefix = "/config/halfremoved/"
+        for name in ["a", "b", "c", "d"] { _ = try etcdctl(server, ["put", "\(prefix)\(name)", "1"]) }
+        let (_, suite) = Self.suite([proxy.url], prefix: prefix, maxOperationsPerTransaction: 3)
+        let a = Defaults.Key<Int>("a", default: 0, suite: suite)
+        #expect(suite[a] == 1)
+
+        proxy.dropAnswers(1, then: .everything, afterPassing: 1)
+        suite.removeAll()
+        let failure = await #expect(throws: Defaults.StorageError.self) {
+            try await offThePool { try suite.synchronize() }
+        }
+        #expect(failure?.description.contains("may or may not be stored") == true, "\(String(describing: failure))")
+        _ = try etcdctl(server, ["put", "\(prefix)a", "9"])
+        _ = try etcdctl(server, ["put", "\(prefix)e", "5"])
+        proxy.resume()
+
+        try await offThePool { try suite.synchronize() }
+        #expect(try stored(server, "\(prefix)a")?.value == "9")
+        #expect(try stored(server, "\(prefix)e")?.value == "5")
+        for name in ["b", "c", "d"] { #expect(try stored(server, "\(prefix)\(name)") == nil, "\(name)") }
+        #expect(suite[a] == 9)
+    }
+
     /// A create a member held while the suite stored it through another is not applied when the
     /// member goes on after the key was removed: a compare of the key alone would hold again (a
     /// removed key is at version 0, as one never created).
