@@ -21,9 +21,14 @@
 // With `--set <int>` it writes the rate limit itself, for every other instance to see, and exits.
 // With `--reloads <n>` it exits after n reloads.
 //
-// Exit status: 0 done; 2 wrong arguments or settings (the line on standard error says which);
-// 3 the rate limit was not stored (etcd refused it, could not be reached, or may or may not have
-// stored it: the line says which).
+// Every error is one line on standard error, starting `etcd-service: `. Exit status: 0 done; 2
+// wrong arguments or settings (the line says which); 3 the settings could not be read at start,
+// from etcd or from the values last seen (etcd refused the user, or could not be reached, and
+// this machine never read them), or the rate limit was not stored (etcd refused it, could not be
+// reached, or may or may not have stored it: the line says which). Once serving, a problem (etcd
+// out of reach, the watch reconnecting, the password refused after a restart of etcd) is one line,
+// and the service goes on with the settings it has: it catches up by itself once etcd answers or
+// the password file is mended.
 import Defaults
 import DefaultsEtcd
 import DefaultsObservation
@@ -36,9 +41,14 @@ func log(_ line: String) {
     fflush(nil)
 }
 
+/// Says `line` on standard error.
+func complain(_ line: String) {
+    FileHandle.standardError.write(Data("etcd-service: \(line)\n".utf8))
+}
+
 /// Says `line` on standard error, and exits with `status`.
 func fail(_ status: Int32, _ line: String) -> Never {
-    FileHandle.standardError.write(Data("etcd-service: \(line)\n".utf8))
+    complain(line)
     exit(status)
 }
 
@@ -102,16 +112,35 @@ func address(in environment: [String: String]) -> String {
 
 let environment = ProcessInfo.processInfo.environment
 let asked = mode(Array(CommandLine.arguments.dropFirst()))
-let backend: EtcdBackend
-do {
-    // The cache keeps the last values seen, so an instance started while etcd is out of reach
-    // starts from them.
-    backend = try EtcdBackend(commandLineAddress: address(in: environment), environment: environment, cache: .automatic)
-} catch {
-    fail(2, "\(error)")
+/// A backend over the settings; exits with status 2 for an address it cannot use.
+func openBackend() -> EtcdBackend {
+    do {
+        // The cache keeps the last values seen, so an instance started while etcd is out of reach
+        // starts from them.
+        return try EtcdBackend(
+            commandLineAddress: address(in: environment),
+            environment: environment,
+            cache: .automatic
+        )
+    } catch {
+        fail(2, "\(error)")
+    }
 }
+if case .serve = asked {
+    // A service never runs on settings it never read: read once before serving, from etcd or, if
+    // it cannot be reached, the values last seen here. (A backend of its own, so this read's
+    // problem is not said twice.)
+    do {
+        _ = try openBackend().load()
+    } catch {
+        fail(3, "the settings could not be read, and none were seen here before: \(error)")
+    }
+}
+let backend = openBackend()
 let settings = Defaults.Suite(backend: backend) { problem in
-    log("problem: \(problem)")
+    // `--set` says its one failure when `synchronize()` throws it: not twice.
+    guard case .serve = asked else { return }
+    complain("problem: \(problem)")
 }
 
 extension Defaults.Keys {

@@ -8,18 +8,20 @@ extension EtcdBackend {
     ///
     /// A transaction whose answer was lost (a member stalled, a connection cut after the request
     /// went out) may have been applied, or may be applied yet by a member that held it. Its writes
-    /// are remembered until that is found out, and nothing of their keys is sent again before:
-    /// each key is read, with its history from the revision the transaction was sent at. A write
-    /// found applied is not sent again, even by a later commit that carries it (the suite keeps a
-    /// commit that threw, and sends it again), and a value written over it since stays, which the
-    /// suite is told of. When finding out fails, the commit throws "may or may not be stored", and
-    /// the next commit of those keys finds out first.
+    /// are remembered until that is found out, and nothing of their keys is sent again before: the
+    /// backend puts its own key, which fences off every request sent before, then reads the keys,
+    /// and the prefix's history from the revision the transaction was sent at. A write found
+    /// applied is not sent again, even by a later commit that carries it (the suite keeps a commit
+    /// that threw, and sends it again), and a value written over it since stays, which the suite is
+    /// told of. When finding out fails, the commit throws "may or may not be stored", and the next
+    /// commit of those keys finds out first.
     ///
     /// - Returns: ``Defaults/BackendCommitResult/stored``: what others changed comes through the
     ///   watch.
     /// - Throws: ``Defaults/StorageError/writeRefused(backend:reason:)`` when etcd refused it;
-    ///   ``Defaults/StorageError/backendFailed(backend:reason:)`` when no member could be reached
-    ///   (nothing was sent), or its outcome could not be found out.
+    ///   ``Defaults/StorageError/backendFailed(backend:reason:)`` when it was not stored (no member
+    ///   could be reached, or the sends whose answers were lost were found not applied, and can
+    ///   never be now), or when it may or may not be stored (its outcome could not be found out).
     public func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult
     {
         commitGate.lock()
@@ -28,6 +30,8 @@ extension EtcdBackend {
             try commitLocked(changes)
             return .stored
         } catch .writeRefused(let backend, let reason) {
+            // Given up: the suite does not send it again.
+            state.withLock { $0.removal = nil }
             revert(changes)
             throw .writeRefused(backend: backend, reason: reason)
         }
@@ -55,53 +59,80 @@ extension EtcdBackend {
         guard !changes.values.isEmpty else { return }
         // Etcd takes at most `maxOperationsPerTransaction` operations in one transaction
         // (its --max-txn-ops, 128 by default): a larger commit goes in several, in key order.
-        for chunk in chunks(of: changes.values) {
-            try commitOnce(chunk)
+        try commitPieces(chunks(of: changes.values))
+    }
+
+    /// Stores `pieces` of one commit, one transaction each, in order.
+    ///
+    /// When one fails, the pieces stored before it (`stored` too) are remembered as applied
+    /// (``noteStored(_:)``): the suite sends the whole commit again, and they must not be stored a
+    /// second time, nor over what others wrote since. Not after a refusal: the suite gives the
+    /// commit up.
+    private func commitPieces(
+        _ pieces: [[String: Defaults.JSONValue?]],
+        after stored: [(values: [String: Defaults.JSONValue?], revision: Int64)] = []
+    ) throws(Defaults.StorageError) {
+        var stored = stored
+        for piece in pieces {
+            do {
+                stored.append((piece, try commitOnce(piece)))
+            } catch {
+                if case .writeRefused = error {} else { noteStored(stored) }
+                throw error
+            }
         }
     }
 
-    /// Stores `values` in one transaction, applied at most once.
+    /// Stores `values` in one transaction, applied at most once; returns its revision (or the
+    /// backend's, when every write was found applied already).
     ///
     /// The transaction holds only if each key it writes is still at the mod revision the backend
-    /// knows (or still absent): a request a stalled member held, and applies when it goes on, long
-    /// after it was given up and sent again elsewhere, finds its keys changed and does nothing.
-    /// A key another party changed meanwhile is read, and the transaction sent again over it:
-    /// writes stay merged per key, the last one in winning.
+    /// knows (or still absent), and the backend's own key has not changed since the newest
+    /// revision the backend knew of it (``fenceCompare(after:)``). A key another party changed
+    /// meanwhile is read, and the transaction sent again over it: writes stay merged per key, the
+    /// last one in winning.
     ///
     /// When the request went out and no answer came (a member stalled, a connection cut, "request
     /// timed out"), etcd may or may not have applied it, and may apply it yet. The write is
     /// remembered as unsettled (``UnsettledWrite``) until its outcome is known, and nothing is
     /// sent again for its keys before then, in this commit or a later one (the suite keeps a
-    /// commit that failed, and sends it again): each key is read, and a key that holds another
-    /// value, written since the write was sent, has its history read from that revision, the
-    /// write's own included. A write found applied is not sent again, and the value written over
-    /// it since stays; a write not applied is sent to the next member, compared with what the key
-    /// holds now. The watch may deliver the write's own revision before that (it is taken for the
-    /// backend's own, not another's).
-    ///
-    /// One case reads as not applied when it was: a key this commit created and another
-    /// party removed before the keys were read is written again.
-    private func commitOnce(_ values: [String: Defaults.JSONValue?]) throws(Defaults.StorageError) {
+    /// commit that failed, and sends it again): ``settleUnanswered(_:guards:)`` puts the backend's
+    /// own key, so the request can no longer be applied, and reads the keys' history from the
+    /// revision it was sent at, its own included, up to that put. A write found applied is not sent
+    /// again, and the value written over it since stays; a write not applied is sent to the next
+    /// member, compared with what the key holds now. The watch may deliver the write's own
+    /// revision before that (it is noted as the backend's own, not another's).
+    private func commitOnce(_ values: [String: Defaults.JSONValue?]) throws(Defaults.StorageError) -> Int64 {
         var pending = values
         var guards = state.withLock { state in guardRevisions(of: values.keys, in: state) }
+        // A revision read in this commit: it is sent after it.
+        var floor: Int64 = 0
+        if !state.withLock({ $0.loaded }) {
+            // Opened from the cache, etcd out of reach: no revision is known. The keys are read
+            // first, so they are compared as they are, and the history of a send whose answer is
+            // lost is read from now, not from etcd's first revision.
+            let (found, revision) = try read(values.keys.sorted(), forWrite: true)
+            for name in values.keys { guards[name] = found[name]?.modRevision ?? 0 }
+            floor = revision
+        }
         var unanswered: [String] = []
         var conflicts = 0
         while true {
             // An earlier write of these keys whose answer was lost first: sent again before
             // its outcome is known, it could be applied twice, or over a later write.
             try settleUnanswered(&pending, guards: &guards)
-            if pending.isEmpty { return }
+            if pending.isEmpty { return state.withLock { $0.revision } }
             guard unanswered.count <= client.endpoints.count else {
                 throw .backendFailed(
                     backend: name,
                     reason:
-                        "no member answered a commit, and it was not found applied (\(unanswered.joined(separator: "; ")))"
+                        "no member answered a commit, and it was found not stored (\(unanswered.joined(separator: "; ")))"
                 )
             }
-            let seen = state.withLock { $0.revision }
+            let seen = max(floor, state.withLock { $0.revision })
             let names = pending.keys.sorted()
             let request = Etcd.TxnRequest(
-                compare: names.map { guardCompare($0, at: guards[$0] ?? 0) },
+                compare: names.map { guardCompare($0, at: guards[$0] ?? 0) } + [fenceCompare(after: fenceRevision)],
                 success: operations(for: pending),
                 // No reads in the failure branch: a failed compare is rare, and they doubled
                 // the size of every request.
@@ -109,20 +140,21 @@ extension EtcdBackend {
             )
             switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
             case .answered(let response) where response.succeeded == true:
-                recordOwnCommit(pending, at: response.header.revisionNumber)
-                return
+                let revision = response.header.revisionNumber
+                recordOwnCommit(pending, at: revision, created: Self.madeRevision(pending, response))
+                return revision
             case .answered:
-                // Another party wrote one of the keys since the backend last knew it (or an
-                // earlier write of this backend's, held by a member, was applied meanwhile: the
-                // settling at the top finds it): each is written over, at the revision it has now.
-                // Every such failure is another's commit, so this ends; the bound only stops a
-                // runaway.
+                // Another party wrote one of the keys since the backend last knew it, or put the
+                // backend's own key (an exclusive transaction): each is compared again, at the
+                // revision it has now. Every such failure is another's commit, so this ends; the
+                // bound only stops a runaway.
                 conflicts += 1
                 guard conflicts < 100 else {
                     throw .backendFailed(backend: name, reason: "a commit lost 100 races in a row for its keys")
                 }
-                let found = try fetch(names)
+                let (found, revision) = try read(names)
                 for name in names { guards[name] = found[name]?.modRevision ?? 0 }
+                floor = max(floor, revision)
             case .unknown(let reason):
                 unanswered.append(reason)
                 noteUnanswered(pending, sentAfter: seen, guards: guards, reason: reason)
@@ -130,34 +162,11 @@ extension EtcdBackend {
         }
     }
 
-    /// Whether the key `name` held `value` at a revision after `after` and before `before`: read
-    /// from its history, back from `before`.
-    ///
-    /// A history that cannot tell (compacted away, or the key deleted between the two revisions)
-    /// takes the write as applied: sending it again could apply it twice, over a later write.
-    func held(
-        _ name: String,
-        _ value: Defaults.JSONValue?,
-        between after: Int64,
-        and before: Int64
-    ) throws(Defaults.StorageError) -> Bool {
-        var at = before - 1
-        while at > after {
-            let read = Etcd.RangeRequest(key: Etcd.encode(etcdKey(of: name)), revision: String(at))
-            let response: Etcd.RangeResponse
-            do {
-                response = try client.call("v3/kv/range", read, as: Etcd.RangeResponse.self, backend: self.name)
-            } catch {
-                if error.shortReason.contains("compacted") { return true }
-                throw error
-            }
-            // No key at `at`: it was deleted at a revision not known, maybe after the commit.
-            guard let pair = response.kvs?.first else { return true }
-            guard let modified = pair.mod_revision.flatMap(Int64.init), modified > after else { return false }
-            if (try? parse(pair.value, of: name).get()) == value { return true }
-            at = modified - 1
-        }
-        return false
+    /// Whether the transaction that stored `values`, answered with `response`, made a revision of
+    /// its own: a put always does; removals only of keys that were there.
+    static func madeRevision(_ values: [String: Defaults.JSONValue?], _ response: Etcd.TxnResponse) -> Bool {
+        if values.values.contains(where: { $0 != nil }) { return true }
+        return (response.responses ?? []).contains { ($0.response_delete_range?.deleted.flatMap(Int64.init) ?? 0) > 0 }
     }
 
     /// The mod revision each key of `names` is known at, 0 for a key known absent (or not known).
@@ -203,25 +212,30 @@ extension EtcdBackend {
     /// Runs one conditional etcd transaction, applied at most once.
     ///
     /// Its success branch also puts the backend's own key (the prefix itself) with an id of this
-    /// transaction's. When the request went out and no answer came (a member stalled, a connection
-    /// cut, "request timed out"), etcd may or may not have applied it: the key's history since the
-    /// newest revision the backend had seen says which. Applied, it is done; not applied, it is
-    /// sent again, to the next member, where its compares decide. So an exclusive transaction's
-    /// closure runs again only after a real conflict. (The values alone could not say: another
-    /// instance that read the same revision and computed the same values may have won instead.)
+    /// transaction's, and it holds only while that key has not changed since the newest revision
+    /// the backend knew of it. When the request went out and no answer came (a member stalled, a
+    /// connection cut, "request timed out"), etcd may or may not have applied it: the key's history
+    /// since the newest revision the backend had seen says which. Applied, it is done; not applied,
+    /// it is sent again, to the next member, where its compares decide (the two cannot both be
+    /// applied: each puts the key the other compares). So an exclusive transaction's closure runs
+    /// again only after a real conflict. (The values alone could not say: another instance that
+    /// read the same revision and computed the same values may have won instead.)
     ///
-    /// - Throws: When etcd refused it, every member is out of reach, or whether it was applied
-    ///   could not be found out (the history was compacted meanwhile): then the pending writes stay
-    ///   pending, and the next commit sends them again.
+    /// - Parameter writes: What it writes, remembered as unsettled (``UnsettledWrite``) when its
+    ///   outcome cannot be found out: a later commit of those keys finds out first.
+    /// - Throws: When etcd refused it, or every member is out of reach and nothing was sent;
+    ///   "may or may not be stored" once a send went unanswered and whether it was applied could
+    ///   not be found out.
     func transact(
         compare: [Etcd.Compare],
         success: [Etcd.RequestOp],
-        failure: [Etcd.RequestOp]
+        failure: [Etcd.RequestOp],
+        writes: [String: Defaults.JSONValue?]
     ) throws(Defaults.StorageError) -> TransactionOutcome {
         let id = UUID().uuidString
         let marker = Self.markerText(id)
         let request = Etcd.TxnRequest(
-            compare: compare,
+            compare: compare + [fenceCompare(after: fenceRevision)],
             success: success + [
                 Etcd.RequestOp(request_put: Etcd.PutRequest(key: Etcd.encode(prefix), value: Etcd.encode(marker)))
             ],
@@ -230,17 +244,42 @@ extension EtcdBackend {
         // No revision this transaction could have been applied at is older than one seen now.
         let seen = state.withLock { $0.revision }
         var unanswered: [String] = []
+        // Once a send went unanswered, a failure leaves it unknown: said so, and remembered.
+        func unknown(_ error: Defaults.StorageError) -> Defaults.StorageError {
+            noteUnanswered(writes, sentAfter: seen, guards: [:], reason: unanswered[0])
+            if case .writeRefused = error { return error }
+            return .backendFailed(
+                backend: name,
+                reason:
+                    "a commit may or may not be stored (\(unanswered.joined(separator: "; "))), and finding out failed: \(error.shortReason)"
+            )
+        }
         for _ in 0...client.endpoints.count {
-            switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
+            let outcome: EtcdClient.Outcome<Etcd.TxnResponse>
+            do {
+                outcome = try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
+            } catch {
+                if unanswered.isEmpty { throw error }
+                throw unknown(error)
+            }
+            switch outcome {
             case .answered(let response):
+                guard response.succeeded != true else { return .answered(response) }
                 // Sent again after an attempt whose outcome was unknown, and its compares
                 // failed: the first may have been applied meanwhile (a proposal still in raft when
                 // it was looked for), and changed what this one compares. Looked for once more.
-                if response.succeeded != true, !unanswered.isEmpty,
-                    let applied = try? revision(of: marker, after: seen)
-                {
-                    return .applied(revision: applied)
+                if !unanswered.isEmpty {
+                    let applied: Int64?
+                    do throws(Defaults.StorageError) {
+                        applied = try revision(of: marker, after: seen)
+                    } catch {
+                        throw unknown(error)
+                    }
+                    if let applied { return .applied(revision: applied) }
                 }
+                // The own key may have moved on (another's exclusive transaction): compared at
+                // the answer's revision next time.
+                state.withLock { $0.ownKeyRevision = max($0.ownKeyRevision, response.header.revisionNumber) }
                 return .answered(response)
             case .unknown(let reason):
                 unanswered.append(reason)
@@ -248,18 +287,16 @@ extension EtcdBackend {
                 do throws(Defaults.StorageError) {
                     applied = try revision(of: marker, after: seen)
                 } catch {
-                    throw .backendFailed(
-                        backend: name,
-                        reason:
-                            "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
-                    )
+                    throw unknown(error)
                 }
                 if let applied { return .applied(revision: applied) }
             }
         }
+        noteUnanswered(writes, sentAfter: seen, guards: [:], reason: unanswered[0])
         throw .backendFailed(
             backend: name,
-            reason: "no member answered a commit, and it was not applied (\(unanswered.joined(separator: "; ")))"
+            reason:
+                "a commit may or may not be stored: no member answered it, and it was not found applied (\(unanswered.joined(separator: "; "))); a member may apply it yet"
         )
     }
 
@@ -299,14 +336,27 @@ extension EtcdBackend {
 
     /// Removes every key under the prefix but those `changes` writes, and writes them, in one
     /// transaction that holds only if no key under the prefix changed since the keys were listed.
+    ///
+    /// Past etcd's limit of operations, the first piece is that transaction (it also puts the
+    /// backend's own key, as ``transact(compare:success:failure:writes:)`` does, so its outcome is
+    /// known exactly), and the rest follow as plain commits. When a later piece fails, the suite
+    /// sends the commit again: then only what the removal had not removed yet goes, and a key
+    /// another party wrote since the removal was stored stays.
     func commitRemovingEverything(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) {
+        if let storedAt = state.withLock({ $0.removal }) {
+            var values = changes.values
+            for pair in try listPrefix().kvs ?? [] {
+                let modRevision = pair.mod_revision.flatMap(Int64.init) ?? 0
+                guard let name = settingName(pair.key), values[name] == nil, modRevision <= storedAt else { continue }
+                values[name] = .some(nil)
+            }
+            // The pieces stored before are remembered: not stored twice.
+            try commitPieces(chunks(of: values))
+            state.withLock { $0.removal = nil }
+            return
+        }
         while true {
-            let listing = Etcd.RangeRequest(
-                key: Etcd.encode(prefix),
-                range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
-                keys_only: true
-            )
-            let listed = try client.call("v3/kv/range", listing, as: Etcd.RangeResponse.self, backend: name)
+            let listed = try listPrefix()
             var values = changes.values
             for pair in listed.kvs ?? [] {
                 guard let name = settingName(pair.key), values[name] == nil else { continue }
@@ -321,23 +371,33 @@ extension EtcdBackend {
                 result: "LESS",
                 mod_revision: String(listed.header.revisionNumber + 1)
             )
-            // The first piece is guarded; once it is in, the rest follow unguarded (the prefix
-            // has changed by then: by this commit).
+            // The first piece is guarded; once it is in, the rest follow as plain commits (the
+            // prefix has changed by then: by this commit).
             var pieces = chunks(of: values)
             let first = pieces.removeFirst()
-            let request = Etcd.TxnRequest(compare: [unchanged], success: operations(for: first), failure: [])
-            switch try client.send("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name) {
-            case .answered(let response):
-                guard response.succeeded == true else { continue }
-                recordOwnCommit(first, at: response.header.revisionNumber)
-            case .unknown:
-                // Applied if every key of the piece holds what it wrote (nothing else would
-                // remove them all and write those values); otherwise listed and tried again.
-                let found = try fetch(Array(first.keys))
-                guard first.allSatisfy({ name, value in found[name].flatMap(\.value) == value }) else { continue }
-            }
-            for piece in pieces { try commitOnce(piece) }
+            let outcome = try transact(
+                compare: [unchanged],
+                success: operations(for: first),
+                failure: [],
+                writes: first
+            )
+            guard outcome.succeeded else { continue }
+            recordOwnCommit(first, at: outcome.revision)
+            guard !pieces.isEmpty else { return }
+            state.withLock { $0.removal = outcome.revision }
+            try commitPieces(pieces, after: [(first, outcome.revision)])
+            state.withLock { $0.removal = nil }
             return
         }
+    }
+
+    /// The keys under the prefix, without their values, and the revision of the listing.
+    private func listPrefix() throws(Defaults.StorageError) -> Etcd.RangeResponse {
+        let listing = Etcd.RangeRequest(
+            key: Etcd.encode(prefix),
+            range_end: Etcd.encode(Etcd.rangeEnd(of: prefix)),
+            keys_only: true
+        )
+        return try client.call("v3/kv/range", listing, as: Etcd.RangeResponse.self, backend: name)
     }
 }

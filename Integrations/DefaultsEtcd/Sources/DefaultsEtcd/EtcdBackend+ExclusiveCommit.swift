@@ -16,7 +16,7 @@ extension EtcdBackend {
     ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
         commitGate.lock()
         defer { commitGate.unlock() }
-        guard changes.values.count <= keysPerTransaction, expected.count <= maxOperationsPerTransaction else {
+        guard changes.values.count <= keysPerTransaction, expected.count <= keysPerTransaction else {
             throw .backendFailed(
                 backend: name,
                 reason:
@@ -48,7 +48,8 @@ extension EtcdBackend {
                 guard let current, current.value == expected[name] ?? nil else {
                     var values: [String: Defaults.JSONValue?] = [:]
                     for other in expected.keys { values[other] = .some(knownValue(of: other)) }
-                    for (other, found) in fetched { values[other] = .some(found.value) }
+                    // A value that does not parse: the last one that did, as from the watch.
+                    for (other, found) in fetched { values[other] = .some(found.value ?? knownValue(of: other)) }
                     for other in stale where fetched[other] == nil { values[other] = .some(nil) }
                     return .conflict(current: values)
                 }
@@ -68,6 +69,9 @@ extension EtcdBackend {
             let check = Etcd.TxnRequest(compare: compares, success: [], failure: [])
             let response = try client.call("v3/kv/txn", check, as: Etcd.TxnResponse.self, backend: name)
             guard response.succeeded == true else { return .conflict(current: try currentValues(of: expected.keys)) }
+            // Not sent again by the suite if it fails: a removal left half done is not finished
+            // by the next one.
+            defer { state.withLock { $0.removal = nil } }
             do {
                 try commitRemovingEverything(changes)
             } catch .writeRefused(let backend, let reason) {
@@ -83,9 +87,11 @@ extension EtcdBackend {
         // was given up and sent again meanwhile. Such a key changed by another party is no
         // conflict (the transaction did not read it): it is read, and the transaction sent again.
         var unread = changes.values.keys.filter { expected.index(forKey: $0) == nil }.sorted()
-        // Etcd counts the compares against its limit too: past it, the written keys go
-        // unguarded (a request held by a stalled member could then still be applied late).
-        if expected.count + unread.count > maxOperationsPerTransaction { unread = [] }
+        // Etcd counts the compares against its limit too, the one of the backend's own key
+        // included: past it, the written keys go unguarded (the own key still keeps a request a
+        // stalled member held from being applied after the transaction was sent again, which
+        // puts it).
+        if expected.count + unread.count > keysPerTransaction { unread = [] }
         var guards = state.withLock { state in guardRevisions(of: unread, in: state) }
         let reads = (names + unread)
             .map { name in
@@ -95,7 +101,8 @@ extension EtcdBackend {
             let outcome = try transact(
                 compare: compares + unread.map { guardCompare($0, at: guards[$0] ?? 0) },
                 success: operations(for: changes.values),
-                failure: reads
+                failure: reads,
+                writes: changes.values
             )
             if outcome.succeeded {
                 recordOwnCommit(changes.values, at: outcome.revision)
@@ -113,7 +120,7 @@ extension EtcdBackend {
             }
             if conflicted {
                 var current: [String: Defaults.JSONValue?] = [:]
-                for name in names { current[name] = .some(found[name]?.value ?? nil) }
+                for name in names { current[name] = .some(found[name].map { $0.value ?? knownValue(of: name) } ?? nil) }
                 return .conflict(current: current)
             }
             for name in unread { guards[name] = found[name]?.modRevision ?? 0 }

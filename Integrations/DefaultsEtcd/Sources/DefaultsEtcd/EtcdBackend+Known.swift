@@ -7,16 +7,37 @@ extension EtcdBackend {
     func fetch(_ names: [String]) throws(Defaults.StorageError) -> [String: (
         value: Defaults.JSONValue?, modRevision: Int64
     )] {
+        try read(names).found
+    }
+
+    /// ``fetch(_:)``, with the revision of the read: no key, the backend's own included, has
+    /// changed at a later one.
+    ///
+    /// - Parameter forWrite: Whether a refusal is a write's (see ``EtcdClient/call(_:_:as:backend:reportsRefusal:forWrite:)``).
+    func read(_ names: [String], forWrite: Bool = false) throws(Defaults.StorageError) -> (
+        found: [String: (value: Defaults.JSONValue?, modRevision: Int64)], revision: Int64
+    ) {
         let reads = names.map { name in
             Etcd.RequestOp(request_range: Etcd.RangeRequest(key: Etcd.encode(etcdKey(of: name))))
         }
         let request = Etcd.TxnRequest(compare: [], success: reads, failure: [])
-        let response = try client.call("v3/kv/txn", request, as: Etcd.TxnResponse.self, backend: name)
-        return remember(names, response.responses ?? [])
+        let response = try client.call(
+            "v3/kv/txn",
+            request,
+            as: Etcd.TxnResponse.self,
+            backend: name,
+            forWrite: forWrite
+        )
+        let revision = response.header.revisionNumber
+        state.withLock { $0.ownKeyRevision = max($0.ownKeyRevision, revision) }
+        return (remember(names, response.responses ?? []), revision)
     }
 
     /// The values and mod revisions of `names` in `responses` (one range read each, in order),
     /// noted as known; absent keys are left out, and forgotten.
+    ///
+    /// A value that is not JSON is returned as `nil` at its revision; the backend keeps knowing
+    /// the last value that parsed, as the watch does.
     func remember(
         _ names: [String],
         _ responses: [Etcd.ResponseOp]
@@ -30,7 +51,8 @@ extension EtcdBackend {
             for name in names {
                 if let entry = found[name] {
                     // Never back to an older revision than one the watch has seen.
-                    if (state.known[name]?.modRevision ?? 0) <= entry.modRevision { state.known[name] = entry }
+                    guard (state.known[name]?.modRevision ?? 0) <= entry.modRevision else { continue }
+                    state.known[name] = (entry.value ?? state.known[name]?.value ?? nil, entry.modRevision)
                 } else {
                     state.known.removeValue(forKey: name)
                 }
@@ -66,17 +88,22 @@ extension EtcdBackend {
 
     /// Notes a commit of this backend's at `revision`: its keys' values and mod revisions, and that
     /// the watch must not report it.
-    func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64) {
+    ///
+    /// - Parameter created: Whether the commit made a revision of its own. One that changed
+    ///   nothing (it only removed keys that were absent) answers with the newest revision, which
+    ///   may be another's the watch has not passed yet: the watch must still report that one.
+    func recordOwnCommit(_ values: [String: Defaults.JSONValue?], at revision: Int64, created: Bool = true) {
         state.withLock { state in
             for (name, value) in values {
                 // Removals too, as tombstones: the watch drops older events of the key.
                 state.known[name] = (value, revision)
-                // The key has left the revision an earlier write whose answer was lost
-                // compared, so that one can never be applied now; if it was, this is newer.
+                // Nothing of the key sent before can be applied after this: a plain commit is sent
+                // only once the earlier writes of its keys are settled, and an exclusive one puts
+                // the backend's own key, which every commit compares (see `fenceCompare`).
                 state.unsettled.removeValue(forKey: name)
             }
             // Only while watching: otherwise no watch would pass it, and the set would only grow.
-            if state.updates != nil { state.ownRevisions.insert(revision) }
+            if created, state.updates != nil { state.ownRevisions.insert(revision) }
             state.revision = max(state.revision, revision)
         }
         saveCache()

@@ -6,6 +6,9 @@ import Foundation
 /// etcd may or may not have applied it, and may still apply it later (a member that stalled holds
 /// the request, and applies it when it goes on): until then, any commit of its key first finds out
 /// what became of it, so it is applied once, and never sent again over a later write.
+///
+/// Also a write of a commit's piece that etcd stored before a later piece failed (``appliedAt``
+/// set): the suite sends the whole commit again, and the write is not stored twice.
 struct UnsettledWrite {
     /// What it wrote to the key; `nil`: it removed the key.
     var value: Defaults.JSONValue?
@@ -13,27 +16,25 @@ struct UnsettledWrite {
     /// if at all.
     var sentAfter: Int64
     /// The mod revision its compare required of the key (0: absent).
-    ///
-    /// The write can be applied only while the key is there.
     var guardRevision: Int64
     /// Why its outcome is unknown, for the message of a commit that cannot find it out.
     var reason: String
-    /// The revision it was found applied at, by the watch; `nil` while not known.
+    /// The revision it is known applied at (the watch delivered it, or etcd answered it);
+    /// `nil` while not known.
     var appliedAt: Int64?
+    /// Whether etcd answered it: no request of it can be held anywhere. (One the watch delivered
+    /// may be another party's write of the same value: this one may be held yet.)
+    var answered = false
 }
 
 /// Writes whose answer was lost: remembered, and found out before anything of their keys is
 /// sent again, whatever the watch delivered meanwhile.
+///
+/// Finding out is exact: the backend first puts its own key (the prefix itself), which every commit
+/// compares, so no request sent before can be applied any more (see ``fenceCompare(after:)``); then
+/// it reads the prefix's history, from the revision the write was sent at to that put, through a
+/// watch, which has every change, removals included.
 extension EtcdBackend {
-    /// What became of a write whose answer was lost.
-    enum WriteOutcome: Equatable {
-        /// It was applied (or the key holds its value since it was sent, which is the same).
-        case applied
-        /// It was not applied; `mayStillBe` while the key is still where its compare required,
-        /// and a member may hold the request yet.
-        case notApplied(mayStillBe: Bool)
-    }
-
     /// Remembers the writes of `pending`, sent after the revision `seen` with the compares of
     /// `guards`, as unsettled.
     func noteUnanswered(
@@ -43,6 +44,7 @@ extension EtcdBackend {
         reason: String
     ) {
         state.withLock { state in
+            state.unansweredForTesting += 1
             for (name, value) in pending {
                 var write = UnsettledWrite(
                     value: value,
@@ -60,106 +62,156 @@ extension EtcdBackend {
         }
     }
 
-    /// Settles the unsettled writes of the keys of `pending`, before anything of them is sent:
-    /// the keys are read, and each one's history from the revision its write was sent at.
+    /// Remembers the writes of `pieces`, which etcd stored, each at its revision: the suite sends
+    /// the commit again after a later piece failed, and they must not be stored twice.
+    func noteStored(_ pieces: [(values: [String: Defaults.JSONValue?], revision: Int64)]) {
+        state.withLock { state in
+            for (values, revision) in pieces {
+                for (name, value) in values {
+                    state.unsettled[name] = UnsettledWrite(
+                        value: value,
+                        sentAfter: revision - 1,
+                        guardRevision: 0,
+                        reason: "stored before a later piece of its commit failed",
+                        appliedAt: revision,
+                        answered: true
+                    )
+                }
+            }
+        }
+    }
+
+    /// Settles the unsettled writes of the keys of `pending`, before anything of them is sent.
+    ///
+    /// The keys are read; then, unless etcd answered each write, the backend's own key is put,
+    /// after which no request sent before can be applied, the prefix's history is read from the
+    /// revision the first write not known applied was sent at to that put, and the keys again. A
+    /// write that is in that history is applied; one that is not never will be.
     ///
     /// A key whose write was applied, and that `pending` writes the same value to (the suite
     /// sends again what it was not told was stored), leaves `pending`: what the key holds now
-    /// stays, and the suite is told of it if it is another's later value. The other keys are
-    /// compared at the revision they have now.
+    /// stays, and the suite is told of it if it is another's later value (not if it does not
+    /// parse: the suite keeps the last good one). A key whose history etcd compacted meanwhile
+    /// cannot be found out: its write is not sent again, and the error handler is told. Every
+    /// other key is compared at the revision it has now.
     ///
-    /// - Throws: When the keys or their history cannot be read: the writes stay unsettled, and
-    ///   so do the suite's.
+    /// - Throws: When the own key cannot be put, or the keys or their history cannot be read: the
+    ///   writes stay unsettled, and so do the suite's.
     func settleUnanswered(
         _ pending: inout [String: Defaults.JSONValue?],
         guards: inout [String: Int64]
     ) throws(Defaults.StorageError) {
         let writes = state.withLock { state in
-            pending.keys.compactMap { name in state.unsettled[name].map { (name: name, write: $0) } }
+            pending.keys.sorted().compactMap { name in state.unsettled[name].map { (name: name, write: $0) } }
         }
         guard !writes.isEmpty else { return }
+        let reason = writes.first { $0.write.appliedAt == nil }?.write.reason ?? writes[0].write.reason
         func unknown(_ error: Defaults.StorageError) -> Defaults.StorageError {
-            .backendFailed(
+            if case .writeRefused = error { return error }
+            return .backendFailed(
                 backend: name,
-                reason:
-                    "a commit may or may not be stored (\(writes[0].write.reason)), and finding out failed: \(error.shortReason)"
+                reason: "a commit may or may not be stored (\(reason)), and finding out failed: \(error.shortReason)"
             )
         }
-        let found: [String: (value: Defaults.JSONValue?, modRevision: Int64)]
-        do {
-            found = try fetch(writes.map(\.name).sorted())
+        let searched = writes.filter { $0.write.appliedAt == nil }
+        let fenced = writes.contains { !$0.write.answered }
+        var history: [String: [Change]] = [:]
+        var compacted = false
+        var found: [String: (value: Defaults.JSONValue?, modRevision: Int64)]
+        do throws(Defaults.StorageError) {
+            // Read first: a member that does not answer fails this, before anything is sent to it
+            // that it could hold.
+            found = try fetch(writes.map(\.name))
+            if fenced {
+                let fence = try putOwnKey()
+                if !searched.isEmpty {
+                    let from = searched.map { max($0.write.sentAfter, $0.write.guardRevision) }.min() ?? 0
+                    switch try self.history(of: Set(searched.map(\.name)), after: from, through: fence) {
+                    case .changes(let changes): history = changes
+                    case .compacted: compacted = true
+                    }
+                }
+                // What the keys hold now that nothing sent before can change them.
+                found = try fetch(writes.map(\.name))
+            }
         } catch {
             throw unknown(error)
         }
         var current: [String: Defaults.JSONValue?] = [:]
+        var lost: [String] = []
         for (name, write) in writes {
-            let outcome: WriteOutcome
-            do {
-                outcome = try self.outcome(of: write, named: name, now: found[name])
-            } catch {
-                throw unknown(error)
+            let now = found[name]
+            let applied: Bool
+            if write.appliedAt != nil {
+                applied = true
+            } else if compacted {
+                // Not sent again: it may have been stored, and storing it twice could put it over a
+                // later write. Said unless the key holds it anyway.
+                applied = true
+                if now.map({ $0.value != write.value }) ?? (write.value != nil) { lost.append(name) }
+            } else {
+                applied = Self.wasApplied(write, in: history[name] ?? [], now: now)
             }
-            guards[name] = found[name]?.modRevision ?? 0
-            state.withLock { state in
-                // Not applied while the key is where its compare required: a member may hold
-                // it yet; what is sent now is compared there too, so only one of them is.
-                if outcome != .notApplied(mayStillBe: true) { state.unsettled.removeValue(forKey: name) }
-            }
-            guard outcome == .applied, let value = pending[name], value == write.value else { continue }
+            guards[name] = now?.modRevision ?? 0
+            state.withLock { state in _ = state.unsettled.removeValue(forKey: name) }
+            guard applied, let value = pending[name], value == write.value else { continue }
             pending.removeValue(forKey: name)
-            let now = found[name]?.value ?? nil
-            if now != value { current[name] = .some(now) }
+            // A value that does not parse: the suite keeps the last good one, as from the watch.
+            if let now, now.value == nil { continue }
+            let held = now?.value ?? nil
+            if held != value { current[name] = .some(held) }
+        }
+        let updates = state.withLock { $0.updates }
+        if !lost.isEmpty {
+            updates?
+                .report(
+                    .backendFailed(
+                        backend: name,
+                        reason:
+                            "a commit may or may not be stored (\(reason)), and etcd compacted the history that would say: it is not sent again, and \(lost.joined(separator: ", ")) read what etcd holds"
+                    )
+                )
         }
         // The suite holds the values it wrote, and kept them over what the watch said of their
         // keys meanwhile: it is told what they hold. No revision, so it is not dropped as older
         // than one the suite has seen.
-        if !current.isEmpty { state.withLock { $0.updates }?.changed(current) }
+        if !current.isEmpty { updates?.changed(current) }
     }
 
-    /// What became of `write` to the key `name`, which holds `now` (`nil`: absent).
-    func outcome(
-        of write: UnsettledWrite,
-        named name: String,
+    /// Whether `write` is in `changes`, the history of its key after it was sent (up to a put of
+    /// the backend's own key, after which it cannot be applied); the key holds `now` (`nil`: absent).
+    ///
+    /// Another party's write of the same value counts too: the key held the write's value after
+    /// it was sent, which is what storing it again would give.
+    static func wasApplied(
+        _ write: UnsettledWrite,
+        in changes: [Change],
         now: (value: Defaults.JSONValue?, modRevision: Int64)?
-    ) throws(Defaults.StorageError) -> WriteOutcome {
-        if write.appliedAt != nil { return .applied }
-        // No revision the write could have been applied at is this old.
+    ) -> Bool {
         let untouched = max(write.sentAfter, write.guardRevision)
-        guard let now else {
-            // Absent: a removal holds. A put was not applied, or was removed since, which this
-            // cannot tell (no history of a deleted key is read): it is sent again.
-            if write.value == nil { return .applied }
-            return .notApplied(mayStillBe: write.guardRevision == 0)
+        let since = changes.filter { $0.revision > untouched }
+        guard let value = write.value else {
+            // A removal: the key is absent, or was removed since (and written again after).
+            return now == nil || since.contains { $0.removed }
         }
-        if write.value != nil, now.value == write.value { return .applied }
-        if now.modRevision <= untouched {
-            return .notApplied(mayStillBe: now.modRevision == write.guardRevision)
-        }
-        // Changed since it was sent: by the write, and by another after it, or by another only,
-        // whose write made the compare fail. The key's history from the revision the write was
-        // sent at says which; the key has left the revision the write compared, so it can never
-        // be applied later.
-        return try held(name, write.value, between: untouched, and: now.modRevision)
-            ? .applied : .notApplied(mayStillBe: false)
+        return since.contains { !$0.removed && $0.value == value }
     }
 
     /// Whether the event of the key `name`, at `modRevision`, with `value`, is the key's
     /// unsettled write; then it is noted applied, as the backend's own.
     ///
-    /// Called under the state lock.
-    /// An event of another party that wrote the same value since is taken for it too, to the
-    /// same end: the key holds the write's value, after it was sent.
+    /// Called under the state lock. The event is reported all the same: the suite keeps a value
+    /// it has not committed over a report, and one that no longer holds the value (its commit
+    /// since was refused) must hear of it.
     static func takeUnsettled(
         _ name: String,
         _ value: Defaults.JSONValue?,
         at modRevision: Int64,
         in state: inout State
-    ) -> Bool {
+    ) {
         guard let write = state.unsettled[name], write.appliedAt == nil, modRevision > write.sentAfter,
             write.value == value
-        else { return false }
+        else { return }
         state.unsettled[name]?.appliedAt = modRevision
-        state.known[name] = (value, modRevision)
-        return true
     }
 }

@@ -230,6 +230,8 @@ extension EtcdBackend {
                     state.ownRevisions = []
                     // No write sent to the cluster of before can be applied now, nor found.
                     state.unsettled = [:]
+                    state.ownKeyRevision = 0
+                    state.removal = nil
                 } else {
                     state.ownRevisions = state.ownRevisions.filter { $0 > revision }
                 }
@@ -309,8 +311,9 @@ extension EtcdBackend {
                 // before this event was looked at): the suite holds newer, and must keep it.
                 if let known = state.known[name], known.modRevision > modRevision { continue }
                 if event.type == "DELETE" {
-                    // This backend's own removal, whose answer was lost: not another's.
-                    if Self.takeUnsettled(name, nil, at: modRevision, in: &state) { continue }
+                    // This backend's own removal, whose answer was lost, is noted as applied, and
+                    // reported as any other: the suite keeps a value it has not committed over it.
+                    Self.takeUnsettled(name, nil, at: modRevision, in: &state)
                     values[name] = .some(nil)
                     // A tombstone, so an older event of the key is still known to be older.
                     state.known[name] = (nil, modRevision)
@@ -318,9 +321,10 @@ extension EtcdBackend {
                 }
                 switch parse(event.kv.value, of: name) {
                 case .success(let value):
-                    // This backend's own write, whose answer was lost: not another's, which
-                    // a later commit would take it for, and write the value again.
-                    if Self.takeUnsettled(name, value, at: modRevision, in: &state) { continue }
+                    // This backend's own write, whose answer was lost: noted as applied (not
+                    // another's, which a later commit would write the value again over), and
+                    // reported: a suite whose commit of the key was refused since holds another.
+                    Self.takeUnsettled(name, value, at: modRevision, in: &state)
                     values[name] = .some(value)
                     state.known[name] = (value, modRevision)
                 case .failure(let problem):

@@ -35,8 +35,9 @@ import Synchronization
 /// member that stalled for the next. A commit whose answer was lost is found out before anything of
 /// its keys is sent again, in that commit or a later one (see ``commit(_:)``), never sent again
 /// blindly; each holds only if the keys it writes are at the revisions the backend knows. The key
-/// that is the prefix itself is the backend's own: an exclusive transaction writes its id there, so
-/// its outcome is known exactly.
+/// that is the prefix itself is the backend's own: every commit compares it, and finding out puts
+/// it, so no commit sent before can be applied after; an exclusive transaction writes its id
+/// there, so its outcome is known exactly.
 public final class EtcdBackend: Defaults.Backend, Sendable {
     /// The prefix every key of the suite's settings has in etcd.
     public let prefix: String
@@ -53,8 +54,19 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         /// Revisions of this backend's own commits that the watch has not passed yet.
         var ownRevisions: Set<Int64> = []
         /// The writes whose answer was lost, by key, until a later commit of the key settles them
-        /// (see ``UnsettledWrite``).
+        /// (see ``UnsettledWrite``); and the writes of a commit's pieces stored before a later
+        /// piece failed, so the commit sent again does not store them twice.
         var unsettled: [String: UnsettledWrite] = [:]
+        /// A revision no older than the last change of the backend's own key (the prefix itself),
+        /// as far as the backend knows: each commit holds only while that key has changed at no
+        /// later revision than this one and ``revision`` (see ``fenceCompare(after:)``).
+        var ownKeyRevision: Int64 = 0
+        /// The revision a removal of everything was stored at while pieces of it are still to be
+        /// stored (a later piece failed): the commit sent again finishes it, and leaves alone
+        /// what others wrote since.
+        var removal: Int64?
+        /// For tests: how many sends of a commit went unanswered.
+        var unansweredForTesting = 0
         /// For tests: told of each revision the watch has taken in, after it has.
         var watchedForTesting: (@Sendable (Int64) -> Void)?
         var updates: Defaults.BackendUpdates?

@@ -56,14 +56,18 @@ final class EtcdClient: Sendable {
     /// - Throws: ``Defaults/StorageError/backendFailed(backend:reason:)`` naming what went wrong:
     ///   every endpoint out of reach, or etcd's own error message.
     ///
-    /// - Parameter reportsRefusal: Whether the caller reports what it throws: a refused password
-    ///   is then counted as reported (see ``claimRefusalReport()``).
+    /// - Parameters:
+    ///   - reportsRefusal: Whether the caller reports what it throws: a refused password is then
+    ///     counted as reported (see ``claimRefusalReport()``).
+    ///   - forWrite: Whether the call is the first step of a write: a refusal (a password, a
+    ///     permission) is then the write's (``Defaults/StorageError/writeRefused(backend:reason:)``).
     func call<Response: Decodable>(
         _ path: String,
         _ body: some Encodable,
         as type: Response.Type,
         backend: String,
-        reportsRefusal: Bool = true
+        reportsRefusal: Bool = true,
+        forWrite: Bool = false
     ) throws(Defaults.StorageError) -> Response {
         switch try exchange(
             path,
@@ -71,6 +75,7 @@ final class EtcdClient: Sendable {
             as: type,
             backend: backend,
             isIdempotent: true,
+            isWrite: forWrite,
             reportsRefusal: reportsRefusal
         ) {
         case .answered(let response): return response
@@ -91,7 +96,7 @@ final class EtcdClient: Sendable {
         as type: Response.Type,
         backend: String
     ) throws(Defaults.StorageError) -> Outcome<Response> {
-        try exchange(path, body, as: type, backend: backend, isIdempotent: false)
+        try exchange(path, body, as: type, backend: backend, isIdempotent: false, isWrite: true)
     }
 
     /// What became of a change sent to etcd.
@@ -108,6 +113,7 @@ final class EtcdClient: Sendable {
         as type: Response.Type,
         backend: String,
         isIdempotent: Bool,
+        isWrite: Bool,
         reportsRefusal: Bool = true
     ) throws(Defaults.StorageError) -> Outcome<Response> {
         let payload: Data
@@ -121,7 +127,7 @@ final class EtcdClient: Sendable {
             token = try self.token(fresh: false)
         } catch {
             if reportsRefusal, error.refusesCredentials { markRefusalReported() }
-            throw error.storageError(backend: backend, isWrite: !isIdempotent)
+            throw error.storageError(backend: backend, isWrite: isWrite)
         }
         var loggedInAgain = false
         while true {
@@ -146,11 +152,11 @@ final class EtcdClient: Sendable {
                         token = try self.token(fresh: false)
                     } catch {
                         if reportsRefusal, error.refusesCredentials { markRefusalReported() }
-                        throw error.storageError(backend: backend, isWrite: !isIdempotent)
+                        throw error.storageError(backend: backend, isWrite: isWrite)
                     }
                     continue
                 }
-                throw refusal(of: path, status: status, message, backend: backend, isWrite: !isIdempotent)
+                throw refusal(of: path, status: status, message, backend: backend, isWrite: isWrite)
             }
         }
     }

@@ -94,8 +94,14 @@ enum Etcd {
         var failure: [RequestOp]
     }
 
+    struct DeleteRangeResponse: Decodable {
+        /// How many keys it removed, as a string; absent when none.
+        var deleted: String?
+    }
+
     struct ResponseOp: Decodable {
         var response_range: RangeResponse?
+        var response_delete_range: DeleteRangeResponse?
     }
 
     struct TxnResponse: Decodable {

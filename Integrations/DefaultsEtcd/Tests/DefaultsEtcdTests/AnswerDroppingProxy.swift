@@ -16,9 +16,11 @@ import Glibc
 final class AnswerDroppingProxy: Sendable {
     let url: URL
     private let listener: Int32
-    /// How many answers to transactions that write are still to be lost, how, and what the proxy
-    /// does after it lost one.
-    private let drops = Mutex<(count: Int, how: Loss, then: Stall?, matching: Match)>((0, .cut, nil, .writes))
+    /// How many answers to transactions that write are still to be lost, how many to let through
+    /// first, how, and what the proxy does after it lost one.
+    private let drops = Mutex<(count: Int, passing: Int, how: Loss, then: Stall?, matching: Match)>(
+        (0, 0, .cut, nil, .writes)
+    )
     /// How many answers to writes were lost: on purpose, or because the client had gone.
     private let dropped = Mutex(0)
     /// What the proxy holds up now; `nil`: nothing.
@@ -36,7 +38,7 @@ final class AnswerDroppingProxy: Sendable {
 
     /// Which requests' answers are lost.
     enum Match: Sendable {
-        /// Transactions that write (`POST /v3/kv/txn` with a put), read in plain HTTP.
+        /// Transactions that write (`POST /v3/kv/txn` with a put or a removal), read in plain HTTP.
         case writes
         /// The next request on any connection, whatever it is: for TLS, which the proxy cannot
         /// read. (The connection must be open already: a new one's first bytes are a handshake.)
@@ -86,10 +88,17 @@ final class AnswerDroppingProxy: Sendable {
         Glibc.close(listener)
     }
 
-    /// Loses the answers to the next `count` requests `matching` names, as `how` says; then, if
-    /// `then` is given, stalls so, from before the client hears of it.
-    func dropAnswers(_ count: Int, how: Loss = .cut, then: Stall? = nil, matching: Match = .writes) {
-        drops.withLock { $0 = (count, how, then, matching) }
+    /// Loses the answers to the next `count` requests `matching` names, once `passing` more have
+    /// gone through, as `how` says; then, if `then` is given, stalls so, from before the client
+    /// hears of it.
+    func dropAnswers(
+        _ count: Int,
+        how: Loss = .cut,
+        then: Stall? = nil,
+        matching: Match = .writes,
+        afterPassing passing: Int = 0
+    ) {
+        drops.withLock { $0 = (count, passing, how, then, matching) }
     }
 
     /// How many answers to writes were lost so far.
@@ -240,11 +249,17 @@ final class AnswerDroppingProxy: Sendable {
                 let text = String(decoding: request.bytes, as: UTF8.self)
                 if text.contains("POST /v3/watch") { connection.isWatch.withLock { $0 = true } }
                 let matching = drops.withLock { $0.matching }
-                let writes = text.contains("POST /v3/kv/txn") && text.contains("request_put")
+                let writes =
+                    text.contains("POST /v3/kv/txn")
+                    && (text.contains("request_put") || text.contains("request_delete_range"))
                 if !request.writes, writes || matching == .nextRequest {
                     request.writes = true
                     request.loss = drops.withLock { drops in
                         guard drops.count > 0 else { return nil }
+                        guard drops.passing == 0 else {
+                            drops.passing -= 1
+                            return nil
+                        }
                         drops.count -= 1
                         return drops.how
                     }

@@ -24,16 +24,53 @@ import Testing
             ]
         )
         #expect(run.status == 3, "\(run)")
+        // One line: the failure `synchronize()` throws, not also the report of it before.
         let lines = run.output.split(separator: "\n")
+        #expect(lines.count == 1, "\(run.output)")
         #expect(
-            lines.contains {
-                $0.hasPrefix("etcd-service: rateLimit=5 was not stored: ")
-                    && $0.contains("user \"reader\" may not write these keys in etcd")
-            },
+            lines.first?.hasPrefix("etcd-service: rateLimit=5 was not stored: ") == true
+                && lines.first?.contains("user \"reader\" may not write these keys in etcd") == true,
             "\(run.output)"
         )
         #expect(!run.output.contains("Fatal error"), "\(run.output)")
         #expect(!run.output.contains("reader-pw"), "\(run.output)")
+    }
+
+    /// Serving with a password etcd refuses, and no settings ever seen on this machine: one line
+    /// that says so, and status 3, not a service running on defaults it never read.
+    @Test func servingWithARefusedPasswordAndNothingSeenBeforeIsSaidAndExitsWithAStatus() async throws {
+        let server = try EtcdServer()
+        try server.enableAuthentication(prefix: "/config/billing/")
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let password = try write("not-the-password\n", to: "etcd-password", in: folder)
+        let running = try RunningProduct(
+            "etcd-service",
+            [],
+            environment: [
+                "ETCD_ENDPOINTS": server.clientURL.absoluteString, "ETCD_USER": "reader",
+                "ETCD_PASSWORD_FILE": password.path,
+                "XDG_CACHE_HOME": folder.appendingPathComponent("cache").path,
+            ]
+        )
+        // NB: one that serves on its defaults runs until stopped: killed after a minute, a
+        // deadline that only stops a hang. (SIGKILL: a product started from the tests has
+        // SIGTERM blocked: measured in its /proc/<pid>/status.)
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(60))
+            running.send(SIGKILL)
+        }
+        let status = await running.exitStatus()
+        deadline.cancel()
+        let output = running.rest()
+        #expect(status == 3, "\(output)")
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 1, "\(output)")
+        #expect(
+            lines.first?.hasPrefix("etcd-service: the settings could not be read") == true
+                && lines.first?.contains("etcd refused the password of user \"reader\"") == true,
+            "\(output)"
+        )
     }
 
     /// etcd out of reach: status 3, and the line says so.
