@@ -345,9 +345,10 @@ func declareHundredKeys(_ suite: Defaults.Suite, migrated: Bool) -> [Defaults.Ke
 }
 
 /// The benchmark's 100 keys: 80 renames of an `Int`, 20 conversions of minutes to hours.
-let hundredMixed = (0..<100).map { index in
-    index < 80 ? ("setting-\(index)", ["old-\(index)"]) : ("hours-\(index)", ["minutes-\(index)"])
-}
+let hundredMixed = (0..<100)
+    .map { index in
+        index < 80 ? ("setting-\(index)", ["old-\(index)"]) : ("hours-\(index)", ["minutes-\(index)"])
+    }
 
 /// Declares and reads `hundredMixed`, with their migrations when `migrated`.
 @inline(never)
