@@ -19,6 +19,15 @@ extension FileBackend {
             }
             throw .readOnlyFile(url: storage.url, reason: reason)
         }
+        // A symlink to a file that holds no settings (`/etc/passwd`) is never written over, nor
+        // locked beside: looked at unlocked, as the file it leads to is no one's settings.
+        if storage.isLink, files.withLock({ $0.writesBlocked }) {
+            switch storage.read() {
+            case .broken(let reason): throw storage.leftBehindLink(reason: reason)
+            case .unreadable(let error): throw error
+            case .missing, .parsed, .unchanged: break
+            }
+        }
         let (found, reportsBefore) = try storage.withExclusiveLock {
             () throws(Defaults.StorageError) -> ([String: JSONValue?], Int?) in
             let found = try commitLocked(changes)

@@ -80,6 +80,15 @@ extension FileBackend {
                 }
             }
             reportInBackground(.corruptFileLeftInPlace(url: file.url, reason: reason))
+        case .moveAside where storage.isLink:
+            // A symlink to a file that holds no settings: left as it is, neither moved nor
+            // written over (nor locked beside) until it does; memory keeps the values it had.
+            guard case .broken(let reason) = storage.read() else {
+                fileMayHaveChanged(source: 0)
+                return
+            }
+            files.withLock { $0.writesBlocked = true }
+            reportInBackground(storage.leftBehindLink(reason: reason))
         case .moveAside:
             do {
                 try storage.withExclusiveLock { () throws(Defaults.StorageError) in

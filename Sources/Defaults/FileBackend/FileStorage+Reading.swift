@@ -255,6 +255,9 @@ extension FileStorage {
         if case .broken(let reason) = result, readOnlyReason != nil {
             return .brokenReadOnly(.corruptFileLeftInPlace(url: url, reason: reason))
         }
+        // A symlink leads to a file of someone else's choosing, maybe no settings file at all
+        // (`/etc/passwd`): nothing is moved, written or locked beside it.
+        if case .broken(let reason) = result, isLink { return .unreadable(leftBehindLink(reason: reason)) }
         if case .broken = result {
             // Under the lock, and read again (for a while): another process may have just
             // replaced it, or an editor may be half-way through saving it.
@@ -275,11 +278,31 @@ extension FileStorage {
         }
     }
 
+    /// Whether the file's own path is a symlink (links of the folders on the way do not count).
+    var isLink: Bool {
+        var info = stat()
+        return lstat(givenPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Why a file that does not parse, reached through the symlink that is the settings file, is
+    /// left as it is.
+    func leftBehindLink(reason: String) -> Defaults.StorageError {
+        .unreadableFile(
+            url: url,
+            reason:
+                "\(reason); it is a symlink, so the file it leads to is left as it is, and not written over until it holds settings"
+        )
+    }
+
     /// Renames a corrupt file to `<file>.corrupt-<timestamp>`, keeping its bytes as they are; the
     /// caller holds the exclusive lock.
     ///
     /// - Returns: The `corruptFile` report on success; an `unreadableFile` one when it could not be moved.
     func moveAside(reason: String) -> Result<Defaults.StorageError, Defaults.StorageError> {
+        // A settings file that is a symlink leads to a file of someone else's choosing, maybe
+        // not a settings file at all (`/etc/passwd`): a file it leads to that does not parse is
+        // left where it is, unread and never written over, rather than renamed in its folder.
+        if isLink { return .failure(leftBehindLink(reason: reason)) }
         let path = held.withLock { $0.path }
         var stamp = Date.now.formatted(
             Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted).year().month().day()
