@@ -13,7 +13,7 @@ extension Defaults {
         case committed(keys: Int)
         /// A commit that failed is tried again (after a pause that grows with each failure). The
         /// failure was reported as a problem; the outcome of this try is a ``committed(keys:)`` or
-        /// another problem.
+        /// a failure, reported only when it is not the one reported already.
         case retryingCommit
         /// Changes made elsewhere reached the suite at once, to `keys` keys: another process, a
         /// hand edit, another instance through the backend, a system file, a secret's file.

@@ -56,8 +56,9 @@ extension Defaults.Suite {
     /// Writes every pending change to the file now.
     ///
     /// An in-memory suite has nothing to do; a suite over `UserDefaults` asks it to synchronize. A
-    /// failure is also reported to the error handler; the values stay in memory and the next flush
-    /// retries.
+    /// failure is also reported to the error handler, once while it lasts (a retry that fails the
+    /// same way, this call's or the timer's, is not reported again until a commit succeeds); the
+    /// values stay in memory and the next flush retries.
     ///
     /// - Throws: ``Defaults/StorageError`` when the file cannot be written; and when a write since
     ///   the last call was refused (``Defaults/StorageError/readOnlyFile(url:reason:)``, naming the
@@ -76,7 +77,8 @@ extension Defaults.Suite {
         // A refusal of this flush's own is thrown below, not kept for the next call.
         let now = takeRefusal()
         if case .failure(let error) = flushed {
-            report(error)  // On the caller's thread.
+            // On the caller's thread; once while the same failure lasts, though each call throws it.
+            if store.reportsCommitFailure(error) { report(error) }
             // A refusal the timer's commit met meanwhile is not lost behind another failure.
             throw earlier ?? now ?? error
         }

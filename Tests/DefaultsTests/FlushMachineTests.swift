@@ -177,4 +177,38 @@ import Testing
         #expect(machine.timerFired(isDirty: true) == .commit)
         #expect(machine.pending(isDirty: false) == .none)
     }
+
+    @Test func aFailureIsReportedOnceWhileItLastsAndAgainAfterACommitSucceeded() {
+        var machine = FlushMachine()
+        var reported: [Bool] = []
+        reported.append(machine.reportsFailure("disk full"))
+        // A retry that fails the same way, then another failure, and its retry.
+        reported.append(machine.reportsFailure("disk full"))
+        reported.append(machine.reportsFailure("it is a FIFO"))
+        reported.append(machine.reportsFailure("it is a FIFO"))
+        // Gone and back again.
+        machine.committed()
+        reported.append(machine.reportsFailure("it is a FIFO"))
+        // The backend answered in between.
+        machine.refused()
+        reported.append(machine.reportsFailure("it is a FIFO"))
+        #expect(reported == [true, false, true, false, true, true])
+    }
+
+    @Test func aFailureTheBackendReportedIsNotReportedAgainByTheCommitNorTheOtherWayRound() {
+        var machine = FlushMachine()
+        var reported: [Bool] = []
+        reported.append(machine.reportsBackendProblem("it is a FIFO"))
+        reported.append(machine.reportsFailure("it is a FIFO"))
+        reported.append(machine.reportsFailure("it is a socket"))
+        // A commit reported it already.
+        reported.append(machine.reportsBackendProblem("it is a socket"))
+        machine.backendReadWell()
+        machine.committed()
+        reported.append(machine.reportsBackendProblem("it is a socket"))
+        // The backend read well since it reported it.
+        machine.backendReadWell()
+        reported.append(machine.reportsFailure("it is a socket"))
+        #expect(reported == [true, false, true, false, true, true])
+    }
 }

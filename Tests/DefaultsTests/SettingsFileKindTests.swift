@@ -128,6 +128,80 @@ import Glibc
         }
     }
 
+    /// A write waiting behind a FIFO or a device is reported once while it stays, though each try fails.
+    ///
+    /// Probe finding 2: with a write waiting behind a FIFO (or a device) put in place of the file,
+    /// the same "cannot read … it is a FIFO" was reported at every try of its commit — the timer's
+    /// retries at 0.05, 0.5, 1, 2, 4 and 8 s, and each `synchronize()` — seven times in 20 s.
+    /// Once while it lasts; again when it changes, or when it went away and came back.
+    @Test(arguments: [Obstacle.fifo, .emptyDevice])
+    func aWriteWaitingBehindAFileOfAnotherKindIsReportedOnceThoughItsCommitIsRetried(
+        _ obstacle: Obstacle
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"port": 9090}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let port = Defaults.Key<Int>("port", default: 8080, suite: suite)
+            #expect(suite[port] == 9090)
+            let retries = EventLog<Int>()
+            let observation = Defaults.observeActivity { seen, activity in
+                if seen == suite, activity == .retryingCommit { retries.append(1) }
+            }
+            defer { observation.cancel() }
+            /// Puts `obstacle` in place of the file by rename, as an editor or a deployment would.
+            func replaceFile(with obstacle: Obstacle, named name: String) throws {
+                let staged = directory.appendingPathComponent(name)
+                try obstacle.make(at: staged)
+                // A second name for a FIFO, released at the end.
+                #expect(link(staged.path, directory.appendingPathComponent("kept-" + name).path) == 0)
+                #expect(rename(staged.path, file.path) == 0)
+            }
+            defer {
+                for name in ["first", "again", "changed"] {
+                    releaseFIFO(at: directory.appendingPathComponent("kept-" + name))
+                }
+            }
+
+            try replaceFile(with: obstacle, named: "first")
+            #expect(await errors.wait(forCount: 1), "the watch reports it")
+            suite[port] = 9191
+            for _ in 0..<3 { #expect(throws: Defaults.StorageError.self) { try suite.synchronize() } }
+            #expect(errors.errors.count == 1, "each synchronize() throws it, none reports it again: \(errors.errors)")
+            // The calls after the first, then the timer's retries: each fails the same way. A
+            // report of one is sent before the next retry starts.
+            #expect(await retries.wait(forCount: 5))
+            #expect(errors.errors.count == 1, "the timer's retries report nothing new: \(errors.errors)")
+            #expect(suite[port] == 9191, "the write waits in memory")
+
+            // It goes away: the write is committed, and the problem is over.
+            let good = directory.appendingPathComponent("good.json")
+            try Data(#"{"port": 9090}"#.utf8).write(to: good)
+            #expect(rename(good.path, file.path) == 0)
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["port"] as? Int == 9191)
+
+            // It comes back: reported again, once.
+            try replaceFile(with: obstacle, named: "again")
+            #expect(await errors.wait(forCount: 2), "back again, it is reported again")
+            suite[port] = 9292
+            #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+            #expect(errors.errors.count == 2, "\(errors.errors)")
+
+            // Another obstacle in its place is another problem: reported by the next try (this
+            // call's, or a retry of the timer's just before it).
+            let other: Obstacle = obstacle == .fifo ? .socket : .fifo
+            try replaceFile(with: other, named: "changed")
+            #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+            #expect(await errors.wait(forCount: 3), "\(errors.errors)")
+            #expect(errors.errors.last?.description.contains(other.reported) == true, "\(errors.errors)")
+            #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+            #expect(errors.errors.count == 3, "\(errors.errors)")
+            #expect(suite[port] == 9292)
+        }
+    }
+
     @Test func aSystemFileThatIsAFIFOIsReportedAndTheSuiteOpens() async throws {
         try await withTemporaryDirectory { directory in
             let system = directory.appendingPathComponent("system.json")

@@ -3,9 +3,11 @@
 ///
 /// Writes wait in memory and are committed together once the coalescing delay has passed, so a
 /// burst of writes is one commit. A commit that fails is retried on the timer with a growing
-/// delay, so a full disk is no busy loop; a refused one is not retried. A test may hold the
-/// timer's commits back. The store feeds the events under its lock and carries the actions out
-/// after it, as ``FileChangeMachine`` does for the file's changes.
+/// delay, so a full disk is no busy loop; a refused one is not retried. A failure is reported once
+/// while it lasts: a retry that fails the same way, or a backend's report of the same problem,
+/// says nothing new. A test may hold the timer's commits back. The store feeds the events under
+/// its lock and carries the actions out after it, as ``FileChangeMachine`` does for the file's
+/// changes.
 struct FlushMachine {
     /// What the store does after an event.
     enum Action: Equatable {
@@ -32,6 +34,12 @@ struct FlushMachine {
     private(set) var retryDelay = Duration.zero
     /// Whether the last commit failed: the next one is a retry.
     private(set) var lastCommitFailed = false
+    /// The text of the commit failure last reported, while it lasts: `nil` once a commit
+    /// succeeds or is refused.
+    private(set) var reportedFailure: String?
+    /// The text of the problem the backend last reported (a file found unreadable, which its
+    /// own watch reports once): a commit that fails for it says nothing new.
+    private(set) var backendProblem: String?
 
     /// A change was made that waits for a commit.
     ///
@@ -79,12 +87,42 @@ struct FlushMachine {
         isCommitting = false
         retryDelay = .zero
         lastCommitFailed = false
+        // Whatever stood in the way is gone: the next failure is news.
+        reportedFailure = nil
+        backendProblem = nil
     }
 
     /// The backend refused the commit: its changes are given up, not retried.
     mutating func refused() {
         isCommitting = false
         lastCommitFailed = false
+        // The backend was reached and answered: a failure after it is another episode.
+        reportedFailure = nil
+    }
+
+    /// A commit failed with `problem` (its text): whether to report it.
+    ///
+    /// Not when it was reported already, by an earlier try or by the backend, and no commit has
+    /// succeeded since: the same obstacle met by each retry is one problem. A different one is
+    /// reported, and becomes the one standing.
+    mutating func reportsFailure(_ problem: String) -> Bool {
+        guard problem != reportedFailure, problem != backendProblem else { return false }
+        reportedFailure = problem
+        return true
+    }
+
+    /// The backend reported `problem` (its text): whether to pass it on.
+    ///
+    /// Not when a commit reported the same failure and none has succeeded since; the backend
+    /// reports each of its problems once itself.
+    mutating func reportsBackendProblem(_ problem: String) -> Bool {
+        backendProblem = problem
+        return problem != reportedFailure
+    }
+
+    /// The backend reported values it read well: a problem it reported is behind it.
+    mutating func backendReadWell() {
+        backendProblem = nil
     }
 
     /// The commit failed, and its changes are pending again: they are retried after a delay that

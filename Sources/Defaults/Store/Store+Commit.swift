@@ -12,13 +12,18 @@ extension Store {
     func makeUpdates() -> Defaults.BackendUpdates {
         // The store weakly: a backend keeps its receiver, and must not keep the store alive.
         Defaults.BackendUpdates(
-            changed: { [weak self] values, revision in self?.receive(.changed(values, revision: revision)) },
+            changed: { [weak self] values, revision in
+                guard let self else { return }
+                backendReadWell()
+                receive(.changed(values, revision: revision))
+            },
             replaced: { [weak self] contents in
                 guard let self else { return }
+                backendReadWell()
                 receive(.replaced(contents))
                 noteActivity(.reloaded(backend: backendName))
             },
-            report: { [weak self] error in self?.reportInBackground(error) },
+            report: { [weak self] error in self?.reportFromBackend(error) },
             reconnected: { [weak self] in
                 guard let self else { return }
                 noteActivity(.reconnected(backend: backendName))
@@ -34,6 +39,31 @@ extension Store {
                 receiver: { [weak self] in self }
             )
         )
+    }
+
+    /// Reports what the backend reported, in the background, unless a commit reported the same
+    /// failure and none has succeeded since (``FlushMachine/reportsBackendProblem(_:)``).
+    private func reportFromBackend(_ error: Defaults.StorageError) {
+        let text = error.description
+        guard state.withLock({ $0.flush.reportsBackendProblem(text) }) else { return }
+        reportInBackground(error)
+    }
+
+    /// The backend reported values: what it reported as a problem before is behind it.
+    private func backendReadWell() {
+        state.withLock { $0.flush.backendReadWell() }
+    }
+
+    /// Whether a commit's failure `error` is to be reported to the error handlers.
+    ///
+    /// A refusal always is: its changes are given up, each a loss of its own. A failure, whose
+    /// changes wait for the next try, is reported once while it lasts: not again when a retry (the
+    /// timer's, or `synchronize()`) fails the same way, nor when the backend reported it already,
+    /// until a commit succeeds (``FlushMachine/reportsFailure(_:)``).
+    func reportsCommitFailure(_ error: Defaults.StorageError) -> Bool {
+        guard !error.isRefusal else { return true }
+        let text = error.description
+        return state.withLock { $0.flush.reportsFailure(text) }
     }
 
     /// Takes in what the backend reported, now or after the commit under way.

@@ -201,7 +201,7 @@ final class Store: Sendable {
         case .commit:
             // Only the timer's firing asks for a commit, never a commit's outcome: the commit lock
             // is not held here, and is not reentrant.
-            if case .failure(let error) = flushNow() {
+            if case .failure(let error) = flushNow(), reportsCommitFailure(error) {
                 // Not on the flush queue: a handler that calls `synchronize()` or `exit()` would
                 // then wait behind itself.
                 reportInBackground(error)

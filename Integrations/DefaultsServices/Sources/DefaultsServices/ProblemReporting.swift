@@ -94,7 +94,8 @@ extension Defaults.StorageError {
 
 /// The counters, named as swift-configuration names its own (`<subject>_<what>_total`).
 enum ProblemMetric: String, CaseIterable, Sendable {
-    /// A write of the file that failed and is tried again at the next flush.
+    /// A write of the file that failed and is tried again at the next flush (reported, and so
+    /// counted, once while the same failure lasts).
     case commitErrors = "defaults_commit_errors_total"
     /// A backend that failed (a read, a watch, a commit) or a file watched by polling.
     case backendErrors = "defaults_backend_errors_total"
