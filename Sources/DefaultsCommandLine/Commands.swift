@@ -85,7 +85,7 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
         if origin { printLine("from: a secret file only the program reads; a secret is never stored") }
         return
     }
-    guard let value = suite.storedValue(named: key) else {
+    guard let stored = suite.storedValue(named: key) else {
         if origin, case .locked = suite.source(ofValueNamed: key) {
             printLine("(unset)")
             printLine("from: \(suite.source(ofValueNamed: key))")
@@ -93,16 +93,18 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
         }
         throw .notFound("no key \"\(key)\" in suite \(location.argument)")
     }
+    // Not a secret's own name: a secret's nested under it is shown as a placeholder.
+    let value = secrets.masking(stored, storedUnder: key, with: SuiteSchema.secretPlaceholder) ?? stored
     printLine(render(value))
     if origin { printLine("from: \(suite.source(ofValueNamed: key))") }
 }
 
 private func export(_ location: SuiteLocation, to file: String?) throws(ToolError) {
-    // A secret's name is left out: what is stored under it is not its value, and an import
-    // refuses the name.
+    // A secret's name is left out, flat or nested: what is stored under it is not its value, and
+    // an import refuses the name.
     let secrets = try SuiteSchema.secretNames(for: location)
     let existing = try location.readExisting()
-    var values = redacting(existing, secrets).filter { !secrets.contains($0.key) }
+    var values = secrets.masking(existing, with: nil)
     // The record of the migrations run travels with the values it describes: imported into
     // another install, they are not migrated again, and an older export's are.
     values[""] = existing[""]
@@ -124,10 +126,15 @@ private func export(_ location: SuiteLocation, to file: String?) throws(ToolErro
 ///
 /// It runs under the file's lock, on the file as it is now, and what it writes is in the file
 /// before this returns. A file that is not valid JSON is refused untouched; so are writes to keys a
-/// system file locks, all of them (exit 4): nothing is written then.
+/// system file locks, all of them (exit 4), and a value for a secret, under its name or nested
+/// (exit 2): nothing is written then.
+///
+/// - Parameter keepingSecrets: Whether what the file holds at a secret's nested name in a value
+///   written over is put back into the new value (for an edit, which never showed it).
 private func change(
     _ location: SuiteLocation,
     replacingBrokenFile: Bool = false,
+    keepingSecrets: Bool = false,
     _ makeWrites: (Defaults.Suite) throws(ToolError) -> [String: JSONValue?]
 ) throws(ToolError) {
     // Checked first, or opening the suite would move a broken file aside.
@@ -138,7 +145,7 @@ private func change(
     do {
         try suite.exclusiveTransaction {
             do throws(ToolError) {
-                let writes = try makeWrites(suite)
+                var writes = try makeWrites(suite)
                 // What the suite would refuse (and only report) is refused here, with exit 2.
                 for (name, value) in writes.sorted(by: { utf8Precedes($0.key, $1.key) }) {
                     guard let value else { continue }
@@ -148,8 +155,14 @@ private func change(
                     if value.isNested(deeperThan: JSONValue.maximumStoredDepth) {
                         throw ToolError.invalid("the value for \"\(name)\" is nested too deeply; nothing was written")
                     }
-                    if secrets.contains(name) {
-                        throw ToolError.invalid(SuiteSchema.secretRefusal(name) + "; nothing was written")
+                    if let refusal = secrets.refusal(ofWriting: value, under: name) {
+                        throw ToolError.invalid(refusal + "; nothing was written")
+                    }
+                }
+                if keepingSecrets {
+                    let stored = suite.userStoredValues()
+                    for case (let name, let value?) in writes {
+                        writes[name] = secrets.keepingSecrets(of: stored[name], in: value, under: name)
                     }
                 }
                 let locked = writes.keys.sorted(by: utf8Precedes)
@@ -193,6 +206,13 @@ private func write(_ arguments: ParsedArguments) throws(ToolError) {
         value = .string(text)
     } else {
         value = try parseValue(arguments.value("json")!, forKey: key)
+    }
+    // Before the type check, which quotes the value: one that nests a secret is never quoted back.
+    if let refusal = schema?.secretNames.refusal(ofWriting: value, under: key) {
+        throw .invalid(
+            refusal + "; nothing was written"
+                + (arguments.has("force") ? " (--force does not write a secret either)" : "")
+        )
     }
     if !arguments.has("force"), let problem = schema?.problem(with: value, forKey: key) {
         throw .invalid(problem + "; nothing was written (--force writes it anyway)")
@@ -321,20 +341,31 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
             isBroken = true
         }
     }
-    // The record of the migrations run is no setting: not shown, so not changed.
-    if original[""] != nil {
-        original[""] = nil
+    let schema = try SuiteSchema.published(for: location)
+    // The record of the migrations run is no setting: not shown, so not changed. Nor is what is
+    // stored under a secret's name, flat or nested, as `export` leaves it out: the person never
+    // sees it, an edit cannot set it, and the file keeps it as it is.
+    let secrets = schema?.secretNames ?? SecretNames([])
+    let shown = secrets.masking(original, with: nil).filter { !$0.key.isEmpty }
+    if shown != original {
+        original = shown
         text = render(.object(original)) + "\n"
     }
     let folder = try makePrivateFolder()
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let copy = folder + "/" + (location.argument.contains("/") ? "settings" : location.argument) + ".json"
+    // Readable by this user alone, as the folder is.
+    let descriptor = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+        throw .file("cannot write the copy to edit, \(copy): \(String(cString: strerror(errno)))")
+    }
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     do {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: copy))
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.close()
     } catch {
         throw .file("cannot write the copy to edit, \(copy): \(error.localizedDescription)")
     }
-    let schema = try SuiteSchema.published(for: location)
     let edited = try editUntilValid(copy) { edited in
         schema?.problems(in: edited, comparedWith: isBroken ? [:] : original) ?? []
     }
@@ -345,7 +376,7 @@ private func edit(_ location: SuiteLocation) throws(ToolError) {
         printError("defaults: no changes")
         return
     }
-    try change(location, replacingBrokenFile: isBroken) { _ in changes }
+    try change(location, replacingBrokenFile: isBroken, keepingSecrets: true) { _ in changes }
     let names = changes.keys.sorted(by: utf8Precedes).joined(separator: ", ")
     printError(
         "defaults: applied \(changes.count) change\(changes.count == 1 ? "" : "s") to \(location.argument): \(names)"

@@ -43,8 +43,11 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
         }
         lines.append("  default: " + (property["default"].map(renderCompact) ?? "(computed by the program)"))
         let source = suite.source(ofValueNamed: name)
-        if let value = suite.storedValue(named: name) {
-            let fits = schema.problem(with: value, forKey: name) == nil
+        if let stored = suite.storedValue(named: name) {
+            let fits = SuiteSchema.fits(stored, property)
+            // A secret nested in it is shown as a placeholder.
+            let value =
+                schema.secretNames.masking(stored, storedUnder: name, with: SuiteSchema.secretPlaceholder) ?? stored
             lines.append("  value:   " + renderCompact(value) + (fits ? "" : "  (does not fit: reads the default)"))
         } else {
             lines.append("  value:   (default)")

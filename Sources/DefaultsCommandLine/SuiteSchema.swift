@@ -12,18 +12,18 @@ struct SuiteSchema {
     /// retirement the names it `removes`.
     var migrations: [[String: JSONValue]] = []
 
-    /// The keys the schema marks secret (`"x-secret": true`): their values are shown as `<secret>`
-    /// and never written.
-    var secretNames: Set<String> {
-        Set(keys.compactMap { name, property in property["x-secret"] == .bool(true) ? name : nil })
+    /// The keys the schema marks secret (`"x-secret": true`): their values, under their names flat
+    /// or nested, are shown as `<secret>` or left out, and never written.
+    var secretNames: SecretNames {
+        SecretNames(Set(keys.compactMap { name, property in property["x-secret"] == .bool(true) ? name : nil }))
     }
 
     /// What the command shows in place of a secret's value.
     static let secretPlaceholder = JSONValue.string("<secret>")
 
     /// The secret keys of the schema published beside `location`'s file; none when there is none.
-    static func secretNames(for location: SuiteLocation) throws(ToolError) -> Set<String> {
-        try published(for: location)?.secretNames ?? []
+    static func secretNames(for location: SuiteLocation) throws(ToolError) -> SecretNames {
+        try published(for: location)?.secretNames ?? SecretNames([])
     }
 
     /// The schema published beside `location`'s file; `nil` when there is none (or it is a suite
@@ -56,10 +56,12 @@ struct SuiteSchema {
 
     /// Why `value` does not fit the key `name`, as one line: `nil` when it fits or the key is not described.
     ///
-    /// A secret is refused whatever the value, which is never quoted.
+    /// A secret is refused whatever the value, which is never quoted; so is a value that nests one
+    /// (`{"password": …}` for `database`, when `database.password` is a secret), before its type is
+    /// looked at.
     func problem(with value: JSONValue, forKey name: String) -> String? {
+        if let refusal = secretNames.refusal(ofWriting: value, under: name) { return refusal }
         guard let property = keys[name] else { return nil }
-        if property["x-secret"] == .bool(true) { return Self.secretRefusal(name) }
         guard !Self.fits(value, property) else { return nil }
         return "\"\(name)\" must be \(Self.expectedType(property)), not \(renderCompact(value))"
     }

@@ -16,8 +16,7 @@ func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
             guard event.suite == suite else { return }
             for name in event.changes.keys.sorted(by: utf8Precedes) {
                 guard keys?.contains(name) ?? true, let change = event.changes[name] else { continue }
-                let isSecret = secrets.contains(name)
-                printLine(asJSON ? jsonLine(name, change, isSecret) : textLine(name, change, isSecret))
+                printLine(asJSON ? jsonLine(name, change, secrets) : textLine(name, change, secrets))
             }
         }
     )
@@ -26,30 +25,33 @@ func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
     withExtendedLifetime(suite) { dispatchMain() }
 }
 
-private func textLine(_ name: String, _ change: Defaults.StoredChange, _ isSecret: Bool) -> String {
-    // A secret's presence shows; its value does not.
-    let shown = { (value: JSONValue?) in isSecret ? value.map { _ in SuiteSchema.secretPlaceholder } : value }
-    let old = shown(change.old).map(renderCompact) ?? "(unset)"
-    let new = shown(change.new).map(renderCompact) ?? "(unset)"
+private func textLine(_ name: String, _ change: Defaults.StoredChange, _ secrets: SecretNames) -> String {
+    let old = shown(change.old, name, secrets).map(renderCompact) ?? "(unset)"
+    let new = shown(change.new, name, secrets).map(renderCompact) ?? "(unset)"
     // Equal values: a system file locked the key, or lifted its lock.
     let lock = change.old == change.new ? " (lock added or lifted)" : ""
     return "\(name): \(old) -> \(new)\(lock)"
 }
 
-private func jsonLine(_ name: String, _ change: Defaults.StoredChange, _ isSecret: Bool) -> String {
+private func jsonLine(_ name: String, _ change: Defaults.StoredChange, _ secrets: SecretNames) -> String {
     var object: [String: JSONValue] = ["key": .string(name)]
-    object["old"] = change.old.map { isSecret ? SuiteSchema.secretPlaceholder : $0 }
-    object["new"] = change.new.map { isSecret ? SuiteSchema.secretPlaceholder : $0 }
+    object["old"] = shown(change.old, name, secrets)
+    object["new"] = shown(change.new, name, secrets)
     // Equal values: a system file locked the key, or lifted its lock.
     if change.old == change.new { object["lockChanged"] = .bool(true) }
     return renderCompact(.object(object))
 }
 
-/// `values` with the value of each of `secrets` shown as `<secret>`.
-func redacting(_ values: [String: JSONValue], _ secrets: Set<String>) -> [String: JSONValue] {
-    var values = values
+/// `value`, stored under `name`, as a change shows it: a secret's presence shows, flat or nested;
+/// its value does not.
+private func shown(_ value: JSONValue?, _ name: String, _ secrets: SecretNames) -> JSONValue? {
+    value.flatMap { secrets.masking($0, storedUnder: name, with: SuiteSchema.secretPlaceholder) }
+}
+
+/// `values` with what each of `secrets` holds, under its name flat or nested, shown as `<secret>`.
+func redacting(_ values: [String: JSONValue], _ secrets: SecretNames) -> [String: JSONValue] {
+    var values = secrets.masking(values, with: SuiteSchema.secretPlaceholder)
     // The record of the migrations run (the member with the empty name) is no setting.
     values[""] = nil
-    for name in secrets where values[name] != nil { values[name] = SuiteSchema.secretPlaceholder }
     return values
 }

@@ -152,54 +152,108 @@ import Glibc
         }
     }
 
-    /// The hunt: the secret's text, a value typed for it and one planted under its name.
+    /// The hunt: the secret's text, a value typed for it and values planted under its name, flat
+    /// and nested (`{"database": {"password": …}}`, which the program's provider takes for it).
     ///
-    /// Counted in everything the command prints and writes: zero outside the secret's own file.
+    /// Counted in everything the command prints and writes, and in every copy it hands the
+    /// editor: zero outside the secret's own file. Probe finding 3: the nested one was shown by
+    /// `read`, `read --origin`, `read --merged` and `export`, and `write database
+    /// '{"password": …}'` was taken; `defaults edit` handed the editor the flat one in clear.
     @Test func theSecretsTextIsInNoOutputOfTheCommand() async throws {
         try await withCommand { defaults in
             let secret = "S3cret-hunt-\(UUID().uuidString)"
             let typed = "typed-for-the-secret"
             let typedNumber = "987654321098"
             let planted = "planted-by-hand"
+            let nested = "planted-nested-by-hand"
             // The program's credential, in the folder its service reads, named in the
             // command's environment too.
             let credentials = defaults.configHome.appendingPathComponent("credentials", isDirectory: true)
             try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
             try Data(secret.utf8).write(to: credentials.appendingPathComponent("database.password"))
             let environment = ["CREDENTIALS_DIRECTORY": credentials.path]
-            try defaults.seed("app", #"{"port": 1, "database.password": "\#(planted)"}"#)
+            let seeded = #"""
+                {"port": 1, "database.password": "\#(planted)", "database": {"password": "\#(nested)", "host": "db"}}
+                """#
+            try defaults.seed("app", seeded)
             try Self.publishDatabasePassword("app", in: defaults)
             let importFile = defaults.configHome.appendingPathComponent("import.json")
             try Data(#"{"database.password": "\#(typed)", "port": 2}"#.utf8).write(to: importFile)
+            let importNested = defaults.configHome.appendingPathComponent("import-nested.json")
+            try Data(#"{"database": {"password": "\#(typed)"}, "port": 2}"#.utf8).write(to: importNested)
             let exportFile = defaults.configHome.appendingPathComponent("export.json")
-            let editor = defaults.configHome.appendingPathComponent("editor.sh")
-            try Data(
-                "set -e\nsed -i 's/\"port\" : 1/\"port\" : 3, \"database.password\" : \"\(typed)\"/' \"$1\"\n".utf8
+            // Every copy handed to an editor is kept here, for the count.
+            let handed = defaults.configHome.appendingPathComponent("handed-to-the-editor")
+            func editor(_ name: String, _ edit: String) throws -> String {
+                let script = defaults.configHome.appendingPathComponent(name + ".sh")
+                try Data("set -e\ncat \"$1\" >> '\(handed.path)'\n\(edit)\n".utf8).write(to: script)
+                return "/bin/sh " + script.path
+            }
+            // One that types the secret under its flat name, one under its nested name, one that
+            // changes only the port beside them.
+            let typesFlat = try editor(
+                "types-flat",
+                #"sed -i 's/"port" : 1/"port" : 3, "database.password" : "\#(typed)"/' "$1""#
             )
-            .write(to: editor)
-            let commands: [[String]] = [
-                ["read", "app"], ["read", "app", "database.password"], ["read", "app", "--merged"],
-                ["read", "app", "--origin"], ["read", "app", "database.password", "--origin"],
-                ["export", "app"], ["export", "app", exportFile.path],
-                ["describe", "app"], ["describe", "app", "database.password"], ["keys", "app", "--described"],
-                ["write", "app", "database.password", typed], ["write", "app", "database.password", typedNumber],
-                ["write", "app", "database.password", typed, "--force"],
-                ["write", "app", "database.password", "--string", typed], ["import", "app", importFile.path],
-                ["edit", "app"],
-            ]
+            let typesNested = try editor(
+                "types-nested",
+                #"sed -i 's/"host" : "db"/"host" : "db", "password" : "\#(typed)"/' "$1""#
+            )
+            let changesPort = try editor(
+                "changes-port",
+                #"sed -i -e 's/"port" : 1/"port" : 5/' -e 's/"db"/"db2"/' "$1""#
+            )
+            let commands: [(arguments: [String], editor: String)] =
+                [
+                    ["read", "app"], ["read", "app", "database.password"], ["read", "app", "--merged"],
+                    ["read", "app", "--origin"], ["read", "app", "database.password", "--origin"],
+                    ["read", "app", "database"], ["read", "app", "database", "--origin"],
+                    ["export", "app"], ["export", "app", exportFile.path],
+                    ["describe", "app"], ["describe", "app", "database.password"], ["keys", "app", "--described"],
+                    ["write", "app", "database.password", typed], ["write", "app", "database.password", typedNumber],
+                    ["write", "app", "database.password", typed, "--force"],
+                    ["write", "app", "database.password", "--string", typed], ["import", "app", importFile.path],
+                    ["write", "app", "database", #"{"password": "\#(typed)"}"#],
+                    ["write", "app", "database", #"{"password": \#(typedNumber)}"#, "--force"],
+                    ["import", "app", importNested.path],
+                ]
+                .map { ($0, typesFlat) } + [(["edit", "app"], typesFlat), (["edit", "app"], typesNested)]
             var printed: [String] = []
-            for arguments in commands {
+            for (arguments, editor) in commands {
                 let result = try await defaults.run(
                     arguments,
-                    environment: environment.merging(["VISUAL": "/bin/sh " + editor.path]) { $1 }
+                    environment: environment.merging(["VISUAL": editor]) { $1 }
                 )
                 printed += [result.output, result.errorOutput]
+                if arguments.first == "write" || arguments.first == "import" || arguments.first == "edit" {
+                    #expect(result.status == 2, "refused: \(arguments)")
+                }
             }
-            // A change made under the name while `watch` looks.
+            #expect(try defaults.bytes("app") == Data(seeded.utf8), "nothing was written")
+            // An edit beside them is applied, and the file keeps what it held under the names.
+            let edited = try await defaults.run(
+                ["edit", "app"],
+                environment: environment.merging(["VISUAL": changesPort]) { $1 }
+            )
+            #expect(edited.status == 0, "\(edited.errorOutput)")
+            printed += [edited.output, edited.errorOutput]
+            let file = try #require(
+                try JSONSerialization.jsonObject(with: defaults.bytes("app")) as? [String: Any]
+            )
+            #expect(file["port"] as? Int == 5)
+            #expect(file["database.password"] as? String == planted)
+            #expect((file["database"] as? [String: Any])?["password"] as? String == nested)
+            #expect((file["database"] as? [String: Any])?["host"] as? String == "db2")
+            // A change made under the names while `watch` looks.
             let watcher = try defaults.start(["watch", "app"], environment: environment)
             defer { watcher.send(SIGTERM) }
             #expect(await watcher.nextErrorLine()?.hasPrefix("defaults: watching ") == true)
             try defaults.seed("app", #"{"port": 1, "database.password": "\#(planted) again"}"#)
+            printed.append(await watcher.nextLine() ?? "")
+            printed.append(await watcher.nextLine() ?? "")
+            printed.append(await watcher.nextLine() ?? "")
+            try defaults.seed("app", #"{"port": 1, "database": {"password": "\#(nested) again"}}"#)
+            printed.append(await watcher.nextLine() ?? "")
             printed.append(await watcher.nextLine() ?? "")
             var files: [String] = []
             for file in [
@@ -207,14 +261,21 @@ import Glibc
             ] {
                 files.append((try? String(contentsOf: file, encoding: .utf8)) ?? "")
             }
+            let copies = try String(contentsOf: handed, encoding: .utf8)
+            #expect(copies.contains("\"port\""), "the editor was handed the copies: \(copies)")
             func count(_ text: String, in outputs: [String]) -> Int {
                 outputs.reduce(0) { $0 + $1.components(separatedBy: text).count - 1 }
             }
-            #expect(count(secret, in: printed + files) == 0)
-            #expect(count(typed, in: printed + files) == 0, "\(printed.filter { $0.contains(typed) })")
-            #expect(count(typedNumber, in: printed + files) == 0, "\(printed.filter { $0.contains(typedNumber) })")
-            #expect(count(planted, in: printed) == 0, "\(printed.filter { $0.contains(planted) })")
-            #expect(count(planted, in: [files[2]]) == 0, "the export leaves it out")
+            #expect(count(secret, in: printed + files + [copies]) == 0)
+            #expect(count(typed, in: printed + files + [copies]) == 0, "\(printed.filter { $0.contains(typed) })")
+            #expect(
+                count(typedNumber, in: printed + files + [copies]) == 0,
+                "\(printed.filter { $0.contains(typedNumber) })"
+            )
+            for text in [planted, nested] {
+                #expect(count(text, in: printed + [copies]) == 0, "\(text): \(printed.filter { $0.contains(text) })")
+                #expect(count(text, in: [files[2]]) == 0, "the export leaves it out")
+            }
         }
     }
 }
