@@ -115,17 +115,12 @@ extension EtcdBackend {
                 // paused before the next try like any other, never a loop of reconnections.
                 let reason = result.cancel_reason ?? "no reason given"
                 if reason.contains("permission denied") {
-                    // Etcd 3.4 says so too of a token it no longer takes; the next connection
-                    // logs in anew, so a refusal that lasts is the role's.
+                    // The role's doing: a token etcd no longer takes is "Unauthenticated … invalid
+                    // auth token" (measured on 3.4.23), and the next connection logs in anew.
                     let who = client.credentials.map { "user \"\($0.user)\"" } ?? "a client without a user"
-                    return (
-                        false,
-                        .fail(
-                            "etcd refused the watch: \(who) may not read \(prefix), or its token was refused (\(reason))"
-                        )
-                    )
+                    return (false, .refused("etcd refused the watch: \(who) may not read \(prefix) (\(reason))"))
                 }
-                return (false, .fail("etcd canceled the watch: \(reason)"))
+                return (false, .refused("etcd canceled the watch: \(reason)"))
             }
             if result.created == true {
                 // Another cluster now answers at the address (restored from a snapshot, or made
@@ -173,12 +168,14 @@ extension EtcdBackend {
     ///
     /// A failure is reported once every endpoint has failed in a row (and at least two tries have):
     /// a member left for another that answers is a recovery, not a problem for the error handler.
+    /// A run of failures reports each kind of problem once: etcd out of reach, then etcd refusing
+    /// the watch (a permission revoked while it was away) is two problems, each said once.
     private func watchEnded(failed error: (any Error)?) {
         let (delay, tell) = state.withLock { state -> (Int, Bool) in
             state.watch.connection = nil
             if state.watch.connected {
                 state.watch.failures = 0
-                state.watch.reported = false
+                state.watch.reported = []
                 // Ended by etcd's compaction (a reload follows, then a connection of its own
                 // choosing) or by the suite: no connection was lost.
                 if state.watch.next != -1, !state.watch.isStopped { state.watch.lost = true }
@@ -191,12 +188,14 @@ extension EtcdBackend {
                     // A refused password is reported once, by whoever met it first (the load,
                     // a commit, or here), and at once: no other member will take it.
                     tell = refusal.isNews && client.claimRefusalReport()
-                } else {
+                } else if let error {
+                    let problem: WatchProblem =
+                        (error as? EtcdClient.Failure)?.refusesWatch == true ? .refused : .unavailable
                     tell =
-                        error != nil && !state.watch.reported
+                        !state.watch.reported.contains(problem)
                         && state.watch.failures >= max(2, client.endpoints.count)
+                    if tell { state.watch.reported.insert(problem) }
                 }
-                if tell { state.watch.reported = true }
             }
             if state.watch.next != -1 || error != nil {
                 state.watch.index = (state.watch.index + 1) % client.endpoints.count

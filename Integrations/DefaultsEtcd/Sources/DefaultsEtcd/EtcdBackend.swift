@@ -103,9 +103,18 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
         /// Whether a connection that delivered was lost (not ended for a reload, nor stopped):
         /// the next one etcd creates is a reconnect.
         var lost = false
-        /// Whether this run of failures has been reported.
-        var reported = false
+        /// What this run of failures has been reported as: each kind once.
+        var reported: Set<WatchProblem> = []
         var connection: HTTPClient.Task<Void>?
+    }
+
+    /// What a run of the watch's failures is reported as, each once.
+    enum WatchProblem {
+        /// The watch could not connect, or its connection broke: a member out of reach, stalled,
+        /// without a leader.
+        case unavailable
+        /// A member answered, and refused the watch.
+        case refused
     }
 
     let state = Mutex(State())

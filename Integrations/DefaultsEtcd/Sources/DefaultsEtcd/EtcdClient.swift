@@ -286,6 +286,9 @@ final class EtcdClient: Sendable {
         var refusesCredentials = false
         /// Whether nobody reported this refusal of the password yet, when it was thrown.
         var isNews = true
+        /// Whether etcd answered and refused a watch (created it and canceled it at once: a
+        /// permission denied, a token refused): a problem of its own, not a member out of reach.
+        var refusesWatch = false
         var description: String { reason }
 
         /// The error of a call that failed so: a write refused when the password is.
@@ -366,6 +369,8 @@ final class EtcdClient: Sendable {
         case end
         /// Ends, failed for this reason.
         case fail(String)
+        /// Ends: etcd refused the watch, for this reason.
+        case refused(String)
     }
 
     /// The endpoint to watch from first.

@@ -177,7 +177,11 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
         if let error = message.error {
             throw EtcdClient.Failure(reason: "\(endpoint) ended the watch: \(error.text ?? "an error")")
         }
-        if case .fail(let reason) = receive(message) { throw EtcdClient.Failure(reason: reason) }
+        switch receive(message) {
+        case .more, .end: return
+        case .fail(let reason): throw EtcdClient.Failure(reason: reason)
+        case .refused(let reason): throw EtcdClient.Failure(reason: reason, refusesWatch: true)
+        }
     }
 
     /// Takes one line of the stream; `false` once the watch has ended.
@@ -202,6 +206,9 @@ final class WatchStream: HTTPClientResponseDelegate, Sendable {
         case .fail(let reason):
             state.withLock { $0.ended = true }
             task.fail(reason: EtcdClient.Failure(reason: reason))
+        case .refused(let reason):
+            state.withLock { $0.ended = true }
+            task.fail(reason: EtcdClient.Failure(reason: reason, refusesWatch: true))
         }
         return false
     }

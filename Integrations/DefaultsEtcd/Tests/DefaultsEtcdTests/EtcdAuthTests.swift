@@ -193,6 +193,89 @@ import Testing
         #expect(problems.all.count == 1, "\(problems.all)")
     }
 
+    @Test func aPermissionRevokedWhileTheWatchIsAwayIsReportedAsSuchAfterTheOutageAndOnce() async throws {
+        let server = try Self.serverWithUsers()
+        let backend = EtcdBackend(
+            endpoints: [server.clientURL],
+            prefix: Self.prefix,
+            cache: .none,
+            credentials: EtcdCredentials(user: "reader", password: "reader-pw")
+        )
+        let problems = Received<String>()
+        let suite = Defaults.Suite(backend: backend) { problems.append($0.description) }
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        #expect(suite[rateLimit] == 200)
+        #expect(await eventually { backend.watchConnectionsForTesting == 1 })
+        // The role loses its permission (the watch running goes on), and etcd restarts: the watch
+        // must connect again, and meets the outage first, reported as such.
+        _ = try etcdctl(
+            server,
+            Self.root + ["role", "revoke-permission", "readonly", "--prefix=true", Self.prefix]
+        )
+        server.stop()
+        #expect(await problems.wait(forCount: 1))
+        #expect(problems.all.first?.contains("the watch of etcd stopped") == true, "\(problems.all)")
+        try server.start()
+        // etcd answers again, and refuses the watch: that is the problem now, reported once, not
+        // left behind the outage's "reconnecting".
+        #expect(await problems.wait(forCount: 2))
+        #expect(problems.all.last?.contains("user \"reader\" may not read \(Self.prefix)") == true, "\(problems.all)")
+        let failures = backend.watchFailuresForTesting
+        #expect(await eventually { backend.watchFailuresForTesting >= failures + 3 })
+        #expect(problems.all.count == 2, "\(problems.all)")
+        // The permission granted again: the watch goes on, with nothing more to report.
+        _ = try etcdctl(
+            server,
+            Self.root + ["role", "grant-permission", "readonly", "--prefix=true", "read", Self.prefix]
+        )
+        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "300"])
+        #expect(await suite.waitForValue(rateLimit, 300))
+        #expect(problems.all.count == 2, "\(problems.all)")
+    }
+
+    @Test func aPasswordChangedWhileTheWatchIsAwayIsReportedAfterTheOutageAndOnce() async throws {
+        // Tokens that expire after 2 s of disuse: the one held before the outage is long dead
+        // when the watch connects again.
+        let server = try Self.serverWithUsers(arguments: ["--auth-token-ttl", "2"])
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let passwordFile = try write("writer-pw\n", to: "password", in: folder)
+        let backend = EtcdBackend(
+            endpoints: [server.clientURL],
+            prefix: Self.prefix,
+            cache: .none,
+            credentials: EtcdCredentials(user: "writer", passwordFile: passwordFile)
+        )
+        let problems = Received<String>()
+        let suite = Defaults.Suite(backend: backend) { problems.append($0.description) }
+        let rateLimit = Defaults.Key<Int>("rateLimit", default: 100, suite: suite)
+        #expect(suite[rateLimit] == 200)
+        #expect(await eventually { backend.watchConnectionsForTesting == 1 })
+        // An operator changes the user's password, and etcd restarts before the file is mended.
+        _ = try etcdctl(
+            endpoints: [server.clientURL],
+            Self.root + ["user", "passwd", "writer", "--interactive=false"],
+            input: "writer-pw-2\n"
+        )
+        server.stop()
+        #expect(await problems.wait(forCount: 1))
+        #expect(problems.all.first?.contains("the watch of etcd stopped") == true, "\(problems.all)")
+        try server.start()
+        #expect(await problems.wait(forCount: 2))
+        #expect(
+            problems.all.last?.contains("etcd refused the password of user \"writer\" (password in") == true,
+            "\(problems.all)"
+        )
+        let failures = backend.watchFailuresForTesting
+        #expect(await eventually { backend.watchFailuresForTesting >= failures + 3 })
+        #expect(problems.all.count == 2, "\(problems.all)")
+        // The file mended: the watch logs in at its next try, with nothing more to report.
+        _ = try write("writer-pw-2\n", to: "password", in: folder)
+        _ = try etcdctl(server, Self.root + ["put", "\(Self.prefix)rateLimit", "300"])
+        #expect(await suite.waitForValue(rateLimit, 300))
+        #expect(problems.all.count == 2, "\(problems.all)")
+    }
+
     @Test func overTLSWithAuthenticationAClientCertificateMustHaveNoCommonName() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
