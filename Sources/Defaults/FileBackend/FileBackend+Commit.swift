@@ -130,6 +130,9 @@ extension FileBackend {
             $0.writesBlocked = false
             $0.restore = nil
         }
+        // The commit read the file well and wrote it: an unreadable one the watch reported is
+        // gone, though its events may have come too late to show it. Back again, it is news.
+        reloads.withLock { $0[0].fileWasWritten() }
         // Reported once the outcome is known, so a handler that looks finds the new file.
         if let movedAside { reportInBackground(movedAside.brokeWhileOpen) }
         return brought

@@ -93,6 +93,12 @@ struct FileChangeMachine: Sendable {
         }
     }
 
+    /// This process wrote the file, having read it well: an unreadable file reported before is
+    /// gone, so finding one again is reported, though no event in between found it readable.
+    mutating func fileWasWritten() {
+        reportedUnreadable = false
+    }
+
     private mutating func found(_ finding: Finding) -> Action {
         switch finding {
         case .unchanged:
