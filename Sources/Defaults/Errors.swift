@@ -49,7 +49,9 @@ extension Defaults {
         /// The file `url`, which holds the value of the secret key `key`, exists but cannot be read
         /// (`reason` says why; never what the file holds): it cannot be opened or read, it is not
         /// a regular file (a FIFO, a device, a socket, a directory), it is larger than 64 KiB, or
-        /// it is not UTF-8 text. Reported once while it stays so. The key keeps the value it last
+        /// it is not UTF-8 text; or the secrets directory is no directory (a file, a FIFO, a
+        /// device), or `$CREDENTIALS_DIRECTORY` is not an absolute path. Reported once while it
+        /// stays so. The key keeps the value it last
         /// read from a good file (its default, when it read none yet) until the file reads again.
         case unreadableSecret(key: String, url: URL, reason: String)
         /// The member `""` of the system file at `url`, where it lists the keys it locks, is not

@@ -79,6 +79,71 @@ import Glibc
         }
     }
 
+    /// What a test names as `$CREDENTIALS_DIRECTORY`.
+    enum DirectoryObstacle: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case regularFile, fifo, device, relativePath, missing
+
+        var testDescription: String { rawValue }
+
+        /// Puts it at `url`; returns the value of `$CREDENTIALS_DIRECTORY` that names it.
+        func make(at url: URL) throws -> String {
+            switch self {
+            case .regularFile: try Data("not a folder".utf8).write(to: url)
+            case .fifo: try makeFIFO(at: url)
+            case .device:
+                try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "/dev/null")
+            case .relativePath:
+                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+                return url.lastPathComponent
+            case .missing: break
+            }
+            return url.path
+        }
+
+        /// What the report says; `nil` when nothing is reported (a folder not there yet holds no
+        /// file, and the key reads its default, as without one).
+        var reported: String? {
+            switch self {
+            case .regularFile: "holds no files: it is a regular file, not a directory"
+            case .fifo: "holds no files: it is a FIFO (a named pipe), not a directory"
+            case .device: "holds no files: it is a character device, not a directory"
+            case .relativePath: #"$CREDENTIALS_DIRECTORY is "credentials", not an absolute path"#
+            case .missing: nil
+            }
+        }
+    }
+
+    /// A service whose `$CREDENTIALS_DIRECTORY` is no directory it can read secrets from starts,
+    /// says so once, and its secret reads the default.
+    ///
+    /// Probe: a file, a FIFO or a device in the folder's place, or a relative path, was passed
+    /// over in silence, and every secret read its default with nothing said.
+    @Test(arguments: DirectoryObstacle.allCases)
+    func aSecretsDirectoryThatIsNoDirectoryIsReportedOnceAndTheServiceStarts(
+        _ obstacle: DirectoryObstacle
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let credentials = directory.appendingPathComponent("credentials", isDirectory: false)
+            let named = try obstacle.make(at: credentials)
+            defer { releaseFIFO(at: credentials) }
+            let result = try await HelperProcess.run(
+                ["secret-service", directory.appendingPathComponent("settings.json").path, "database.password"],
+                environment: ["CREDENTIALS_DIRECTORY": named]
+            )
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(result.lines.contains("listening on 8080"), "\(result.output)")
+            #expect(result.lines.contains("reads the default"), "\(result.output)")
+            let reports = result.lines.filter { $0.hasPrefix("error ") }
+            if let reported = obstacle.reported {
+                #expect(reports.count == 1, "\(reports)")
+                #expect(reports.first?.contains(reported) == true, "\(reports)")
+                #expect(reports.first?.contains("\"database.password\"") == true, "\(reports)")
+            } else {
+                #expect(reports.isEmpty, "\(reports)")
+            }
+        }
+    }
+
     /// A settings file, a secrets folder holding `password` = "first", and a suite reading it.
     private struct Fixture {
         let secrets: URL

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The secret keys of a suite, and what their files hold: a layer above every other, which is read
 /// from files and never stored.
 ///
@@ -97,6 +103,25 @@ struct Secrets: Sendable {
         !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
     }
 
+    /// The value of `$CREDENTIALS_DIRECTORY` when it is set but not an absolute path, so no secret
+    /// is read from it.
+    static func relativeCredentialsDirectory(environment: [String: String]) -> String? {
+        guard let path = environment["CREDENTIALS_DIRECTORY"], !path.isEmpty, !path.hasPrefix("/") else { return nil }
+        return path
+    }
+
+    /// Why `directory`, where the secrets are read from, holds none: it is there, and it is not a
+    /// directory (a file, a FIFO, a device; looked at without opening it). `nil` when it is a
+    /// directory or is not there at all.
+    static func notADirectory(_ directory: URL) -> String? {
+        var info = stat()
+        guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { return nil }
+        let kind =
+            FileKind.refusal(of: info.st_mode)?.replacingOccurrences(of: "a regular file", with: "a directory")
+            ?? "it is a regular file, not a directory"
+        return "the secrets directory \(directory.path) holds no files: \(kind)"
+    }
+
     /// Reads the secret `name` from `directory`: the file's text, less one line ending at its end
     /// (as `echo` and most editors leave one); `nil` when there is no directory or no such file
     /// (a link that leads nowhere included).
@@ -105,20 +130,30 @@ struct Secrets: Sendable {
     /// see ``FileStorage/contents(atPath:directoryIsMissing:limit:)``.
     ///
     /// - Throws: ``Defaults/StorageError/unreadableSecret(key:url:reason:)`` when the file exists
-    ///   and cannot be read, is not a regular file, is too large, or is not UTF-8 text. The error
-    ///   never holds the file's contents.
+    ///   and cannot be read, is not a regular file, is too large, or is not UTF-8 text; and when
+    ///   the directory is no directory (a file, a FIFO, a device), or `$CREDENTIALS_DIRECTORY`
+    ///   names none but is not an absolute path. The error never holds the file's contents.
     static func read(_ name: String, in directory: URL?) throws(Defaults.StorageError) -> JSONValue? {
-        guard let directory else { return nil }
+        guard let directory else {
+            let environment = ProcessInfo.processInfo.environment
+            guard let relative = relativeCredentialsDirectory(environment: environment) else { return nil }
+            throw .unreadableSecret(
+                key: name,
+                url: URL(fileURLWithPath: name, relativeTo: URL(fileURLWithPath: relative, isDirectory: true)),
+                reason: "$CREDENTIALS_DIRECTORY is \"\(relative)\", not an absolute path, so no secret is read from it"
+            )
+        }
         let url = directory.appendingPathComponent(name, isDirectory: false)
-        let bytes: [UInt8]
+        let read: [UInt8]?
         do {
-            guard let read = try FileStorage.contents(atPath: url.path, directoryIsMissing: false, limit: .secret)
-            else {
-                return nil
-            }
-            bytes = read
+            read = try FileStorage.contents(atPath: url.path, directoryIsMissing: false, limit: .secret)
         } catch {
             throw .unreadableSecret(key: name, url: url, reason: "\(error)")
+        }
+        guard let bytes = read else {
+            // No file: none there, or no directory to hold one.
+            if let reason = notADirectory(directory) { throw .unreadableSecret(key: name, url: url, reason: reason) }
+            return nil
         }
         guard var text = String(validating: bytes, as: UTF8.self) else {
             throw .unreadableSecret(key: name, url: url, reason: "the file is not UTF-8 text")

@@ -202,7 +202,7 @@ extension DefaultsProvider: ConfigProvider {
     private func currentSnapshot() -> DefaultsSnapshot {
         let suite = suite
         return DefaultsSnapshot(
-            values: suite.storedValues(),
+            storedValues: suite.storedValues(),
             // Asked of the suite: a secret without a file has no value, and its name still
             // answers nothing else. A key made secret later is a secret in older snapshots too.
             isSecret: { suite.isSecret(named: $0) },

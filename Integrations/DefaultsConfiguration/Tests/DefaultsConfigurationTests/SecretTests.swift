@@ -117,6 +117,28 @@ import Testing
         }
     }
 
+    /// A snapshot's values leave a secret out under its every name, and it still answers the secret.
+    ///
+    /// Probe finding 3c: `DefaultsSnapshot.values`, public, held the secret's text under its name,
+    /// unmarked, and what the settings file planted under its nested name. Both are left out; the
+    /// snapshot still answers the secret, and the members beside it.
+    @Test func aSnapshotsValuesLeaveASecretOutUnderEveryNameAndItStillAnswersIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, fileText: "from-the-file")
+            let snapshot = try #require(DefaultsProvider(suite: fixture.suite).snapshot() as? DefaultsSnapshot)
+            #expect(snapshot.values["database.password"] == nil, "\(snapshot.values)")
+            #expect(snapshot.values["database"] == .object(["host": .string("db")]), "\(snapshot.values)")
+            #expect(
+                snapshot.values["service"] == .object(["database": .object(["password": .string("planted-deep")])]),
+                "another key's nesting is not the secret's"
+            )
+            let answer = try snapshot.value(forKey: ["database", "password"], type: .string)
+            #expect(answer.value?.content == .string("from-the-file"))
+            #expect(answer.value?.isSecret == true)
+            #expect(try snapshot.value(forKey: ["database", "host"], type: .string).value?.content == .string("db"))
+        }
+    }
+
     /// The hunt: the secret's text, and the texts planted under its name.
     ///
     /// Counted in everything the provider and a `ConfigReader` over it print: zero.
@@ -145,6 +167,12 @@ import Testing
                     }
                     var dumped = ""
                     dump(snapshot, to: &dumped)
+                    printed.append(dumped)
+                    // Probe finding 3c: a snapshot's public values held the secret's text.
+                    let values = try #require(snapshot as? DefaultsSnapshot).values
+                    printed.append(String(describing: values))
+                    dumped = ""
+                    dump(values, to: &dumped)
                     printed.append(dumped)
                 }
             }
