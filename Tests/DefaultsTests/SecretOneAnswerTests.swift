@@ -117,7 +117,12 @@ import Testing
             }
             printed += fixture.errors.errors.map(\.description)
             for text in ["s3cret", "typed-by-hand"] {
-                #expect(!printed.contains { $0.contains(text) }, "\(text): \(printed.filter { $0.contains(text) })")
+                // Where it was found: which of the texts, and the line that holds it.
+                let found = printed.enumerated().compactMap { index, item -> String? in
+                    guard let line = item.split(separator: "\n").first(where: { $0.contains(text) }) else { return nil }
+                    return "#\(index): \(line)"
+                }
+                #expect(found.isEmpty, "\(text) in \(found)")
             }
         }
     }

@@ -110,9 +110,10 @@ struct Secrets: Sendable {
         return path
     }
 
-    /// Why `directory`, where the secrets are read from, holds none: it is there, and it is not a
-    /// directory (a file, a FIFO, a device; looked at without opening it). `nil` when it is a
-    /// directory or is not there at all.
+    /// Why the secrets directory `directory` holds none: it is there, and is no directory.
+    ///
+    /// A file, a FIFO, a device: looked at without opening it. `nil` when it is a directory or is
+    /// not there at all.
     static func notADirectory(_ directory: URL) -> String? {
         var info = stat()
         guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { return nil }
