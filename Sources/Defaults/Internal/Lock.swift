@@ -36,6 +36,12 @@ package final class Lock<Value>: @unchecked Sendable {  // `value` is only touch
         return try body(&value)
     }
 }
+
+/// Shows nothing of the value, as `Mutex` shows nothing: `dump` of a suite must not print what
+/// the lock guards (a secret's text among it), nor read it without the lock.
+extension Lock: CustomReflectable {
+    package var customMirror: Mirror { Mirror(self, children: []) }
+}
 #else
 /// The lock around the package's shared state: `Synchronization.Mutex`.
 ///
