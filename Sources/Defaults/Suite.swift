@@ -57,6 +57,8 @@ extension Defaults {
                 }
             self.init(store: store, location: location, errorHandler: errorHandler)
             guard !problems.isEmpty else { return }
+            // A commit that fails the same way later is not reported again.
+            for problem in problems { store.noteLoadProblem(problem) }
             // The standard suite is built inside Swift's one-time initialisation of a static,
             // which holds a lock: a handler that read `.standard` would wait forever.
             if reportsLoadProblemsLater {
@@ -73,7 +75,10 @@ extension Defaults {
             guard store.detach(ObjectIdentifier(self)), store.commitsLater else { return }
             // The last suite on the file or backend: write what is pending now, and report to this suite.
             // To the handler only: a problem observer must not be handed a suite being released.
-            if case .failure(let error) = store.flushNow() { (errorHandler ?? Defaults.errorHandler)(error) }
+            // Once while it lasts: not when a commit or the backend reported the same failure.
+            if case .failure(let error) = store.flushNow(), store.reportsCommitFailure(error) {
+                (errorHandler ?? Defaults.errorHandler)(error)
+            }
         }
 
         /// Creates a suite stored in the file at `fileURL`, reading it now if it exists.

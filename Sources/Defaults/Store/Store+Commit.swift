@@ -49,6 +49,13 @@ extension Store {
         reportInBackground(error)
     }
 
+    /// Notes that loading the store found `problem` and its opener reports it: a commit that fails
+    /// the same way says nothing new (``FlushMachine/reportsBackendProblem(_:)``).
+    func noteLoadProblem(_ problem: Defaults.StorageError) {
+        let text = problem.description
+        state.withLock { _ = $0.flush.reportsBackendProblem(text) }
+    }
+
     /// The backend reported values: what it reported as a problem before is behind it.
     private func backendReadWell() {
         state.withLock { $0.flush.backendReadWell() }

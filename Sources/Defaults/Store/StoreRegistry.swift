@@ -95,7 +95,8 @@ enum StoreRegistry {
     static func commitAll() {
         let open = stores.withLock { $0.values.compactMap(\.object) }
         for store in open {
-            guard case .failure(let error) = store.flushNow() else { continue }
+            // Once while it lasts: not when a commit or the backend reported the same failure.
+            guard case .failure(let error) = store.flushNow(), store.reportsCommitFailure(error) else { continue }
             // Now, on this thread: a queue would not run again before the process ends.
             for handler in store.errorHandlers { handler(error) }
         }
