@@ -118,10 +118,13 @@ import Testing
             printed += fixture.errors.errors.map(\.description)
             for text in ["s3cret", "typed-by-hand"] {
                 // Where it was found: which of the texts, and the line that holds it.
-                let found = printed.enumerated().compactMap { index, item -> String? in
-                    guard let line = item.split(separator: "\n").first(where: { $0.contains(text) }) else { return nil }
-                    return "#\(index): \(line)"
-                }
+                let found = printed.enumerated()
+                    .compactMap { index, item -> String? in
+                        guard let line = item.split(separator: "\n").first(where: { $0.contains(text) }) else {
+                            return nil
+                        }
+                        return "#\(index): \(line)"
+                    }
                 #expect(found.isEmpty, "\(text) in \(found)")
             }
         }
