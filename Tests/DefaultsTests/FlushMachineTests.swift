@@ -211,4 +211,19 @@ import Testing
         reported.append(machine.reportsFailure("it is a socket"))
         #expect(reported == [true, false, true, false, true, true])
     }
+
+    /// The open reported an unreadable file, and the file's watch finds it so again: one problem.
+    /// (A program writing over a settings file linked to /etc/passwd printed it twice, slowed
+    /// under ThreadSanitizer so the watch's retries ended before it exited.)
+    @Test func aProblemTheBackendReportsAgainIsNotReportedAgainUntilItReadWell() {
+        var machine = FlushMachine()
+        var reported: [Bool] = []
+        reported.append(machine.reportsBackendProblem("it is a symlink"))
+        reported.append(machine.reportsBackendProblem("it is a symlink"))
+        reported.append(machine.reportsFailure("it is a symlink"))
+        reported.append(machine.reportsBackendProblem("it is a symlink"))
+        machine.backendReadWell()
+        reported.append(machine.reportsBackendProblem("it is a symlink"))
+        #expect(reported == [true, false, false, false, true])
+    }
 }

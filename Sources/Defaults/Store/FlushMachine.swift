@@ -113,11 +113,12 @@ struct FlushMachine {
 
     /// The backend reported `problem` (its text): whether to pass it on.
     ///
-    /// Not when a commit reported the same failure and none has succeeded since; the backend
-    /// reports each of its problems once itself.
+    /// Not when a commit reported the same failure and none has succeeded since, nor when the
+    /// backend (or the open) reported it already and has read well neither since: a file its watch
+    /// finds as the open found it is one problem.
     mutating func reportsBackendProblem(_ problem: String) -> Bool {
-        backendProblem = problem
-        return problem != reportedFailure
+        defer { backendProblem = problem }
+        return problem != reportedFailure && problem != backendProblem
     }
 
     /// The backend reported values it read well: a problem it reported is behind it.
