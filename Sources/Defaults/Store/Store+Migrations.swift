@@ -37,9 +37,11 @@ extension Store {
                     convertsOwnName ? scope.storedValue(named: name.text) : nil
                 )
             }
+            // Checked again once the values changed; made again only when the record did.
             if state.recordIndex?.generation != state.generation {
-                let ids = Defaults.Suite.recordedMigrations(in: state.values[Defaults.Suite.migrationRecordName])
-                state.recordIndex = (state.generation, RecordIndex(ids))
+                let record = state.values[Defaults.Suite.migrationRecordName]
+                let index = state.recordIndex.flatMap { $0.index.isIndex(of: record) ? $0.index : nil }
+                state.recordIndex = (state.generation, index ?? RecordIndex(record))
             }
             guard state.recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
                 return (false, false, nil)

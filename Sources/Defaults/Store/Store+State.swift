@@ -84,7 +84,8 @@ extension Store {
         var secrets: Secrets?
         /// The key migrations read through rather than applied; `nil` until one is.
         var migrationLayer: MigrationLayer?
-        /// The ids the record of migrations lists, as of a ``generation``; `nil` until asked.
+        /// The ids the record of migrations lists, known current as of a ``generation``; `nil`
+        /// until asked.
         var recordIndex: (generation: UInt64, index: RecordIndex)?
         /// Why this process may not write the suite's file, when it may not.
         var readOnlyReason: String?
