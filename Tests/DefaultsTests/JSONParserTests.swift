@@ -114,6 +114,39 @@ import Testing
         }
     }
 
+    /// A string's plain bytes are scanned eight at a time: each byte that ends a run (quote,
+    /// backslash, control character) or is not ASCII, at every place in and around a word, is
+    /// still seen.
+    @Test func everyPlaceOfAByteThatEndsARunOrIsNotASCIIIsSeen() throws {
+        let plain = Array("abcdefghijklmnopqrstuvwx".utf8)
+        for place in 0..<plain.count {
+            for (inserted, expected) in [
+                (Array("\\\"".utf8), "\""), (Array("\\n".utf8), "\n"), (Array("é".utf8), "é"),
+                (Array("😀".utf8), "😀"), ([0x7F], "\u{7F}"),
+            ] as [([UInt8], String)] {
+                var bytes = plain
+                bytes.insert(contentsOf: inserted, at: place)
+                let text =
+                    String(decoding: plain[..<place], as: UTF8.self) + expected
+                    + String(decoding: plain[place...], as: UTF8.self)
+                #expect(try JSONParser.parse([0x22] + bytes + [0x22]) == .string(text))
+            }
+            for control: UInt8 in [0x00, 0x0A, 0x1F] {
+                var bytes = plain
+                bytes.insert(control, at: place)
+                #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22] + bytes + [0x22]) }
+            }
+            for invalid: [UInt8] in [[0xFF], [0xC3], [0x80]] {
+                var bytes = plain
+                bytes.insert(contentsOf: invalid, at: place)
+                #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22] + bytes + [0x22]) }
+            }
+            // The closing quote at every place: the string ends there.
+            let ended = Array(plain[..<place])
+            #expect(try JSONParser.parse([0x22] + ended + [0x22]) == .string(String(decoding: ended, as: UTF8.self)))
+        }
+    }
+
     @Test func validDocumentsParseToTheirValues() throws {
         let text = """
              \t\r

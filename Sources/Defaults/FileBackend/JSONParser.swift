@@ -306,6 +306,14 @@ struct JSONParser {
         while true {
             // The plain bytes of a run in one tight loop; whether they are all ASCII is one OR.
             var seen: UInt8 = 0
+            var seenWords: UInt64 = 0
+            // Eight bytes at a time while none of them ends the run.
+            while index + 8 <= count {
+                let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                guard !Self.endsRun(word) else { break }
+                seenWords |= word
+                index += 8
+            }
             while index < count {
                 let byte = buffer[index]
                 if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
@@ -313,6 +321,7 @@ struct JSONParser {
                 index += 1
             }
             guard index < count else { throw failure("unterminated string") }
+            if seenWords & 0x8080_8080_8080_8080 != 0 { seen |= 0x80 }
             let byte = buffer[index]
             if byte == UInt8(ascii: "\"") {
                 let run = try string(from: runStart, to: index, isASCII: seen < 0x80)
@@ -367,6 +376,22 @@ struct JSONParser {
     ///
     /// ASCII needs no validation; anything else is validated strictly (`String(decoding:)` would
     /// silently repair invalid UTF-8, and the file would then not be what it says).
+    /// Whether any of the eight bytes of `word` ends a run of a string's plain bytes: a quote, a
+    /// backslash or a control character (bytes of 0x80 and above never do).
+    ///
+    /// Each test sets a byte's high bit where that byte is the one sought, and may set it for a
+    /// byte above one that is, never when none is (the classic "has a zero byte" test).
+    private static func endsRun(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+        let quote = hasZeroByte(word ^ (ones &* 0x22))
+        let backslash = hasZeroByte(word ^ (ones &* 0x5C))
+        // A byte below 0x20, among bytes below 0x80: subtracting 0x20 from it borrows.
+        let control = (word &- ones &* 0x20) & ~word & highs
+        return quote | backslash | control != 0
+    }
+
     private func string(from start: Int, to end: Int, isASCII: Bool) throws(Failure) -> String {
         let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
         if isASCII { return String(decoding: run, as: UTF8.self) }

@@ -47,7 +47,7 @@ extension Store {
                 return (false, false, nil)
             }
             return (
-                true, formerly.contains { $0 != name.text && state.values[$0] != nil },
+                true, formerly.contains { $0 != name.text && state.values.index(forKey: $0) != nil },
                 convertsOwnName ? state.values[name.text] : nil
             )
         }
