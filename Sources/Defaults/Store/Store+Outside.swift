@@ -27,67 +27,17 @@ extension Store {
         // reference to an observer that stopped meanwhile may be here. Its release can release a
         // suite, which commits (taking the gate the caller holds), so it happens on the delivery
         // queue with `dropped`.
-        var listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)] = []
-        let (changes, suiteObservers) = state.withLock {
-            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
-            if let revision {
-                // A whole report is the backend's word on everything, even at an older revision
-                // (its history began again: a database restored from a backup); a report of some
-                // keys is dropped unless it is newer.
-                if !isWhole, let known = state.backendRevision, revision <= known { return ([:], nil) }
-                state.backendRevision = revision
-            }
-            var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
-            listed.reserveCapacity(values.count)
-            let hasLocalChanges = state.isDirty
-            // What is kept beside a changed key, found with one search; only for keys that
-            // changed, and searched by a name hashed once.
-            func consider(_ name: String, _ new: JSONValue?) {
-                let old = state.values[name]
-                guard old != new else { return }
-                let entry = state.keys[Defaults.Suite.HashedName(name)]
-                guard !hasLocalChanges || entry?.isChanged != true else { return }
-                if !found.refused.isEmpty, let new, found.refused[name] == new, !state.isLocked(name) {
-                    // Of none of the types the key is read as: memory takes the value as
-                    // stored (a write, or an exclusive commit's compare, is made against it), and
-                    // reads keep the last good one, which was the old value, and nobody is told.
-                    let kept = entry?.decoded.map { $0.box != nil } ?? false
-                    if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
-                    listed.append((name, new, nil))
-                    return
-                }
-                // What reads see of the key: a locked key does not change, and a system
-                // file's value stands in for the user's where the user's file has none.
-                let seenOld = state.layeredValue(named: name, stored: old)
-                let seenNew = state.layeredValue(named: name, stored: new)
-                guard state.layering.isDisjoint(with: .seenByReads) || (!state.isLocked(name) && seenOld != seenNew)
-                else {
-                    listed.append((name, new, nil))
-                    return
-                }
-                let change = Defaults.StoredChange(
-                    old: seenOld,
-                    new: seenNew,
-                    oldDecoded: entry?.decoded,
-                    // Decoded from the stored value, which reads see when no layer is there.
-                    newDecoded: state.layering.contains(.systemFiles) || state.isSecret(name)
-                        || found.decoded.isEmpty ? nil : found.decoded[name],
-                    observers: entry?.observers
-                )
-                listed.append((name, new, change))
-            }
-            for (name, new) in values { consider(name, new) }
-            if isWhole {
-                var gone: [String] = []
-                for name in state.values.keys where values.index(forKey: name) == nil && !kept.contains(name) {
-                    gone.append(name)
-                }
-                for name in gone { consider(name, nil) }
-            }
-            for (name, good) in keptGood {
-                dropped.append(state.keepDecoded(good, for: Defaults.Suite.HashedName(name)))
-            }
-            return Self.take(listed, into: &state, dropping: &dropped)
+        var listed: [Store.State.Listed] = []
+        let (changes, suiteObservers) = state.withLock { state in
+            state.absorb(
+                values,
+                isWhole: isWhole,
+                revision: revision,
+                leaving: kept,
+                found: found,
+                listing: &listed,
+                dropping: &dropped
+            )
         }
         let observed = listed.compactMap(\.change)
         listed = []
@@ -108,47 +58,6 @@ extension Store {
         if hasMigrationLayer.load(ordering: .acquiring), changesMigrationSources(values.keys, isWhole: isWhole) {
             refreshMigrationLayer()
         }
-    }
-
-    /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
-    /// and returns the changes someone can be told of, with the observers of the whole suite; what
-    /// leaves memory goes into `dropped`, for the caller to release after the lock.
-    @inline(__always)
-    static func take(
-        _ listed: [(name: String, stored: JSONValue?, change: Defaults.StoredChange?)],
-        into state: inout Store.State,
-        dropping dropped: inout [Defaults.Suite.CacheEntry?]
-    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
-        guard !listed.isEmpty else { return ([:], nil) }
-        // The event lists only changes someone can be told of: those of observed keys,
-        // unless a sink gets every change or the whole suite is observed. A file of thousands of
-        // keys nobody observes makes no event of thousands of changes.
-        let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
-        state.values.reserveCapacity(state.values.count + listed.count)
-        var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
-        for (name, stored, change) in listed {
-            state.values[name] = stored
-            // A change reads do not see keeps the key's decoded value and tells nobody.
-            guard let change else { continue }
-            // Only a key that had a decoded value kept has one to forget; one decoded from the
-            // new value is kept in its place.
-            if let newDecoded = change.newDecoded {
-                dropped.append(state.keepDecoded(newDecoded, for: Defaults.Suite.HashedName(name)))
-            } else if change.oldDecoded != nil {
-                dropped.append(state.forgetDecoded(name))
-            }
-            if isAllReported || change.observers != nil {
-                changes[name] = change
-            } else if change.oldDecoded != nil {
-                dropped.append(change.oldDecoded)
-            }
-        }
-        state.generation &+= 1
-        guard !changes.isEmpty else { return ([:], nil) }
-        guard state.layering.contains(.overrides) else { return (changes, state.suiteObservers) }
-        let reported = state.reported(changes)
-        for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
-        return (reported, state.suiteObservers)
     }
 
     /// Makes the system file at `index` bring `layer` now, and reports the keys whose reads change

@@ -26,35 +26,7 @@ extension Store {
     // Inlined into the suite's read or write: a call of its own cost the hot path instructions.
     @inline(__always)
     func lookup(named name: HashedName, typeID: ObjectIdentifier, in suite: Defaults.Suite) -> Lookup {
-        state.withLock { state in
-            if state.layering.contains(.overrides),
-                let overridden = Self.overrideLookup(&state, named: name.text, typeID: typeID)
-            {
-                return overridden
-            }
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                // A secret's read is its file's: what is stored under its name is not read.
-                let stored = scope.storedValue(named: name.text, countsRead: !state.isSecret(name.text))
-                // A key the transaction has not written reads as it does outside: its decoded
-                // value is that of what is stored (or the last good one, when a value of another
-                // type was kept out).
-                if stored == state.values[name.text], let index = state.keys.index(forKey: name),
-                    let box = State.decodedBox(&state.keys.values[index], as: typeID)
-                {
-                    return .cached(box)
-                }
-                guard let json = state.layeredValue(named: name.text, stored: stored) else { return .absent }
-                return .uncached(Box(json))
-            }
-            if let index = state.keys.index(forKey: name) {
-                // The entry is lent in place (`inout`); read as a value, all of it would be
-                // copied, and its observers retained and released, on every read.
-                if let box = State.decodedBox(&state.keys.values[index], as: typeID) { return .cached(box) }
-            }
-            // The decoded value kept is that of what reads see, system files and locks included.
-            guard let json = state.layeredValue(named: name.text) else { return .absent }
-            return .decode(Box(json), generation: state.generation)
-        }
+        state.withLock { $0.lookup(named: name, typeID: typeID, in: suite) }
     }
 
     /// What `lookup` finds when `name` has an override; `nil` when it has none.
@@ -151,40 +123,49 @@ extension Store {
     /// The layer that sets the stored value `name` now, before any decoding; inside a transaction
     /// of `suite` on this task, the transaction's view.
     func source(ofValueNamed name: String, in suite: Defaults.Suite) -> Defaults.ValueSource {
-        state.withLock { state -> Defaults.ValueSource in
-            if let secrets = state.secrets, let value = secrets.values[name] {
-                guard value != nil, let file = secrets.fileURL(of: name) else { return .defaultValue }
-                return .secret(file)
-            }
-            if let layers = state.layers, let index = layers.locks[name] {
-                return .locked(
-                    by: layers.layers[index].url,
-                    valueFrom: layers.origin(of: name).map { layers.layers[$0].url }
-                )
-            }
-            if let candidate = state.overrideCandidates(for: name).first {
-                switch candidate.source {
-                case .launchArgument: return .launchArgument
-                case .environment(let variable): return .environment(variable: variable)
-                }
-            }
-            let stored: JSONValue?
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                stored = scope.storedValue(named: name)
-            } else {
-                stored = state.values[name]
-            }
-            // A key read through a migration (its former name's value) has its value from the
-            // user's file too.
-            let seen = state.layering.contains(.migrations) ? state.migrationLayer!.seen(name, stored: stored) : stored
-            if seen != nil {
-                guard let file else { return .suiteStorage }
-                return .userFile(suite.fileURL ?? file.fileURL)
-            }
-            if let layers = state.layers, let index = layers.origin(of: name) {
-                return .systemFile(layers.layers[index].url)
-            }
-            return .defaultValue
+        let storeFileURL = file?.fileURL
+        return state.withLock { $0.source(ofValueNamed: name, in: suite, storeFileURL: storeFileURL) }
+    }
+}
+
+extension Store.State {
+    /// What a read of `name` as the type `typeID` finds.
+    ///
+    /// A decoded value kept, JSON to decode, an override to try, or nothing; inside a
+    /// transaction of `suite` on this task, the transaction's view.
+    /// ``Store/lookup(named:typeID:in:)`` asks it under the lock.
+    @inline(__always)
+    mutating func lookup(
+        named name: Defaults.Suite.HashedName,
+        typeID: ObjectIdentifier,
+        in suite: Defaults.Suite
+    ) -> Store.Lookup {
+        if layering.contains(.overrides),
+            let overridden = Store.overrideLookup(&self, named: name.text, typeID: typeID)
+        {
+            return overridden
         }
+        if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
+            // A secret's read is its file's: what is stored under its name is not read.
+            let stored = scope.storedValue(named: name.text, countsRead: !isSecret(name.text))
+            // A key the transaction has not written reads as it does outside: its decoded
+            // value is that of what is stored (or the last good one, when a value of another
+            // type was kept out).
+            if stored == values[name.text], let index = keys.index(forKey: name),
+                let box = Self.decodedBox(&keys.values[index], as: typeID)
+            {
+                return .cached(box)
+            }
+            guard let json = layeredValue(named: name.text, stored: stored) else { return .absent }
+            return .uncached(Defaults.Suite.Box(json))
+        }
+        if let index = keys.index(forKey: name) {
+            // The entry is lent in place (`inout`); read as a value, all of it would be
+            // copied, and its observers retained and released, on every read.
+            if let box = Self.decodedBox(&keys.values[index], as: typeID) { return .cached(box) }
+        }
+        // The decoded value kept is that of what reads see, system files and locks included.
+        guard let json = layeredValue(named: name.text) else { return .absent }
+        return .decode(Defaults.Suite.Box(json), generation: generation)
     }
 }

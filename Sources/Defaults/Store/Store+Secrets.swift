@@ -115,31 +115,38 @@ extension Store {
                 if after.files == nil { after.files = SecretFiles(store: self) }
                 follow = (after.files!, Array(after.values.keys), after.effectiveDirectory)
             }
-            var names: [String] = []
-            for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
-            // What reads saw: an override's stored form where one stood in front, else the layers'.
-            let seenBefore = names.map { name -> JSONValue? in
-                if !state.isLocked(name), let candidate = state.overrideCandidates(for: name).first {
-                    return candidate.forms.first
-                }
-                return state.layeredValue(named: name)
-            }
-            state.secrets = after
-            state.updateLayering()
-            guard !names.isEmpty else { return (true, [:], nil) }
-            // A secret's read is its file's: overrides are passed over.
             let changes: [String: Defaults.StoredChange]
-            (changes, changedCount) = state.changesOfReads(
-                names,
-                seenBefore: seenBefore,
-                checksOverrides: false,
-                dropping: &dropped
-            )
+            (changes, changedCount) = state.replaceSecrets(with: after, dropping: &dropped)
             return (true, changes, state.suiteObservers)
         }
         if let follow { follow.files.follow(follow.names, in: follow.directory) }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
         deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
         return changed
+    }
+}
+
+extension Store.State {
+    /// Makes `after` the secrets, and returns the changes of the keys whose reads change, with
+    /// how many keys' reads changed in all; what leaves memory goes into `dropped`.
+    mutating func replaceSecrets(
+        with after: Secrets,
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> (changes: [String: Defaults.StoredChange], count: Int) {
+        let before = secrets ?? Secrets(directory: nil)
+        var names: [String] = []
+        for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
+        // What reads saw: an override's stored form where one stood in front, else the layers'.
+        let seenBefore = names.map { name -> JSONValue? in
+            if !isLocked(name), let candidate = overrideCandidates(for: name).first {
+                return candidate.forms.first
+            }
+            return layeredValue(named: name)
+        }
+        secrets = after
+        updateLayering()
+        guard !names.isEmpty else { return ([:], 0) }
+        // A secret's read is its file's: overrides are passed over.
+        return changesOfReads(names, seenBefore: seenBefore, checksOverrides: false, dropping: &dropped)
     }
 }

@@ -77,33 +77,15 @@ extension Store {
         named hashedName: HashedName,
         decoded: CacheEntry?
     ) -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?) {
-        let name = hashedName.text
         let commitsLater = self.commitsLater
+        let writeThrough = self.writeThrough
         return state.withLock {
-            state -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?)
-            in
-            if state.openTransactions > 0 || !state.layering.isDisjoint(with: .checkedByWrites)
-                || state.layering.contains(.secrets) && state.secrets!.contains(name)
-            {
-                return (.general, nil, nil, nil, nil)
-            }
-            let outcome = state.applyWrite(
+            $0.commitOne(
                 new,
                 named: hashedName,
                 decoded: decoded,
-                marksChanged: commitsLater,
+                commitsLater: commitsLater,
                 writeThrough: writeThrough
-            )
-            guard case .changed(let old, let oldDecoded, let observers) = outcome else {
-                // Refusals were ruled out above.
-                return (.unchanged, nil, nil, nil, nil)
-            }
-            state.generation &+= 1
-            let schedulesFlush = commitsLater && state.flush.changed()
-            let isReported = state.reportsChange(of: name)
-            return (
-                .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
-                state.suiteObservers
             )
         }
     }
@@ -128,65 +110,16 @@ extension Store {
         all: inout [String: Defaults.StoredChange],
         refused: inout [(name: String, refusal: Defaults.Suite.WriteRefusal)]
     ) -> (changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?)? {
-        state.withLock {
-            state -> (
-                changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?
-            )?
-            in
-            var changes: [String: Defaults.StoredChange] = [:]
-            for (name, new) in makeWrites(state.values) {
-                // `decoded` is only given for a write of one key.
-                let newDecoded = decoded
-                let outcome = state.applyWrite(
-                    new,
-                    named: HashedName(name),
-                    decoded: newDecoded,
-                    marksChanged: commitsLater,
-                    writeThrough: writeThrough
-                )
-                let (old, oldDecoded, observers): (JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?)
-                switch outcome {
-                case .unchanged:
-                    continue
-                case .refused(let refusal):
-                    refused.append((name, refusal))
-                    continue
-                case .changed(let changedFrom, let decodedBefore, let keyObservers):
-                    (old, oldDecoded, observers) = (changedFrom, decodedBefore, keyObservers)
-                }
-                // What reads see: where the user's file has no value, a system file's stands in.
-                let seenOld = state.layeredValue(named: name, stored: old)
-                let seenNew = state.layeredValue(named: name, stored: new)
-                let change = Defaults.StoredChange(
-                    old: seenOld,
-                    new: seenNew,
-                    oldDecoded: oldDecoded,
-                    newDecoded: newDecoded,
-                    observers: observers
-                )
-                guard seenOld != seenNew else {
-                    all[name] = change
-                    continue
-                }
-                changes[name] = change
-            }
-            // A file this process may not write is not cleared either (the removals were refused).
-            let clears = removesEverything && commitsLater && state.readOnlyReason == nil
-            if clears {
-                state.removesEverything = true
-                // The record of migrations, which `removeAll()` keeps, is written again after
-                // the file is cleared.
-                if state.values[Defaults.Suite.migrationRecordName] != nil {
-                    state.markChanged(Defaults.Suite.migrationRecordName)
-                }
-            }
-            guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
-            state.generation &+= 1
-            // Reads of an overridden key return the override, which did not change.
-            let reported = state.reported(changes)
-            all.merge(changes) { kept, _ in kept }
-            let schedule = commitsLater && state.flush.changed()
-            return (reported, schedule, state.suiteObservers)
+        state.withLock { state in
+            state.commit(
+                makeWrites,
+                decoded: decoded,
+                commitsLater: commitsLater,
+                removesEverything: removesEverything,
+                writeThrough: writeThrough,
+                all: &all,
+                refused: &refused
+            )
         }
     }
 
@@ -256,5 +189,47 @@ extension Store {
             state.overrides = overrides.isEmpty ? nil : overrides
             state.updateLayering()
         }
+    }
+}
+
+extension Store.State {
+    /// A write of one key by the fast path, decided.
+    ///
+    /// ``Store/commitOne(_:named:decoded:)`` asks it under the lock. `.general` when the write
+    /// needs the general path (a transaction, a layer that checks writes, a secret's name).
+    @inline(__always)
+    mutating func commitOne(
+        _ new: JSONValue?,
+        named hashedName: Defaults.Suite.HashedName,
+        decoded: Defaults.Suite.CacheEntry?,
+        commitsLater: Bool,
+        writeThrough: (any WriteThroughBackend)?
+    ) -> (
+        Store.OneKeyCommit, JSONValue?, Defaults.Suite.CacheEntry?, (any Defaults.ObserverSlot)?,
+        (any Defaults.ObserverSlot)?
+    ) {
+        if openTransactions > 0 || !layering.isDisjoint(with: .checkedByWrites)
+            || layering.contains(.secrets) && secrets!.contains(hashedName.text)
+        {
+            return (.general, nil, nil, nil, nil)
+        }
+        let outcome = applyWrite(
+            new,
+            named: hashedName,
+            decoded: decoded,
+            marksChanged: commitsLater,
+            writeThrough: writeThrough
+        )
+        guard case .changed(let old, let oldDecoded, let observers) = outcome else {
+            // Refusals were ruled out above.
+            return (.unchanged, nil, nil, nil, nil)
+        }
+        generation &+= 1
+        let schedulesFlush = commitsLater && flush.changed()
+        let isReported = reportsChange(of: hashedName.text)
+        return (
+            .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
+            suiteObservers
+        )
     }
 }

@@ -1,0 +1,126 @@
+import Foundation
+
+// Another process's change (or the backend's word on everything), taken into memory: decided
+// under the store's lock by `absorb`, acted on after it by ``Store/absorbOutside(_:isWhole:revision:leaving:)``.
+extension Store.State {
+    /// A key, its new stored value, and its change when reads see one.
+    typealias Listed = (name: String, stored: JSONValue?, change: Defaults.StoredChange?)
+
+    /// Takes `values` (`nil`: removed) from outside into memory, and returns the changes someone
+    /// can be told of, with the observers of the whole suite.
+    ///
+    /// What ``Store/absorbOutside(_:isWhole:revision:leaving:)`` says, decided: keys changed here
+    /// and not committed yet keep their values; a value of none of the types its key is read as
+    /// (`found`) is taken as stored while reads keep the last good one; with `isWhole` the keys
+    /// `values` lacks are removed, but for those in `kept`. Each key considered goes into
+    /// `listed` (its change holds its observers, released by the caller after the lock), and what
+    /// leaves memory into `dropped`.
+    mutating func absorb(
+        _ values: [String: JSONValue?],
+        isWhole: Bool,
+        revision: UInt64?,
+        leaving kept: Set<String>,
+        found: RefusedChanges,
+        listing listed: inout [Listed],
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
+        if let revision {
+            // A whole report is the backend's word on everything, even at an older revision
+            // (its history began again: a database restored from a backup); a report of some
+            // keys is dropped unless it is newer.
+            if !isWhole, let known = backendRevision, revision <= known { return ([:], nil) }
+            backendRevision = revision
+        }
+        var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
+        listed.reserveCapacity(values.count)
+        let hasLocalChanges = isDirty
+        // What is kept beside a changed key, found with one search; only for keys that
+        // changed, and searched by a name hashed once.
+        func consider(_ name: String, _ new: JSONValue?) {
+            let old = self.values[name]
+            guard old != new else { return }
+            let entry = keys[Defaults.Suite.HashedName(name)]
+            guard !hasLocalChanges || entry?.isChanged != true else { return }
+            if !found.refused.isEmpty, let new, found.refused[name] == new, !isLocked(name) {
+                // Of none of the types the key is read as: memory takes the value as
+                // stored (a write, or an exclusive commit's compare, is made against it), and
+                // reads keep the last good one, which was the old value, and nobody is told.
+                let kept = entry?.decoded.map { $0.box != nil } ?? false
+                if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
+                listed.append((name, new, nil))
+                return
+            }
+            // What reads see of the key: a locked key does not change, and a system
+            // file's value stands in for the user's where the user's file has none.
+            let seenOld = layeredValue(named: name, stored: old)
+            let seenNew = layeredValue(named: name, stored: new)
+            guard layering.isDisjoint(with: .seenByReads) || (!isLocked(name) && seenOld != seenNew)
+            else {
+                listed.append((name, new, nil))
+                return
+            }
+            let change = Defaults.StoredChange(
+                old: seenOld,
+                new: seenNew,
+                oldDecoded: entry?.decoded,
+                // Decoded from the stored value, which reads see when no layer is there.
+                newDecoded: layering.contains(.systemFiles) || isSecret(name)
+                    || found.decoded.isEmpty ? nil : found.decoded[name],
+                observers: entry?.observers
+            )
+            listed.append((name, new, change))
+        }
+        for (name, new) in values { consider(name, new) }
+        if isWhole {
+            var gone: [String] = []
+            for name in self.values.keys where values.index(forKey: name) == nil && !kept.contains(name) {
+                gone.append(name)
+            }
+            for name in gone { consider(name, nil) }
+        }
+        for (name, good) in keptGood {
+            dropped.append(keepDecoded(good, for: Defaults.Suite.HashedName(name)))
+        }
+        return take(listed, dropping: &dropped)
+    }
+
+    /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
+    /// and returns the changes someone can be told of, with the observers of the whole suite; what
+    /// leaves memory goes into `dropped`, for the caller to release after the lock.
+    @inline(__always)
+    private mutating func take(
+        _ listed: [Listed],
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
+        guard !listed.isEmpty else { return ([:], nil) }
+        // The event lists only changes someone can be told of: those of observed keys,
+        // unless a sink gets every change or the whole suite is observed. A file of thousands of
+        // keys nobody observes makes no event of thousands of changes.
+        let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
+        self.values.reserveCapacity(self.values.count + listed.count)
+        var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
+        for (name, stored, change) in listed {
+            self.values[name] = stored
+            // A change reads do not see keeps the key's decoded value and tells nobody.
+            guard let change else { continue }
+            // Only a key that had a decoded value kept has one to forget; one decoded from the
+            // new value is kept in its place.
+            if let newDecoded = change.newDecoded {
+                dropped.append(keepDecoded(newDecoded, for: Defaults.Suite.HashedName(name)))
+            } else if change.oldDecoded != nil {
+                dropped.append(forgetDecoded(name))
+            }
+            if isAllReported || change.observers != nil {
+                changes[name] = change
+            } else if change.oldDecoded != nil {
+                dropped.append(change.oldDecoded)
+            }
+        }
+        generation &+= 1
+        guard !changes.isEmpty else { return ([:], nil) }
+        guard layering.contains(.overrides) else { return (changes, suiteObservers) }
+        let reported = reported(changes)
+        for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
+        return (reported, suiteObservers)
+    }
+}
