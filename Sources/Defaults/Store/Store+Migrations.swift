@@ -27,28 +27,13 @@ extension Store {
         // A type change under the key's own name: its value is looked at too, for an older form
         // an old version stored there after the conversion ran.
         let convertsOwnName = convertsFrom != nil && (formerly.isEmpty || formerly.contains(name.text))
-        return state.withLock { state in
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
-                let record = scope.storedValue(named: Defaults.Suite.migrationRecordName)
-                guard Defaults.Suite.record(record, contains: id) else { return (false, false, nil) }
-                return (
-                    true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil },
-                    convertsOwnName ? scope.storedValue(named: name.text) : nil
-                )
-            }
-            // Checked again once the values changed; made again only when the record did.
-            if state.recordIndex?.generation != state.generation {
-                let record = state.values[Defaults.Suite.migrationRecordName]
-                let index = state.recordIndex.flatMap { $0.index.isIndex(of: record) ? $0.index : nil }
-                state.recordIndex = (state.generation, index ?? RecordIndex(record))
-            }
-            guard state.recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
-                return (false, false, nil)
-            }
-            return (
-                true, formerly.contains { $0 != name.text && state.values.index(forKey: $0) != nil },
-                convertsOwnName ? state.values[name.text] : nil
+        return state.withLock {
+            $0.recordedState(
+                of: name,
+                formerly: formerly,
+                convertsFrom: convertsFrom,
+                in: suite,
+                convertsOwnName: convertsOwnName
             )
         }
     }
@@ -147,46 +132,105 @@ extension Store {
         var dropped: [CacheEntry?] = []
         var changedCount = 0
         var isStale = false
-        let (changes, suiteObservers) = state.withLock {
-            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
-            // A later working-out was taken in already: it saw later values.
-            guard ticket > state.migrationLayer!.installed else { return ([:], nil) }
-            if let base, state.migrationLayer!.installed != base.1 || state.generation != generation {
-                isStale = true
-                return ([:], nil)
-            }
-            // Worked out from the values memory holds now: the next key's alone is worked out.
-            let isCurrent = state.generation == generation
-            state.migrationLayer!.valuesGeneration = generation
-            let before = state.migrationLayer!.entries
-            let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
-            // What reads saw: an older form stored under a converted key's name since its entry
-            // was worked out was taken in without a change (`refusedChanges`), and reads kept the
-            // converted value the entry made.
-            let converted = state.migrationLayer!.convertedNames
-            let seenBefore = names.map { name -> JSONValue? in
-                if converted.contains(name), let entry = before[name], entry.basedOn != state.values[name] {
-                    return entry.value
-                }
-                return state.layeredValue(named: name)
-            }
-            state.migrationLayer!.entries = entries
-            state.migrationLayer!.installed = ticket
-            state.updateLayering()
-            guard !names.isEmpty else { return ([:], nil) }
-            let changes: [String: Defaults.StoredChange]
-            (changes, changedCount) = state.changesOfReads(
-                names,
-                seenBefore: seenBefore,
-                checksOverrides: true,
+        let (changes, suiteObservers) = state.withLock { state in
+            state.installMigrationLayer(
+                entries,
+                ticket: ticket,
+                workedOutAt: generation,
+                over: base?.1,
+                isStale: &isStale,
+                changedCount: &changedCount,
                 dropping: &dropped
             )
-            // Telling of the change moved the generation on, not the values.
-            if isCurrent { state.migrationLayer!.valuesGeneration = state.generation }
-            return (changes, state.suiteObservers)
         }
         if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
         deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
         if isStale { refreshMigrationLayer(adding: nil) }
+    }
+}
+
+extension Store.State {
+    /// ``Store/recordedState(of:formerly:convertsFrom:in:)``, under the lock.
+    mutating func recordedState(
+        of name: Defaults.Suite.HashedName,
+        formerly: [String],
+        convertsFrom: String?,
+        in suite: Defaults.Suite,
+        convertsOwnName: Bool
+    ) -> (isRecorded: Bool, formerHoldsValue: Bool, own: JSONValue?) {
+        if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
+            let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
+            let record = scope.storedValue(named: Defaults.Suite.migrationRecordName)
+            guard Defaults.Suite.record(record, contains: id) else { return (false, false, nil) }
+            return (
+                true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil },
+                convertsOwnName ? scope.storedValue(named: name.text) : nil
+            )
+        }
+        // Checked again once the values changed; made again only when the record did.
+        if recordIndex?.generation != generation {
+            let record = values[Defaults.Suite.migrationRecordName]
+            let index = recordIndex.flatMap { $0.index.isIndex(of: record) ? $0.index : nil }
+            recordIndex = (generation, index ?? RecordIndex(record))
+        }
+        guard recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
+            return (false, false, nil)
+        }
+        return (
+            true, formerly.contains { $0 != name.text && values.index(forKey: $0) != nil },
+            convertsOwnName ? values[name.text] : nil
+        )
+    }
+
+    /// Takes in `entries`, the migration layer worked out outside the lock.
+    ///
+    /// `entries` were worked out from the values of `generation`, as working-out `ticket`; over
+    /// `base`, the working-out they added to, when they did. Sets `isStale` when the values or
+    /// the layer moved on meanwhile (to work it out again); returns the changes of the keys whose
+    /// reads change, and counts them in `changedCount`; what leaves memory goes into `dropped`.
+    mutating func installMigrationLayer(
+        _ entries: [String: MigrationLayer.Entry],
+        ticket: UInt64,
+        workedOutAt generation: UInt64,
+        over base: UInt64?,
+        isStale: inout Bool,
+        changedCount: inout Int,
+        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
+        // A later working-out was taken in already: it saw later values.
+        guard ticket > migrationLayer!.installed else { return ([:], nil) }
+        if let base, migrationLayer!.installed != base || self.generation != generation {
+            isStale = true
+            return ([:], nil)
+        }
+        // Worked out from the values memory holds now: the next key's alone is worked out.
+        let isCurrent = self.generation == generation
+        migrationLayer!.valuesGeneration = generation
+        let before = migrationLayer!.entries
+        let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
+        // What reads saw: an older form stored under a converted key's name since its entry
+        // was worked out was taken in without a change (`refusedChanges`), and reads kept the
+        // converted value the entry made.
+        let converted = migrationLayer!.convertedNames
+        let seenBefore = names.map { name -> JSONValue? in
+            if converted.contains(name), let entry = before[name], entry.basedOn != values[name] {
+                return entry.value
+            }
+            return layeredValue(named: name)
+        }
+        migrationLayer!.entries = entries
+        migrationLayer!.installed = ticket
+        updateLayering()
+        guard !names.isEmpty else { return ([:], nil) }
+        let changes: [String: Defaults.StoredChange]
+        (changes, changedCount) = changesOfReads(
+            names,
+            seenBefore: seenBefore,
+            checksOverrides: true,
+            dropping: &dropped
+        )
+        // Telling of the change moved the generation on, not the values.
+        if isCurrent { migrationLayer!.valuesGeneration = self.generation }
+        return (changes, suiteObservers)
     }
 }
