@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "DefaultsMacros", dependencies: ["DefaultsObservation"]),
         .target(name: "DefaultsBackendTesting", dependencies: ["Defaults"]),
         // The `defaults` command.
-        .target(name: "DefaultsCommandLine", dependencies: ["Defaults"]),
+        .target(name: "DefaultsCommandLine", dependencies: ["Defaults", "DefaultsObservation"]),
         .executableTarget(name: "DefaultsTool", dependencies: ["DefaultsCommandLine"]),
         .executableTarget(
             name: "settings-basics",

@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsObservation
 import Dispatch
 
 // MARK: - Watching
@@ -11,21 +12,18 @@ func watch(_ arguments: ParsedArguments) throws(ToolError) -> Never {
     let asJSON = arguments.has("json")
     let secrets = try SuiteSchema.secretNames(for: location)
     let suite = location.open { error in printError(error.description) }
-    Defaults.addChangeSink(
-        Defaults.ChangeSink { event in
-            guard event.suite == suite else { return }
-            for name in event.changes.keys.sorted(by: utf8Precedes) {
-                guard keys?.contains(name) ?? true, let change = event.changes[name] else { continue }
-                printLine(asJSON ? jsonLine(name, change, secrets) : textLine(name, change, secrets))
-            }
+    let observation = Defaults.observeStoredValues(of: suite) { changes in
+        for change in changes where keys?.contains(change.name) ?? true {
+            printLine(asJSON ? jsonLine(change, secrets) : textLine(change, secrets))
         }
-    )
+    }
     // On standard error, so standard output holds only changes; scripts and tests wait for it.
     printError("defaults: watching \(location.place); Ctrl-C stops")
-    withExtendedLifetime(suite) { dispatchMain() }
+    withExtendedLifetime((suite, observation)) { dispatchMain() }
 }
 
-private func textLine(_ name: String, _ change: Defaults.StoredChange, _ secrets: SecretNames) -> String {
+private func textLine(_ change: Defaults.StoredValueChange, _ secrets: SecretNames) -> String {
+    let name = change.name
     let old = shown(change.old, name, secrets).map(renderCompact) ?? "(unset)"
     let new = shown(change.new, name, secrets).map(renderCompact) ?? "(unset)"
     // Equal values: a system file locked the key, or lifted its lock.
@@ -33,7 +31,8 @@ private func textLine(_ name: String, _ change: Defaults.StoredChange, _ secrets
     return "\(name): \(old) -> \(new)\(lock)"
 }
 
-private func jsonLine(_ name: String, _ change: Defaults.StoredChange, _ secrets: SecretNames) -> String {
+private func jsonLine(_ change: Defaults.StoredValueChange, _ secrets: SecretNames) -> String {
+    let name = change.name
     var object: [String: JSONValue] = ["key": .string(name)]
     object["old"] = shown(change.old, name, secrets)
     object["new"] = shown(change.new, name, secrets)

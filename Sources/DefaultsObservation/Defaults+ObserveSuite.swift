@@ -37,3 +37,73 @@ extension Defaults {
         return observation
     }
 }
+
+extension Defaults {
+    /// One key's change in a suite, as stored JSON: what reads of the key saw before, and see now.
+    ///
+    /// Given by ``observeStoredValues(of:handler:)``.
+    public struct StoredValueChange: Sendable, Equatable {
+        /// The key's name in the suite.
+        public let name: String
+        /// What reads of the key saw before, `nil` when nothing stood there (reads saw the key's
+        /// default), and always for a secret key.
+        public let old: JSONValue?
+        /// What reads of the key see now, `nil` when nothing stands there, and always for a secret
+        /// key.
+        public let new: JSONValue?
+        /// Whether `name` is a secret key of the suite (``Suite/isSecret(named:)``): its values are
+        /// left out, and only that it changed is told.
+        public let isSecret: Bool
+
+        /// A change of `name` from `old` to `new`.
+        public init(name: String, old: JSONValue?, new: JSONValue?, isSecret: Bool = false) {
+            self.name = name
+            self.old = old
+            self.new = new
+            self.isSecret = isSecret
+        }
+    }
+
+    /// Calls `handler` with the stored values that changed, once for each committed change to any
+    /// key of `suite`.
+    ///
+    /// For tools that show or log what changes, by name and JSON, keys no `Defaults.Key` names
+    /// included: the `defaults watch` command is built on it. A write, a reset, a `removeAll`, a
+    /// transaction, or a change read from the file (another process, a person editing it) is one
+    /// call, with each key it changed, sorted by name (UTF-8 order). `old` and `new` are what reads
+    /// see, system files and their locks included: a system file that locks a key, or lifts its
+    /// lock, without changing what reads see, is a change whose `old` equals its `new`. A secret
+    /// key's values are never given.
+    ///
+    /// Delivery follows the rules of ``observe(suite:options:handler:)``: a write in this process
+    /// calls `handler` on the writing thread before the write returns, a change from outside the
+    /// process on the file's own serial queue, and writes made inside
+    /// ``withoutPropagation(_:)-(()->Result)`` are not delivered.
+    ///
+    /// ```swift
+    /// let observation = Defaults.observeStoredValues(of: suite) { changes in
+    ///     for change in changes { print(change.name, change.old as Any, "->", change.new as Any) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - suite: The suite to watch.
+    ///   - handler: Called after each change, with the keys it changed.
+    /// - Returns: The observation; delivery stops when it is invalidated or released.
+    public static func observeStoredValues(
+        of suite: Suite,
+        handler: @escaping @Sendable (_ changes: [StoredValueChange]) -> Void
+    ) -> Observation {
+        let subscriber = Subscriber(keys: [], wholeSuites: [suite]) { event in
+            var changes = event.changes.map { name, change in
+                suite.isSecret(named: name)
+                    ? StoredValueChange(name: name, old: nil, new: nil, isSecret: true)
+                    : StoredValueChange(name: name, old: change.old, new: change.new)
+            }
+            guard !changes.isEmpty else { return }
+            changes.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            handler(changes)
+        }
+        return Observation(subscriber: subscriber)
+    }
+}

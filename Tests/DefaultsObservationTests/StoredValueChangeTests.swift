@@ -1,0 +1,113 @@
+import DefaultsObservation
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `Defaults.observeStoredValues(of:)`: each committed change of a suite, by name and stored JSON,
+/// whatever made it; a secret's values never given.
+@Suite struct StoredValueChangeTests {
+    typealias Change = Defaults.StoredValueChange
+
+    @Test func aWriteInPlaceAndAJSONWriteGiveTheirOldAndNewJSON() {
+        let suite = Defaults.Suite.inMemory()
+        let calls = Recorder<[Change]>()
+        let observation = Defaults.observeStoredValues(of: suite) { calls.append($0) }
+        let count = Defaults.Key<Int>("count", default: 0, suite: suite)
+        let name = Defaults.Key<String>("name", default: "", suite: suite)
+        // An `Int` is written in place when nobody needs its JSON: this observer does.
+        suite[count] = 1
+        suite[count] = 2
+        suite[name] = "Ada"
+        suite[count] = 2  // the same value: no change
+        count.reset()
+        #expect(
+            calls.elements == [
+                [Change(name: "count", old: nil, new: .number("1"))],
+                [Change(name: "count", old: .number("1"), new: .number("2"))],
+                [Change(name: "name", old: nil, new: .string("Ada"))],
+                [Change(name: "count", old: .number("2"), new: nil)],
+            ]
+        )
+        observation.invalidate()
+    }
+
+    @Test func aTransactionIsOneCallWithEveryKeySortedByName() {
+        let suite = Defaults.Suite.inMemory()
+        let calls = Recorder<[Change]>()
+        let observation = Defaults.observeStoredValues(of: suite) { calls.append($0) }
+        suite.transaction {
+            for name in ["b", "é", "a", "Z"] { suite[Defaults.Key<Int>(name, default: 0, suite: suite)] = 1 }
+        }
+        #expect(calls.elements.map { $0.map(\.name) } == [["Z", "a", "b", "é"]])
+        suite.removeAll()
+        #expect(calls.elements.count == 2)
+        #expect(calls.elements.last?.allSatisfy { $0.old == .number("1") && $0.new == nil } == true)
+        observation.invalidate()
+    }
+
+    @Test func suppressedWritesOtherSuitesAndAnInvalidatedObservationGiveNothing() {
+        let suite = Defaults.Suite.inMemory()
+        let other = Defaults.Suite.inMemory()
+        let calls = Recorder<[Change]>()
+        let observation = Defaults.observeStoredValues(of: suite) { calls.append($0) }
+        other[Defaults.Key<Int>("a", default: 0, suite: other)] = 1
+        Defaults.withoutPropagation { suite[Defaults.Key<Int>("a", default: 0, suite: suite)] = 1 }
+        #expect(calls.elements.isEmpty)
+        observation.invalidate()
+        suite[Defaults.Key<Int>("a", default: 0, suite: suite)] = 2
+        #expect(calls.elements.isEmpty)
+        #expect(Defaults.observerEntryCount(for: suite) == 0)
+    }
+
+    @Test func aHandEditOfTheFileArrivesWithItsJSON() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("settings.json")
+            try Data(#"{"theme": "dark", "size": 12}"#.utf8).write(to: file)
+            let suite = Defaults.Suite(fileURL: file)
+            let (changes, continuation) = AsyncStream.makeStream(of: [Change].self)
+            let observation = Defaults.observeStoredValues(of: suite) { continuation.yield($0) }
+            // As an editor saves: a new file renamed over the old.
+            let edited = directory.appendingPathComponent("settings.json.tmp")
+            try Data(#"{"theme": "light", "size": 12, "extra": [1, 2]}"#.utf8).write(to: edited)
+            #expect(rename(edited.path, file.path) == 0)
+            var iterator = changes.makeAsyncIterator()
+            let change = await iterator.next()
+            #expect(
+                change == [
+                    Change(name: "extra", old: nil, new: .array([.number("1"), .number("2")])),
+                    Change(name: "theme", old: .string("dark"), new: .string("light")),
+                ]
+            )
+            observation.invalidate()
+            continuation.finish()
+        }
+    }
+
+    @Test func aSecretsChangeIsToldWithoutItsValues() async throws {
+        try await withTemporaryDirectory { directory in
+            let secrets = directory.appendingPathComponent("credentials")
+            try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+            try Data("first".utf8).write(to: secrets.appendingPathComponent("token"))
+            let suite = Defaults.Suite(fileURL: directory.appendingPathComponent("settings.json"))
+            suite.readSecrets(from: secrets)
+            let token = Defaults.Key<String>(secret: "token", default: "", suite: suite)
+            #expect(suite[token] == "first")
+            let (changes, continuation) = AsyncStream.makeStream(of: [Change].self)
+            let observation = Defaults.observeStoredValues(of: suite) { continuation.yield($0) }
+            // Rotated as a secret store does: a new file renamed over the old.
+            let rotated = secrets.appendingPathComponent(".token.new")
+            try Data("second".utf8).write(to: rotated)
+            #expect(rename(rotated.path, secrets.appendingPathComponent("token").path) == 0)
+            var iterator = changes.makeAsyncIterator()
+            let change = await iterator.next()
+            #expect(change == [Change(name: "token", old: nil, new: nil, isSecret: true)])
+            #expect(suite[token] == "second")
+            observation.invalidate()
+            continuation.finish()
+        }
+    }
+}
