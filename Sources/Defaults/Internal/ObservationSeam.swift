@@ -315,14 +315,16 @@ extension Defaults.Suite {
     /// For the observation module, which keeps a key's observers in it; see ``Defaults/ObserverSlot``.
     /// `body` must not use the suite. It runs under the lock, so what it hangs is in place for
     /// the next write, and what it takes away is not called by writes after this returns.
+    /// `hash`, when given, is `name.hashValue`, worked out already (the registry keeps it).
     ///
     /// - Returns: What hung on the key before, so it is released after the lock.
     @discardableResult
     package func updateObservers(
         named name: String,
+        hash: Int? = nil,
         _ body: (inout (any Defaults.ObserverSlot)?) -> Void
     ) -> (any Defaults.ObserverSlot)? {
-        store.updateObservers(named: HashedName(name), body)
+        store.updateObservers(named: hash.map { HashedName(name, hash: $0) } ?? HashedName(name), body)
     }
 
     /// Changes what hangs on every key of this suite's state, as ``updateObservers(named:_:)``

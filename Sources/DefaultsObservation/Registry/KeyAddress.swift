@@ -4,8 +4,9 @@ import Defaults
 struct KeyAddress: Hashable, Sendable {
     let suite: ObjectIdentifier
     let name: String
-    /// The name's hash, worked out once: addresses are looked up for every change from elsewhere.
-    private let nameHash: Int
+    /// The name's hash (`name.hashValue`), worked out once: addresses are looked up for every
+    /// change from elsewhere, and the store's table of keys is searched by it.
+    let nameHash: Int
 
     init(suite: ObjectIdentifier, name: String) {
         self.suite = suite

@@ -41,7 +41,7 @@ final class ObserverRegistry: Sendable {
         // bucket as it hangs (see `remove`).
         let notesBucket = subscriber.otherTargets.isEmpty && subscriber.wholeSuites.isEmpty
         subscriber.forEachTarget { target in
-            target.suite.updateObservers(named: target.address.name) { slot in
+            target.suite.updateObservers(named: target.address.name, hash: target.address.nameHash) { slot in
                 let bucket = Self.join(subscriber, &slot)
                 if notesBucket { subscriber.joinedBucket = bucket }
             }
@@ -64,7 +64,9 @@ final class ObserverRegistry: Sendable {
             // Taken out: nothing hangs differently.
         } else {
             subscriber.forEachTarget { target in
-                target.suite.updateObservers(named: target.address.name) { Self.leave(subscriber, &$0) }
+                target.suite.updateObservers(named: target.address.name, hash: target.address.nameHash) {
+                    Self.leave(subscriber, &$0)
+                }
             }
         }
         for suite in subscriber.wholeSuites {

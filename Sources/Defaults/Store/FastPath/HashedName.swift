@@ -17,6 +17,12 @@ extension Defaults.Suite {
             self.hash = text.hashValue
         }
 
+        /// `text` with its hash worked out already: `hash` must be `text.hashValue`.
+        init(_ text: String, hash: Int) {
+            self.text = text
+            self.hash = hash
+        }
+
         static func == (lhs: HashedName, rhs: HashedName) -> Bool {
             lhs.hash == rhs.hash && lhs.text == rhs.text
         }
