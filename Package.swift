@@ -87,7 +87,8 @@ let package = Package(
             name: "DefaultsObservationTests",
             dependencies: ["DefaultsObservation", "DefaultsTestSupport", "defaults-test-helper"]
         ),
-        // A backend written as a user would, against the public API only, and the conformance checks.
+        // A backend written as a user would, against the public API only, and the conformance checks
+        // (its tests hold the suite's timed commits back with a package test hook).
         .testTarget(
             name: "DefaultsBackendTests",
             dependencies: ["DefaultsObservation", "DefaultsBackendTesting", "DefaultsTestSupport"]

@@ -139,7 +139,7 @@ extension Defaults.Suite {
     /// or until `deadline`; for tests that remove a temporary directory afterwards.
     ///
     /// - Returns: The paths of the files still open at the deadline; empty when none is.
-    static func waitUntilNoFileIsOpen(under directory: URL, until deadline: Date) -> [String] {
+    package static func waitUntilNoFileIsOpen(under directory: URL, until deadline: Date) -> [String] {
         StoreRegistry.waitUntilNoFileStore(under: ResolvedPath.normalize(directory.path), until: deadline)
     }
 }

@@ -224,12 +224,12 @@ extension Defaults {
         }
 
         /// How long a file-backed suite waits after a change before writing, so bursts coalesce.
-        static var coalescingDelay: Duration { FlushMachine.coalescingDelay }
+        package static var coalescingDelay: Duration { FlushMachine.coalescingDelay }
 
         /// Runs `body` with the timer's commits held back: only `synchronize()` (and transactions)
         /// commit meanwhile; for tests that look at the file or the error handler between their own
         /// `synchronize()` calls, which may take longer than the coalescing delay.
-        func holdingTimedCommits<Result>(_ body: () throws -> Result) rethrows -> Result {
+        package func holdingTimedCommits<Result>(_ body: () throws -> Result) rethrows -> Result {
             store.holdTimedCommits(true)
             defer { store.holdTimedCommits(false) }
             return try body()
@@ -241,13 +241,13 @@ extension Defaults {
         /// Meanwhile the file is not moved aside or taken as deleted: for tests that rewrite it in
         /// place or remake a link to it in two steps, between which a busy machine may pause longer
         /// than every retry. After it returns, the usual retries follow. Other files are untouched.
-        func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
+        package func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {
             guard let file = store.file else { return try body() }
             return try file.holdingBrokenFileRetries(body)
         }
 
         /// The number of times this suite has replaced its file; for tests of coalescing.
-        var fileReplacementCount: Int {
+        package var fileReplacementCount: Int {
             store.file?.replacementCount ?? 0
         }
     }

@@ -1,4 +1,4 @@
-@testable import Defaults
+import Defaults
 import DefaultsBackendTesting
 import DefaultsObservation
 import DefaultsTestSupport

@@ -1,7 +1,7 @@
 // Defaults.observeActivity: commits, retries, changes from elsewhere, and what a backend says of its
 // connection, with their suite. Observations are process-wide and tests run in parallel: each
 // keeps its own suite's activity.
-@testable import Defaults
+import Defaults
 import DefaultsTestSupport
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// @testable: checks the reader's parse of a changed file against a whole parse (`FileStorage`,
+// `Snapshot`).
 @testable import Defaults
 import Testing
 

@@ -3,6 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
+// @testable: drives the store's commit step by step (`Store`, `BackendConnection`) to pin the order
+// of a commit and a change from elsewhere.
 @testable import Defaults
 
 /// What a file commit finds and what the watcher reported meanwhile reach memory in the order they

@@ -1,4 +1,4 @@
-@testable import Defaults
+import Defaults
 import DefaultsTestSupport
 import Foundation
 import Testing

@@ -3,6 +3,7 @@ import DefaultsTestSupport
 import Foundation
 import Testing
 
+// @testable: runs the conformance checks on the file backend itself (`FileBackend`, `FileStorage`).
 @testable import Defaults
 
 /// The JSON file is one backend among others: it passes the checks any backend must.

@@ -1,3 +1,5 @@
+// @testable: unit tests of the watcher's state machine and watch table (`FileChangeMachine`,
+// `WatchTable`).
 @testable import Defaults
 import Testing
 

@@ -1,4 +1,4 @@
-@testable import Defaults
+import Defaults
 import DefaultsTestSupport
 import Dispatch
 import Foundation

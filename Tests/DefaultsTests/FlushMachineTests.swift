@@ -1,3 +1,4 @@
+// @testable: unit tests of the flush and retry machine on a manual clock (`FlushMachine`).
 @testable import Defaults
 import DefaultsTestSupport
 import Testing

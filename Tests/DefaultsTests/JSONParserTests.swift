@@ -1,3 +1,4 @@
+// @testable: unit tests of the parser and the places its failures name (`JSONParser`).
 @testable import Defaults
 import Testing
 

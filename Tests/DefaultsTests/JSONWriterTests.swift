@@ -1,3 +1,5 @@
+// @testable: checks the writer's exact bytes and its round trip through the parser (`JSONWriter`,
+// `JSONParser`).
 @testable import Defaults
 import Testing
 

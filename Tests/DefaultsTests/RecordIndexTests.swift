@@ -2,6 +2,7 @@ import DefaultsTestSupport
 import Foundation
 import Testing
 
+// @testable: unit tests of the record of migrations' index (`RecordIndex`).
 @testable import Defaults
 
 /// The index a store keeps of its record of migrations: found exactly when the record lists the

@@ -1,3 +1,4 @@
+// @testable: builds a document at the parser's depth limit (`JSONParser.maximumDepth`).
 @testable import Defaults
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+// @testable: checks that a hand-edited number decodes strictly (`ValueCoding.decode(_:as:)`).
 @testable import Defaults
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+// @testable: checks the integer formatter `decimalText(_:)` against `String(value)`.
 @testable import Defaults
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// @testable: resolves XDG paths with an environment of its own
+// (`configurationDirectory(environment:)`, `fileURL(forSuiteNamed:in:)`, `validate(name:)`).
 @testable import Defaults
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-@testable import Defaults
+import Defaults
 import Dispatch
 import Foundation
 import Testing

@@ -2,6 +2,8 @@ import DefaultsBackendTesting
 import Foundation
 import Testing
 
+// @testable: runs the conformance checks on the `UserDefaults` backend itself
+// (`UserDefaultsBackend`).
 @testable import Defaults
 
 /// A suite over `UserDefaults` is a suite over a backend too: it passes the checks any backend

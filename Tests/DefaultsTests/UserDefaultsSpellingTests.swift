@@ -1,3 +1,4 @@
+// @testable: checks the cache of `UserDefaults` adapters stays bounded (`UserDefaultsAdapters`).
 @testable import Defaults
 import DefaultsTestSupport
 import Foundation

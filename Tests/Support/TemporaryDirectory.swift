@@ -1,4 +1,4 @@
-@testable import Defaults
+import Defaults
 import Foundation
 
 /// Runs `body` with a fresh, empty directory under the system temporary directory, and removes the

@@ -307,7 +307,7 @@ extension Defaults {
 extension Defaults.Suite {
     /// The entries of the state's table of keys: keys with a decoded value kept, a change not yet
     /// flushed, or observers; for tests that it does not grow.
-    var keyEntryCount: Int { store.keyEntryCount }
+    package var keyEntryCount: Int { store.keyEntryCount }
 
     /// Changes what hangs on the key `name` of this suite's state (shared by every suite on its
     /// file): `body` gets the key's observer slot, under the state's lock, and may change it.

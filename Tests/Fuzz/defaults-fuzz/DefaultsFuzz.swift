@@ -5,6 +5,8 @@
 // - what the store wrote must parse, and open with no problem reported;
 // - every key the input held, other than the one written, must still hold what it held.
 // Built without `-DDEFAULTS_FUZZ` (as `swift build` does) it only says how to run it.
+// @testable: fuzzes the file reader's parsers (`FileStorage.snapshot(of:)`, `parseChange(of:to:)`)
+// directly.
 @testable import Defaults
 import Foundation
 

@@ -3,6 +3,8 @@ import DefaultsObservation
 import Foundation
 import Testing
 
+// @testable: counts logins and watch reconnects, and holds the watch (`loginsForTesting`,
+// `watchFailuresForTesting`, `holdWatchForTesting`).
 @testable import DefaultsEtcd
 
 /// A cluster with authentication on, as production runs it: users made with `etcdctl user add`,

@@ -1,4 +1,6 @@
 import Defaults
+// @testable: parses credential addresses with an environment of its own
+// (`EtcdSuiteAddress.init(_:environment:)`).
 @testable import DefaultsEtcd
 import Foundation
 import Synchronization

@@ -3,6 +3,8 @@ import DefaultsObservation
 import Foundation
 import Testing
 
+// @testable: waits for the cache file's writes and holds the watch across compaction
+// (`EtcdCache.waitForWrites()`, `holdWatchForTesting`).
 @testable import DefaultsEtcd
 
 /// etcd out of reach, back again, and a watch that was away while history was compacted.

@@ -3,6 +3,8 @@ import DefaultsObservation
 import Foundation
 import Testing
 
+// @testable: counts watch connections and holds the watch across faults
+// (`watchConnectionsForTesting`, `holdWatchForTesting`).
 @testable import DefaultsEtcd
 
 /// The faults real clusters have, beyond a crash: a member that stalls, a member cut off from its

@@ -2,6 +2,7 @@ import Defaults
 import Foundation
 import Testing
 
+// @testable: holds the watch (`holdWatchForTesting`), so a write settles by reading back.
 @testable import DefaultsEtcd
 
 /// Settling a write whose answer was lost, where it is hardest: a commit in pieces, a create held

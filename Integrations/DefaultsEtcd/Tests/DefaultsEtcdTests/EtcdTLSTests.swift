@@ -1,9 +1,8 @@
 import Defaults
+import DefaultsEtcd
 import DefaultsObservation
 import Foundation
 import Testing
-
-@testable import DefaultsEtcd
 
 /// A cluster that serves clients over TLS only and asks each for a certificate (as Kubernetes'
 /// etcd does): certificates made by `openssl` for the test.

@@ -2,6 +2,8 @@ import Defaults
 import Foundation
 import Testing
 
+// @testable: sees the revisions the watch delivers and the requests left unanswered
+// (`onWatchedForTesting`, `unansweredForTesting`).
 @testable import DefaultsEtcd
 
 /// Writes whose outcome was unknown: settled before anything of their keys is sent again.

@@ -1,6 +1,8 @@
 // The live log level: the repository's `defaults` command, a process of its own, writes the key
 // into a real file; the running handler follows it through the suite's watch of the file.
 import Defaults
+// @testable: is called back with each level the handler takes in
+// (`LiveLevelLogHandler.init(wrapping:level:onUpdate:)`), to wait without polling.
 @testable import DefaultsServices
 import Foundation
 import InMemoryLogging
