@@ -73,7 +73,10 @@ extension Defaults {
     /// call, with each key it changed, sorted by name (UTF-8 order). `old` and `new` are what reads
     /// see, system files and their locks included: a system file that locks a key, or lifts its
     /// lock, without changing what reads see, is a change whose `old` equals its `new`. A secret
-    /// key's values are never given.
+    /// key's values are never given: not under its own name, and not nested in an object under
+    /// another (`{"database": {"password": …}}` for the secret `database.password` comes without
+    /// its `password`). The member with the empty name, where the store keeps its record of the
+    /// migrations run, is no setting and is left out.
     ///
     /// Delivery follows the rules of ``observe(suite:options:handler:)``: a write in this process
     /// calls `handler` on the writing thread before the write returns, a change from outside the
@@ -95,15 +98,36 @@ extension Defaults {
         handler: @escaping @Sendable (_ changes: [StoredValueChange]) -> Void
     ) -> Observation {
         let subscriber = Subscriber(keys: [], wholeSuites: [suite]) { event in
-            var changes = event.changes.map { name, change in
-                suite.isSecret(named: name)
-                    ? StoredValueChange(name: name, old: nil, new: nil, isSecret: true)
-                    : StoredValueChange(name: name, old: change.old, new: change.new)
+            var changes: [StoredValueChange] = []
+            for (name, change) in event.changes where !name.isEmpty {
+                if suite.isSecret(named: name) {
+                    changes.append(StoredValueChange(name: name, old: nil, new: nil, isSecret: true))
+                } else {
+                    let old = withoutSecrets(change.old, storedUnder: name, in: suite)
+                    let new = withoutSecrets(change.new, storedUnder: name, in: suite)
+                    // What changed was only a secret's, nested: nothing to tell.
+                    if old == new, change.old != change.new { continue }
+                    changes.append(StoredValueChange(name: name, old: old, new: new))
+                }
             }
             guard !changes.isEmpty else { return }
             changes.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             handler(changes)
         }
         return Observation(subscriber: subscriber)
+    }
+
+    /// `value`, stored under `name`, without what it nests at a secret key's name
+    /// (`{"database": {"password": …}}` for the secret `database.password`): such a member is
+    /// left out, as the secret's own name is.
+    private static func withoutSecrets(_ value: JSONValue?, storedUnder name: String, in suite: Suite) -> JSONValue? {
+        guard case .object(let members)? = value else { return value }
+        var kept: [String: JSONValue] = [:]
+        for (member, inner) in members {
+            let path = name + "." + member
+            if suite.isSecret(named: path) { continue }
+            kept[member] = withoutSecrets(inner, storedUnder: path, in: suite)
+        }
+        return .object(kept)
     }
 }

@@ -110,4 +110,48 @@ import Glibc
             continuation.finish()
         }
     }
+
+    @Test func aSecretNestedInAnObjectIsLeftOutAndTheRecordOfMigrationsIsNoSetting() async throws {
+        try await withTemporaryDirectory { directory in
+            let secrets = directory.appendingPathComponent("credentials")
+            try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+            try Data("from-its-file".utf8).write(to: secrets.appendingPathComponent("database.password"))
+            let file = directory.appendingPathComponent("settings.json")
+            try Data(#"{"database": {"host": "a"}}"#.utf8).write(to: file)
+            let suite = Defaults.Suite(fileURL: file)
+            suite.readSecrets(from: secrets)
+            let password = Defaults.Key<String>(secret: "database.password", default: "", suite: suite)
+            #expect(suite[password] == "from-its-file")
+            let (changes, continuation) = AsyncStream.makeStream(of: [Change].self)
+            let observation = Defaults.observeStoredValues(of: suite) { continuation.yield($0) }
+            // A hand edit plants a password nested in the settings, beside a record of migrations:
+            // only the host's change is told.
+            let edited = directory.appendingPathComponent("settings.json.tmp")
+            let text = #"{"": {"migrations": ["a from b"]}, "database": {"host": "b", "password": "planted"}}"#
+            try Data(text.utf8).write(to: edited)
+            #expect(rename(edited.path, file.path) == 0)
+            var iterator = changes.makeAsyncIterator()
+            let change = await iterator.next()
+            #expect(
+                change == [
+                    Change(
+                        name: "database",
+                        old: .object(["host": .string("a")]),
+                        new: .object(["host": .string("b")])
+                    )
+                ]
+            )
+            // Only the planted password changes: nothing is told; the next change is the host's.
+            try Data(#"{"database": {"host": "b", "password": "other"}}"#.utf8).write(to: edited)
+            #expect(rename(edited.path, file.path) == 0)
+            try Data(#"{"database": {"host": "c", "password": "other"}}"#.utf8).write(to: edited)
+            #expect(rename(edited.path, file.path) == 0)
+            let next = await iterator.next()
+            #expect(next?.map(\.name) == ["database"])
+            #expect(next?.first?.new == .object(["host": .string("c")]), "\(String(describing: next))")
+            #expect(suite[password] == "from-its-file")
+            observation.invalidate()
+            continuation.finish()
+        }
+    }
 }
