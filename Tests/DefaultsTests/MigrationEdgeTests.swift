@@ -183,10 +183,16 @@ import Testing
             let recorder = StoreChangeRecorder(suite)
             defer { recorder.stop() }
             try Self.replace(file, with: #"{"sync": true}"#)
-            #expect(await recorder.wait { suite[sync] == .automatic })
+            // Waited for by its event, not by a read: the layer is taken in before its event is
+            // delivered (on the delivery queue), so a read may see "automatic" first.
+            let toAutomatic = {
+                recorder.events.compactMap { $0.changes["sync"] }.filter { $0.new == .string("automatic") }
+            }
+            #expect(await recorder.wait { !toAutomatic().isEmpty })
+            #expect(suite[sync] == .automatic)
             // (The key's creation, reading "off" through, may reach the recorder too: the change
             // looked at is the one to "automatic".)
-            let changes = recorder.events.compactMap { $0.changes["sync"] }.filter { $0.new == .string("automatic") }
+            let changes = toAutomatic()
             #expect(changes.count == 1, "\(changes)")
             #expect(changes.first?.old == .string("off"), "\(changes)")
         }

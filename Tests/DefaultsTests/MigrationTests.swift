@@ -339,8 +339,9 @@ enum NewVersionMigrations {
             defer { recorder.stop() }
             // The old version, in another process, writes its name: the new one follows.
             #expect(try await HelperProcess.run(["write", file.path, "fontSize", "17"]).status == 0)
-            #expect(await recorder.wait { suite[fontSize] == 17 })
-            #expect(recorder.externalEvents.contains { $0.changes["editor.fontSize"] != nil })
+            // Waited for by its event: a read may see the new value before it is delivered.
+            #expect(await recorder.wait { recorder.externalEvents.contains { $0.changes["editor.fontSize"] != nil } })
+            #expect(suite[fontSize] == 17)
             #expect(try storeFileObject(file).keys.sorted() == ["fontSize"], "nothing stored by the new version")
             // The new version writes its own: from then on it reads that.
             suite[fontSize] = 20
