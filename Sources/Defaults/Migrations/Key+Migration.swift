@@ -122,3 +122,45 @@ extension Defaults.Key {
         )
     }
 }
+
+extension Defaults.Key {
+    /// The migration a key declares: its value carried over from its former names, converted
+    /// from `Old` by `transform` when there is one.
+    static func declaredMigration<Old: Defaults.Serializable>(
+        id: String,
+        name: String,
+        formerly: [String],
+        from: Old.Type,
+        transform: (@Sendable (Old) throws -> Value)?
+    ) -> Defaults.Migration {
+        // What a value stored in an older form reads as now. Under the key's own name a value of
+        // the new type is kept as it is (a newer version, a config tool or a backup wrote it), so
+        // it is tried first; under a former name only older versions wrote, so the old type is.
+        let convert: @Sendable (String, JSONValue) throws -> JSONValue = { stored, json in
+            if stored == name, ValueCoding.decode(json, as: Value.self) != nil { return json }
+            if let transform, let old = ValueCoding.decode(json, as: Old.self) {
+                guard let new = ValueCoding.encode(try transform(old)) else {
+                    throw Defaults.MigrationError("the value made from \"\(stored)\" cannot be stored as \(Value.self)")
+                }
+                return new
+            }
+            guard ValueCoding.decode(json, as: Value.self) != nil else {
+                let expected = transform == nil ? "\(Value.self)" : "\(Old.self) or \(Value.self)"
+                throw Defaults.MigrationError("\"\(stored)\" holds \(json), which is not a value of type \(expected)")
+            }
+            return json
+        }
+        return Defaults.Migration(id) { values in
+            // The key's own name holds an older form only when no other name held the value before.
+            if transform != nil, formerly.isEmpty || formerly.contains(name), let own = values[name] {
+                values[name] = try convert(name, own)
+            }
+            for former in formerly where former != name {
+                guard let old = values[former] else { continue }
+                // A value the new version stored is never replaced by an old one.
+                if values[name] == nil { values[name] = try convert(former, old) }
+                values.removeValue(named: former)
+            }
+        }
+    }
+}
