@@ -133,29 +133,26 @@ extension Store.State {
     /// The changes of what reads see of `names` after a layer beneath them changed.
     ///
     /// `seenBefore` is what they saw before, in the same order: for a secret's change, or a
-    /// migration read through. Every key's decoded value goes into `dropped` (released after the
-    /// lock); a change of a key this run overrides is not told when `checksOverrides`.
-    ///
-    /// - Returns: The changes someone can be told of, and how many keys' reads changed in all.
+    /// migration read through. Every key's decoded value is dropped (released after the lock); a
+    /// change of a key this run overrides is not told when `checksOverrides`.
     mutating func changesOfReads(
         _ names: some Sequence<String>,
         seenBefore: [JSONValue?],
-        checksOverrides: Bool,
-        dropping dropped: inout [Defaults.Suite.CacheEntry?]
-    ) -> (changes: [String: Defaults.StoredChange], count: Int) {
+        checksOverrides: Bool
+    ) -> Store.ReadsChanged {
         generation &+= 1
         let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
-        var changes: [String: Defaults.StoredChange] = [:]
-        var count = 0
+        var outcome = Store.ReadsChanged()
         for (name, old) in zip(names, seenBefore) {
             let new = layeredValue(named: name)
-            dropped.append(forgetDecoded(name))
+            outcome.dropped.append(forgetDecoded(name))
             guard old != new, !checksOverrides || reportsChange(of: name) else { continue }
-            count += 1
+            outcome.count += 1
             let observers = keys[Defaults.Suite.HashedName(name)]?.observers
             guard isAllReported || observers != nil else { continue }
-            changes[name] = Defaults.StoredChange(old: old, new: new, observers: observers)
+            outcome.changes[name] = Defaults.StoredChange(old: old, new: new, observers: observers)
         }
-        return (changes, count)
+        outcome.suiteObservers = suiteObservers
+        return outcome
     }
 }

@@ -156,4 +156,31 @@ struct MigrationLayer: Sendable {
         }
         return entries
     }
+
+    /// A layer worked out outside the lock, to be taken in under it
+    /// (``Store/State/installMigrationLayer(_:)``).
+    struct WorkedOut {
+        /// What each key reads through.
+        var entries: [String: Entry]
+        /// Which working-out it was: a later one taken in first wins.
+        var ticket: UInt64
+        /// The generation of the values it was worked out from.
+        var generation: UInt64
+        /// The working-out it added to, when it added to one.
+        var base: UInt64?
+    }
+
+    /// What a working-out of the layer starts from, taken under the lock
+    /// (``Store/State/startWorkingOutMigrationLayer(adding:)``).
+    struct Start {
+        /// Which working-out it is.
+        var ticket: UInt64
+        /// The migrations read through.
+        var readThroughs: [ReadThrough]
+        /// The user's values, and their generation.
+        var values: [String: JSONValue]
+        var generation: UInt64
+        /// The entries to add to, and the working-out that made them, when adding to them.
+        var base: (entries: [String: Entry], installed: UInt64)?
+    }
 }

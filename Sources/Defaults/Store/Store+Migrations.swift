@@ -112,125 +112,22 @@ extension Store {
     /// worked out, over the entries as they are, when those are up to date with the values and
     /// nothing changes them meanwhile (otherwise the whole layer is).
     private func refreshMigrationLayer(adding added: [MigrationLayer.ReadThrough]?) {
-        let (ticket, readThroughs, values, generation, base) = state.withLock { state in
-            let layer = state.migrationLayer!
-            // Up to date: worked out from these values, and no working-out under way.
-            let isCurrent = layer.valuesGeneration == state.generation && layer.installed == layer.started
-            state.migrationLayer!.started += 1
-            return (
-                state.migrationLayer!.started, layer.readThroughs, state.values, state.generation,
-                added != nil && isCurrent ? (layer.entries, layer.installed) : nil
-            )
-        }
+        let start = state.withLock { $0.startWorkingOutMigrationLayer(adding: added != nil) }
         // The migrations are user code: run with no lock held.
         let entries: [String: MigrationLayer.Entry]
-        if let added, let base {
-            entries = MigrationLayer.entries(adding: added, to: base.0, from: values)
+        if let added, let base = start.base {
+            entries = MigrationLayer.entries(adding: added, to: base.entries, from: start.values)
         } else {
-            entries = MigrationLayer.entries(of: readThroughs, from: values)
+            entries = MigrationLayer.entries(of: start.readThroughs, from: start.values)
         }
-        var dropped: [CacheEntry?] = []
-        var changedCount = 0
-        var isStale = false
-        let (changes, suiteObservers) = state.withLock { state in
-            state.installMigrationLayer(
-                entries,
-                ticket: ticket,
-                workedOutAt: generation,
-                over: base?.1,
-                isStale: &isStale,
-                changedCount: &changedCount,
-                dropping: &dropped
-            )
-        }
-        if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
-        if isStale { refreshMigrationLayer(adding: nil) }
-    }
-}
-
-extension Store.State {
-    /// ``Store/recordedState(of:formerly:convertsFrom:in:)``, under the lock.
-    mutating func recordedState(
-        of name: Defaults.Suite.HashedName,
-        formerly: [String],
-        convertsFrom: String?,
-        in suite: Defaults.Suite,
-        convertsOwnName: Bool
-    ) -> (isRecorded: Bool, formerHoldsValue: Bool, own: JSONValue?) {
-        if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-            let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
-            let record = scope.storedValue(named: Defaults.Suite.migrationRecordName)
-            guard Defaults.Suite.record(record, contains: id) else { return (false, false, nil) }
-            return (
-                true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil },
-                convertsOwnName ? scope.storedValue(named: name.text) : nil
-            )
-        }
-        // Checked again once the values changed; made again only when the record did.
-        if recordIndex?.generation != generation {
-            let record = values[Defaults.Suite.migrationRecordName]
-            let index = recordIndex.flatMap { $0.index.isIndex(of: record) ? $0.index : nil }
-            recordIndex = (generation, index ?? RecordIndex(record))
-        }
-        guard recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
-            return (false, false, nil)
-        }
-        return (
-            true, formerly.contains { $0 != name.text && values.index(forKey: $0) != nil },
-            convertsOwnName ? values[name.text] : nil
+        let workedOut = MigrationLayer.WorkedOut(
+            entries: entries,
+            ticket: start.ticket,
+            generation: start.generation,
+            base: start.base?.installed
         )
-    }
-
-    /// Takes in `entries`, the migration layer worked out outside the lock.
-    ///
-    /// `entries` were worked out from the values of `generation`, as working-out `ticket`; over
-    /// `base`, the working-out they added to, when they did. Sets `isStale` when the values or
-    /// the layer moved on meanwhile (to work it out again); returns the changes of the keys whose
-    /// reads change, and counts them in `changedCount`; what leaves memory goes into `dropped`.
-    mutating func installMigrationLayer(
-        _ entries: [String: MigrationLayer.Entry],
-        ticket: UInt64,
-        workedOutAt generation: UInt64,
-        over base: UInt64?,
-        isStale: inout Bool,
-        changedCount: inout Int,
-        dropping dropped: inout [Defaults.Suite.CacheEntry?]
-    ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
-        // A later working-out was taken in already: it saw later values.
-        guard ticket > migrationLayer!.installed else { return ([:], nil) }
-        if let base, migrationLayer!.installed != base || self.generation != generation {
-            isStale = true
-            return ([:], nil)
-        }
-        // Worked out from the values memory holds now: the next key's alone is worked out.
-        let isCurrent = self.generation == generation
-        migrationLayer!.valuesGeneration = generation
-        let before = migrationLayer!.entries
-        let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
-        // What reads saw: an older form stored under a converted key's name since its entry
-        // was worked out was taken in without a change (`refusedChanges`), and reads kept the
-        // converted value the entry made.
-        let converted = migrationLayer!.convertedNames
-        let seenBefore = names.map { name -> JSONValue? in
-            if converted.contains(name), let entry = before[name], entry.basedOn != values[name] {
-                return entry.value
-            }
-            return layeredValue(named: name)
-        }
-        migrationLayer!.entries = entries
-        migrationLayer!.installed = ticket
-        updateLayering()
-        guard !names.isEmpty else { return ([:], nil) }
-        let changes: [String: Defaults.StoredChange]
-        (changes, changedCount) = changesOfReads(
-            names,
-            seenBefore: seenBefore,
-            checksOverrides: true,
-            dropping: &dropped
-        )
-        // Telling of the change moved the generation on, not the values.
-        if isCurrent { migrationLayer!.valuesGeneration = self.generation }
-        return (changes, suiteObservers)
+        let outcome = state.withLock { $0.installMigrationLayer(workedOut) }
+        guard let outcome else { return refreshMigrationLayer(adding: nil) }
+        tell(outcome)
     }
 }

@@ -60,75 +60,10 @@ extension Store {
         }
     }
 
-    /// Makes the system file at `index` bring `layer` now, and reports the keys whose reads change
+    /// Makes the system file at `index` bring `layer` now, and tells the keys whose reads change
     /// as one external change; the caller holds the process lock.
-    ///
-    /// A key changes for reads when its system value changes and neither the user's file nor this
-    /// run's overrides set it, or when it is locked or unlocked (even when the value stays).
     func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
-        // As in `absorb`: what leaves memory is released after the lock.
-        var dropped: [Defaults.Suite.CacheEntry?] = []
-        // Keys whose reads change, observed or not: for the activity observers.
-        var changedCount = 0
-        let (changes, suiteObservers) = state.withLock {
-            state -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
-            guard let before = state.layers else { return ([:], nil) }
-            var after = before
-            after.replace(index, with: layer)
-            var names: Set<String> = []
-            for (name, value) in after.values where before.values[name] != value { names.insert(name) }
-            for name in before.values.keys where after.values[name] == nil { names.insert(name) }
-            for name in after.locks.keys where before.locks[name] == nil { names.insert(name) }
-            for name in before.locks.keys where after.locks[name] == nil { names.insert(name) }
-            let seenBefore = names.map { Self.seen($0, under: before, in: &state) }
-            state.layers = after
-            state.updateLayering()
-            guard !names.isEmpty else { return ([:], nil) }
-            state.generation &+= 1
-            let isAllReported = Defaults.hasEveryChangeSinks || state.suiteObservers != nil
-            var changes: [String: Defaults.StoredChange] = [:]
-            for (name, old) in zip(names, seenBefore) {
-                let new = Self.seen(name, under: after, in: &state)
-                let hashed = Defaults.Suite.HashedName(name)
-                let entry = state.keys[hashed]
-                // The decoded value kept is that of the stored value reads fall back to when no
-                // override stands in front (the lock's, the user's, the system's): forgotten when
-                // that changed, even if an override hides it from reads until now.
-                if old.beneath != new.beneath { dropped.append(state.forgetDecoded(name)) }
-                // A lock added or lifted is a change even at the same value: what can be written
-                // changed, and widgets bound to the key follow it at once.
-                let lockChanged = (before.locks[name] == nil) != (after.locks[name] == nil)
-                guard old.value != new.value || lockChanged else { continue }
-                changedCount += 1
-                guard isAllReported || entry?.observers != nil else { continue }
-                changes[name] = Defaults.StoredChange(
-                    old: old.value,
-                    new: new.value,
-                    oldDecoded: old.decoded ?? (old.isOverridden ? nil : entry?.decoded),
-                    newDecoded: new.decoded,
-                    observers: entry?.observers
-                )
-            }
-            return (changes, state.suiteObservers)
-        }
-        if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
-    }
-
-    /// What reads of `name` see with the system files `layers` beneath the user's: a lock's value,
-    /// an override's stored form (and its decoded value, when it was read already), or the user's
-    /// value, or else the system value; and the stored value beneath any override.
-    private static func seen(
-        _ name: String,
-        under layers: SystemLayers,
-        in state: inout Store.State
-    ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
-        let beneath = layers.seen(name, stored: state.values[name])
-        if layers.locks[name] != nil { return (beneath, nil, true, beneath) }
-        if let candidate = state.overrideCandidates(for: name).first {
-            return (candidate.forms.first, state.overrides!.cache[name], true, beneath)
-        }
-        return (beneath, nil, false, beneath)
+        tell(state.withLock { $0.replaceSystemLayer(index, with: layer) })
     }
 
     /// Delivers `changes`, read from outside, as one external change event, on the delivery queue.

@@ -99,40 +99,52 @@ extension Store {
     ///
     /// - Returns: What `change` returned.
     private func takeSecrets(_ change: (inout Secrets) -> Bool) -> Bool {
-        // As in `absorbOutside`: what leaves memory is released after the lock.
-        var dropped: [CacheEntry?] = []
-        var follow: (files: SecretFiles, names: [String], directory: URL?)?
-        // Keys whose reads change, observed or not: for the activity observers.
-        var changedCount = 0
-        let (changed, changes, suiteObservers) = state.withLock {
-            state -> (Bool, [String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) in
-            let before = state.secrets ?? Secrets(directory: nil)
-            var after = before
-            guard change(&after) else { return (false, [:], nil) }
-            if !after.values.isEmpty { hasSecrets.store(true, ordering: .releasing) }
-            if after.directory != before.directory || after.values.count != before.values.count {
-                // The files to follow changed: told after the lock (it only queues the work).
-                if after.files == nil { after.files = SecretFiles(store: self) }
-                follow = (after.files!, Array(after.values.keys), after.effectiveDirectory)
-            }
-            let changes: [String: Defaults.StoredChange]
-            (changes, changedCount) = state.replaceSecrets(with: after, dropping: &dropped)
-            return (true, changes, state.suiteObservers)
+        let outcome = state.withLock { state in
+            let outcome = state.changeSecrets(change) { SecretFiles(store: self) }
+            if outcome?.hasSecrets == true { hasSecrets.store(true, ordering: .releasing) }
+            return outcome
         }
-        if let follow { follow.files.follow(follow.names, in: follow.directory) }
-        if changedCount > 0 { noteActivity(.changedElsewhere(keys: changedCount)) }
-        deliverExternally(consume changes, suiteObservers: consume suiteObservers, releasing: consume dropped)
-        return changed
+        guard let outcome else { return false }
+        // Told after the lock: it only queues the work.
+        if let follow = outcome.follow { follow.files.follow(follow.names, in: follow.directory) }
+        tell(outcome.reads)
+        return true
     }
 }
 
 extension Store.State {
-    /// Makes `after` the secrets, and returns the changes of the keys whose reads change, with
-    /// how many keys' reads changed in all; what leaves memory goes into `dropped`.
-    mutating func replaceSecrets(
-        with after: Secrets,
-        dropping dropped: inout [Defaults.Suite.CacheEntry?]
-    ) -> (changes: [String: Defaults.StoredChange], count: Int) {
+    /// What ``changeSecrets(_:makingFiles:)`` did.
+    struct SecretsChanged {
+        /// What reads saw change.
+        var reads: Store.ReadsChanged
+        /// The secret files to follow from now on, when they changed: who follows them, the
+        /// names, and their directory.
+        var follow: (files: SecretFiles, names: [String], directory: URL?)?
+        /// Whether some key is secret now.
+        var hasSecrets: Bool
+    }
+
+    /// Changes the secrets with `change`, which returns whether it changed anything.
+    ///
+    /// Returns `nil` when it changed nothing. `makeFiles` makes who follows the files, the first
+    /// time there are some.
+    mutating func changeSecrets(
+        _ change: (inout Secrets) -> Bool,
+        makingFiles makeFiles: () -> SecretFiles
+    ) -> SecretsChanged? {
+        let before = secrets ?? Secrets(directory: nil)
+        var after = before
+        guard change(&after) else { return nil }
+        var follow: (files: SecretFiles, names: [String], directory: URL?)?
+        if after.directory != before.directory || after.values.count != before.values.count {
+            if after.files == nil { after.files = makeFiles() }
+            follow = (after.files!, Array(after.values.keys), after.effectiveDirectory)
+        }
+        return SecretsChanged(reads: replaceSecrets(with: after), follow: follow, hasSecrets: !after.values.isEmpty)
+    }
+
+    /// Makes `after` the secrets, and returns what reads saw change.
+    mutating func replaceSecrets(with after: Secrets) -> Store.ReadsChanged {
         let before = secrets ?? Secrets(directory: nil)
         var names: [String] = []
         for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
@@ -145,8 +157,8 @@ extension Store.State {
         }
         secrets = after
         updateLayering()
-        guard !names.isEmpty else { return ([:], 0) }
+        guard !names.isEmpty else { return Store.ReadsChanged() }
         // A secret's read is its file's: overrides are passed over.
-        return changesOfReads(names, seenBefore: seenBefore, checksOverrides: false, dropping: &dropped)
+        return changesOfReads(names, seenBefore: seenBefore, checksOverrides: false)
     }
 }

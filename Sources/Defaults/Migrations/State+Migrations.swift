@@ -1,0 +1,85 @@
+import Foundation
+
+extension Store.State {
+    /// Starts a working-out of the migration layer: what it works from, outside the lock.
+    ///
+    /// With `isAdding` (keys' migrations just added), the entries as they are come too, when
+    /// they are up to date with the values and no other working-out is under way.
+    mutating func startWorkingOutMigrationLayer(adding isAdding: Bool) -> MigrationLayer.Start {
+        let layer = migrationLayer!
+        let isCurrent = layer.valuesGeneration == generation && layer.installed == layer.started
+        migrationLayer!.started += 1
+        return MigrationLayer.Start(
+            ticket: migrationLayer!.started,
+            readThroughs: layer.readThroughs,
+            values: values,
+            generation: generation,
+            base: isAdding && isCurrent ? (layer.entries, layer.installed) : nil
+        )
+    }
+
+    /// ``Store/recordedState(of:formerly:convertsFrom:in:)``, under the lock.
+    mutating func recordedState(
+        of name: Defaults.Suite.HashedName,
+        formerly: [String],
+        convertsFrom: String?,
+        in suite: Defaults.Suite,
+        convertsOwnName: Bool
+    ) -> (isRecorded: Bool, formerHoldsValue: Bool, own: JSONValue?) {
+        if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
+            let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
+            let record = scope.storedValue(named: Defaults.Suite.migrationRecordName)
+            guard Defaults.Suite.record(record, contains: id) else { return (false, false, nil) }
+            return (
+                true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil },
+                convertsOwnName ? scope.storedValue(named: name.text) : nil
+            )
+        }
+        // Checked again once the values changed; made again only when the record did.
+        if recordIndex?.generation != generation {
+            let record = values[Defaults.Suite.migrationRecordName]
+            let index = recordIndex.flatMap { $0.index.isIndex(of: record) ? $0.index : nil }
+            recordIndex = (generation, index ?? RecordIndex(record))
+        }
+        guard recordIndex!.index.lists(name, formerly: formerly, convertsFrom: convertsFrom) else {
+            return (false, false, nil)
+        }
+        return (
+            true, formerly.contains { $0 != name.text && values.index(forKey: $0) != nil },
+            convertsOwnName ? values[name.text] : nil
+        )
+    }
+
+    /// Takes in the migration layer worked out outside the lock, and returns what reads saw
+    /// change; `nil` when the values or the layer moved on meanwhile (to work it out again).
+    mutating func installMigrationLayer(_ workedOut: MigrationLayer.WorkedOut) -> Store.ReadsChanged? {
+        let (entries, ticket, base) = (workedOut.entries, workedOut.ticket, workedOut.base)
+        let generation = workedOut.generation
+        // A later working-out was taken in already: it saw later values.
+        guard ticket > migrationLayer!.installed else { return Store.ReadsChanged() }
+        if let base, migrationLayer!.installed != base || self.generation != generation { return nil }
+        // Worked out from the values memory holds now: the next key's alone is worked out.
+        let isCurrent = self.generation == generation
+        migrationLayer!.valuesGeneration = generation
+        let before = migrationLayer!.entries
+        let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
+        // What reads saw: an older form stored under a converted key's name since its entry
+        // was worked out was taken in without a change (`refusedChanges`), and reads kept the
+        // converted value the entry made.
+        let converted = migrationLayer!.convertedNames
+        let seenBefore = names.map { name -> JSONValue? in
+            if converted.contains(name), let entry = before[name], entry.basedOn != values[name] {
+                return entry.value
+            }
+            return layeredValue(named: name)
+        }
+        migrationLayer!.entries = entries
+        migrationLayer!.installed = ticket
+        updateLayering()
+        guard !names.isEmpty else { return Store.ReadsChanged() }
+        let outcome = changesOfReads(names, seenBefore: seenBefore, checksOverrides: true)
+        // Telling of the change moved the generation on, not the values.
+        if isCurrent { migrationLayer!.valuesGeneration = self.generation }
+        return outcome
+    }
+}
