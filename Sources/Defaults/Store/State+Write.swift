@@ -17,7 +17,6 @@ extension Store.State {
         decoded: Defaults.Suite.CacheEntry?,
         commitsLater: Bool,
         removesEverything: Bool,
-        writeThrough: (any WriteThroughBackend)?,
         all: inout [String: Defaults.StoredChange],
         refused: inout [(name: String, refusal: Defaults.Suite.WriteRefusal)]
     ) -> (changes: [String: Defaults.StoredChange], flush: Bool, suiteObservers: (any Defaults.ObserverSlot)?)? {
@@ -29,8 +28,7 @@ extension Store.State {
                 new,
                 named: Defaults.Suite.HashedName(name),
                 decoded: newDecoded,
-                marksChanged: commitsLater,
-                writeThrough: writeThrough
+                marksChanged: commitsLater
             )
             let (old, oldDecoded, observers): (JSONValue?, Defaults.Suite.CacheEntry?, (any Defaults.ObserverSlot)?)
             switch outcome {

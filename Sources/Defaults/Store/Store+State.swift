@@ -34,10 +34,18 @@ extension Store {
         /// ``values`` as it is, without the JSON of the keys written in place since it was last settled.
         private var rawValues: [String: JSONValue] = [:]
         /// The keys whose decoded value was written in place
-        /// (``writeInPlace(of:_:savingOldTo:observers:writer:encoder:commitsLater:)``) and whose
+        /// (``writeInPlace(of:_:savingOldTo:observers:writer:encoder:)``) and whose
         /// JSON in ``values`` is older: the write's encoding waits until something reads
         /// the values, as the next flush does, so a burst of writes encodes and stores each key once.
         private var staleJSON: [(name: HashedName, encoder: ValueCoding.NativeEncoder)] = []
+
+        /// How a store's writes go: set once, from its backend.
+        struct WriteMode {
+            /// Whether writes wait in memory for a commit to a backend (``Store/commitsLater``).
+            var commitsLater = false
+            /// The backend, when writes go to it at once (``Store/writeThrough``).
+            var writeThrough: (any WriteThroughBackend)?
+        }
 
         /// Creates an empty state holding `values`.
         init(values: [String: JSONValue] = [:]) {
@@ -65,6 +73,8 @@ extension Store {
         var changedCount = 0
         /// The observers of every key of this state, as the observation module keeps them.
         var suiteObservers: (any Defaults.ObserverSlot)?
+        /// How the store's writes go, whatever is written: set once, when the store is made.
+        var mode = WriteMode()
         /// Bumped on every committed change, local or external.
         var generation: UInt64 = 0
         /// The backend's revision that memory holds (``Defaults/BackendContents/revision``).
@@ -184,7 +194,16 @@ extension Store {
             return old
         }
 
-        /// What ``writeInPlace(of:_:savingOldTo:observers:writer:encoder:commitsLater:)`` did.
+        /// Whether a write of `name` in place can go with ``layering``, not empty: only when it
+        /// holds secrets and `name` is not one of them.
+        ///
+        /// Out of line, so a write with no layers pays only for the test of an empty set.
+        @inline(never)
+        private func isInPlaceAllowed(for name: HashedName) -> Bool {
+            layering == .secrets && !secrets!.contains(name.text)
+        }
+
+        /// What ``writeInPlace(of:_:savingOldTo:observers:writer:encoder:)`` did.
         enum InPlaceOutcome {
             /// Nothing: the write must take the general path.
             case general
@@ -200,8 +219,8 @@ extension Store {
         /// see ``values``).
         ///
         /// Only when nothing needs the write's JSON now: no transaction open, no system file,
-        /// override, read-only refusal, whole-suite observer or sink that gets every change (the
-        /// caller checks those), and no one else holds the key's box. A key with observers takes
+        /// override, read-only refusal or whole-suite observer (checked first), no sink that gets
+        /// every change (the caller checks), and no one else holds the key's box. A key with observers takes
         /// it only when they take values of its type as bytes (``Defaults/ObserverSlot/valueType``),
         /// and `old` is given: the value the write replaces is copied there, and `observers` set to
         /// them when it changed, for the caller to tell after the lock.
@@ -213,9 +232,13 @@ extension Store {
             savingOldTo old: UnsafeMutableRawPointer?,
             observers: inout (any Defaults.ObserverSlot)?,
             writer: InPlaceWriter,
-            encoder: () -> ValueCoding.NativeEncoder,
-            commitsLater: Bool
+            encoder: () -> ValueCoding.NativeEncoder
         ) -> InPlaceOutcome {
+            // No transaction, system files, overrides, refusals or whole-suite observers; not a
+            // secret key's name.
+            guard openTransactions == 0, suiteObservers == nil, layering.isEmpty || isInPlaceAllowed(for: name) else {
+                return .general
+            }
             // Every NaN is stored as "NaN": whether one is a change is the general path's to say.
             if writer.nan != .none && writer.nan.isNaN(value) { return .general }
             guard let index = keys.index(forKey: name) else { return .general }
@@ -230,7 +253,7 @@ extension Store {
                 if !wasStale { staleJSON.append((name, encoder())) }
                 generation &+= 1
                 if old != nil { observers = KeyState.observers(of: &keys.values[index]) }
-                guard commitsLater else { return .done(changed: true, schedulesFlush: false) }
+                guard mode.commitsLater else { return .done(changed: true, schedulesFlush: false) }
                 if !keys.values[index].markChanged() { changedCount += 1 }
                 return .done(changed: true, schedulesFlush: flush.changed())
             }
@@ -275,7 +298,7 @@ extension Store {
             return .assigned(wasStale: wasStale)
         }
 
-        /// What ``applyWrite(_:named:decoded:marksChanged:writeThrough:)`` did with one key's write.
+        /// What ``applyWrite(_:named:decoded:marksChanged:)`` did with one key's write.
         enum WriteOutcome {
             /// The key held the value already.
             case unchanged
@@ -300,8 +323,7 @@ extension Store {
             _ new: JSONValue?,
             named name: HashedName,
             decoded: CacheEntry?,
-            marksChanged: Bool,
-            writeThrough: (any WriteThroughBackend)?
+            marksChanged: Bool
         ) -> WriteOutcome {
             let old: JSONValue?
             if !layering.isDisjoint(with: [.refusals, .secrets]) {
@@ -309,7 +331,7 @@ extension Store {
                 guard old != new else {
                     // The same JSON may be stored as another type (a base64 string other code
                     // set, now written as Data): stored again, as this key's type says.
-                    writeThrough?.set(new, forKey: name.text)
+                    mode.writeThrough?.set(new, forKey: name.text)
                     return .unchanged
                 }
                 if let refusal = refusal(ofWriteTo: name.text, isRemoval: new == nil) { return .refused(refusal) }
@@ -322,11 +344,11 @@ extension Store {
                         values.removeValue(forKey: name.text)
                     }
                 guard old != new else {
-                    writeThrough?.set(new, forKey: name.text)
+                    mode.writeThrough?.set(new, forKey: name.text)
                     return .unchanged
                 }
             }
-            if let storage = writeThrough {
+            if let storage = mode.writeThrough {
                 // UserDefaults never calls back into us, so writing under our lock keeps
                 // its order the same as ours.
                 storage.set(new, forKey: name.text)

@@ -8,17 +8,6 @@ import Foundation
 // over to whenever it cannot decide alone. Both JSON tiers make each key's decisions in one body,
 // `State.applyWrite`.
 extension Store {
-    /// Whether a write of `name` in place can go with `layering`, not empty: only when it holds
-    /// secrets and `name` is not one of them.
-    ///
-    /// Out of line, so a write with no layers pays only for the test of an empty set.
-    @inline(never)
-    private static func isInPlaceAllowed(with layering: State.Layering, for name: HashedName, in state: inout State)
-        -> Bool
-    {
-        layering == .secrets && !state.secrets!.contains(name.text)
-    }
-
     /// What ``commitOne(_:named:decoded:)`` did.
     enum OneKeyCommit {
         /// A transaction is open on this suite, or system files or refusals are in play: the write
@@ -47,20 +36,14 @@ extension Store {
         writer: InPlaceWriter,
         encoder: () -> ValueCoding.NativeEncoder
     ) -> State.InPlaceOutcome {
-        let commitsLater = self.commitsLater
-        return state.withLock { state in
-            // No system files, overrides or refusals; not a secret key's name.
-            guard state.openTransactions == 0, state.suiteObservers == nil,
-                state.layering.isEmpty || Self.isInPlaceAllowed(with: state.layering, for: name, in: &state)
-            else { return .general }
-            return state.writeInPlace(
+        state.withLock { state in
+            state.writeInPlace(
                 of: name,
                 value,
                 savingOldTo: old,
                 observers: &observers,
                 writer: writer,
-                encoder: encoder,
-                commitsLater: commitsLater
+                encoder: encoder
             )
         }
     }
@@ -77,17 +60,7 @@ extension Store {
         named hashedName: HashedName,
         decoded: CacheEntry?
     ) -> (OneKeyCommit, JSONValue?, CacheEntry?, (any Defaults.ObserverSlot)?, (any Defaults.ObserverSlot)?) {
-        let commitsLater = self.commitsLater
-        let writeThrough = self.writeThrough
-        return state.withLock {
-            $0.commitOne(
-                new,
-                named: hashedName,
-                decoded: decoded,
-                commitsLater: commitsLater,
-                writeThrough: writeThrough
-            )
-        }
+        state.withLock { $0.commitOne(new, named: hashedName, decoded: decoded) }
     }
 
     /// Commits the changes `makeWrites` computes from the stored values, as one change.
@@ -116,7 +89,6 @@ extension Store {
                 decoded: decoded,
                 commitsLater: commitsLater,
                 removesEverything: removesEverything,
-                writeThrough: writeThrough,
                 all: &all,
                 refused: &refused
             )
@@ -201,9 +173,7 @@ extension Store.State {
     mutating func commitOne(
         _ new: JSONValue?,
         named hashedName: Defaults.Suite.HashedName,
-        decoded: Defaults.Suite.CacheEntry?,
-        commitsLater: Bool,
-        writeThrough: (any WriteThroughBackend)?
+        decoded: Defaults.Suite.CacheEntry?
     ) -> (
         Store.OneKeyCommit, JSONValue?, Defaults.Suite.CacheEntry?, (any Defaults.ObserverSlot)?,
         (any Defaults.ObserverSlot)?
@@ -217,15 +187,14 @@ extension Store.State {
             new,
             named: hashedName,
             decoded: decoded,
-            marksChanged: commitsLater,
-            writeThrough: writeThrough
+            marksChanged: mode.commitsLater
         )
         guard case .changed(let old, let oldDecoded, let observers) = outcome else {
             // Refusals were ruled out above.
             return (.unchanged, nil, nil, nil, nil)
         }
         generation &+= 1
-        let schedulesFlush = commitsLater && flush.changed()
+        let schedulesFlush = mode.commitsLater && flush.changed()
         let isReported = reportsChange(of: hashedName.text)
         return (
             .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,

@@ -113,6 +113,7 @@ final class Store: Sendable {
         initial.values = contents?.values ?? [:]
         initial.backendRevision = contents?.revision
         initial.readOnlyReason = readOnlyReason
+        initial.mode = State.WriteMode(commitsLater: commitsLater, writeThrough: writeThrough)
         if let layers, !layers.layers.isEmpty { initial.layers = layers }
         initial.updateLayering()
         self.state = Lock(initial)
