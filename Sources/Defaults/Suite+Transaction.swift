@@ -252,6 +252,21 @@ final class TransactionScope: Sendable {
         /// Set once the transaction has ended: a task started inside it may outlive it.
         var isClosed = false
 
+        /// Every stored value as the transaction sees it.
+        var values: [String: JSONValue] {
+            var values = snapshot
+            for (name, value) in writes { values[name] = value }
+            return values
+        }
+
+        /// Counts every stored value not written yet as read, but those `isUncounted` names.
+        mutating func countEveryValueRead(but isUncounted: (String) -> Bool) {
+            for (name, value) in snapshot
+            where writes.index(forKey: name) == nil && reads.index(forKey: name) == nil && !isUncounted(name) {
+                reads[name] = .some(value)
+            }
+        }
+
         /// Records a write; the last write to a key decides whether its change is propagated.
         mutating func set(_ name: String, to value: JSONValue?, suppressed: Bool) {
             writes[name] = .some(value)
@@ -311,28 +326,15 @@ final class TransactionScope: Sendable {
 
     /// Every stored value as the transaction sees it, without counting any as read.
     func snapshotValues() -> [String: JSONValue] {
-        buffer.withLock { buffer in
-            var values = buffer.snapshot
-            for (name, value) in buffer.writes { values[name] = value }
-            return values
-        }
+        buffer.withLock { $0.values }
     }
 
     /// Every stored value as the transaction sees it; an exclusive transaction counts each as
     /// read, but those `isUncounted` names (secrets' names, as in ``storedValue(named:countsRead:)``).
     func storedValues(isUncounted: (String) -> Bool = { _ in false }) -> [String: JSONValue] {
         buffer.withLock { buffer in
-            if isExclusive {
-                for (name, value) in buffer.snapshot
-                where buffer.writes.index(forKey: name) == nil && buffer.reads.index(forKey: name) == nil
-                    && !isUncounted(name)
-                {
-                    buffer.reads[name] = .some(value)
-                }
-            }
-            var values = buffer.snapshot
-            for (name, value) in buffer.writes { values[name] = value }
-            return values
+            if isExclusive { buffer.countEveryValueRead(but: isUncounted) }
+            return buffer.values
         }
     }
 

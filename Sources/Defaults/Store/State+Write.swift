@@ -75,3 +75,21 @@ extension Store.State {
         return (told, schedule, suiteObservers)
     }
 }
+
+extension Store.State {
+    /// Takes the writes a system file's lock, a read-only file or a secret's name refuses out of
+    /// `writes`, for ``Store/refuse(_:)``.
+    ///
+    /// - Returns: Those that would have changed something.
+    mutating func refuse(_ writes: inout [String: JSONValue?]) -> [(name: String, refusal: Defaults.Suite.WriteRefusal)]
+    {
+        guard !layering.isDisjoint(with: [.refusals, .secrets]) else { return [] }
+        var refused: [(name: String, refusal: Defaults.Suite.WriteRefusal)] = []
+        for (name, new) in writes {
+            guard let refusal = refusal(ofWriteTo: name, isRemoval: new == nil) else { continue }
+            writes[name] = nil
+            if values[name] != new { refused.append((name, refusal)) }
+        }
+        return refused
+    }
+}

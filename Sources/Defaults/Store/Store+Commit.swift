@@ -101,10 +101,13 @@ extension Store {
         return commitPendingLocked(to: custom).map { _ in () }
     }
 
+    /// What waits to be committed: the changed keys' values, their names, and whether everything
+    /// else goes (a `removeAll()`).
+    typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
+
     /// ``commitPending(to:)`` for a caller that holds the commit lock; succeeds with
     /// whether there was anything to commit.
     func commitPendingLocked(to custom: BackendConnection) -> Result<Bool, Defaults.StorageError> {
-        typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
         var retry = FlushMachine.Action.none
         var isRetry = false
         // The changes are taken inside `committing`, once reports are held back: a report taken
@@ -112,17 +115,7 @@ extension Store {
         // older value in memory under the value this commit stores, and nothing would mend it.
         let outcome = custom.committing(
             { () -> (Pending, Result<Defaults.BackendCommitResult, Defaults.StorageError>)? in
-                let taken = state.withLock { state -> Pending? in
-                    guard state.isDirty else { return nil }
-                    let changed = state.takeChanged()
-                    let clears = state.removesEverything
-                    state.removesEverything = false
-                    isRetry = state.flush.lastCommitFailed
-                    state.flush.commitStarted()
-                    var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
-                    for name in changed { changes[name] = .some(state.values[name]) }
-                    return (changes, changed, clears)
-                }
+                let taken = state.withLock { $0.startCommit(isRetry: &isRetry) }
                 guard let pending = taken else { return nil }
                 custom.callingBackend()
                 do throws(Defaults.StorageError) {
@@ -217,5 +210,22 @@ extension Store {
         case .failure(let error):
             return .failure(error)
         }
+    }
+}
+
+extension Store.State {
+    /// Takes what waits to be committed, and notes that a commit started.
+    ///
+    /// Returns `nil` when nothing waits. `isRetry` is set when the last commit failed.
+    mutating func startCommit(isRetry: inout Bool) -> Store.Pending? {
+        guard isDirty else { return nil }
+        let changed = takeChanged()
+        let clears = removesEverything
+        removesEverything = false
+        isRetry = flush.lastCommitFailed
+        flush.commitStarted()
+        var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
+        for name in changed { changes[name] = .some(values[name]) }
+        return (changes, changed, clears)
     }
 }

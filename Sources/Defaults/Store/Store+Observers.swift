@@ -18,21 +18,7 @@ extension Store {
         named name: HashedName,
         _ body: (inout (any Defaults.ObserverSlot)?) -> Void
     ) -> (any Defaults.ObserverSlot)? {
-        state.withLock { state in
-            guard let index = state.keys.index(forKey: name) else {
-                var slot: (any Defaults.ObserverSlot)?
-                body(&slot)
-                if let slot { state.keys[name] = KeyState(observers: slot) }
-                return nil
-            }
-            // The entry is lent in place (`inout`), here and below: read as a value, all of it
-            // would be copied, and its references retained and released.
-            let old = KeyState.observers(of: &state.keys.values[index])
-            body(&state.keys.values[index].observers)
-            // An entry left with nothing goes, so keys observed once leave nothing behind.
-            if KeyState.isEmpty(&state.keys.values[index]) { state.keys.remove(at: index) }
-            return old
-        }
+        state.withLock { $0.updateObservers(named: name, body) }
     }
 
     /// Changes what hangs on every key of the state, as ``updateObservers(named:_:)``
@@ -55,5 +41,30 @@ extension Store {
         state.withLock { state in
             state.keys.values.compactMap(\.observers) + [state.suiteObservers].compactMap { $0 }
         }
+    }
+}
+
+extension Store.State {
+    /// Changes what hangs on the key `name` with `body`, for ``Store/updateObservers(named:_:)``.
+    ///
+    /// - Returns: What hung on the key before, so it is released after the lock.
+    @inline(__always)
+    mutating func updateObservers(
+        named name: Defaults.Suite.HashedName,
+        _ body: (inout (any Defaults.ObserverSlot)?) -> Void
+    ) -> (any Defaults.ObserverSlot)? {
+        guard let index = keys.index(forKey: name) else {
+            var slot: (any Defaults.ObserverSlot)?
+            body(&slot)
+            if let slot { keys[name] = Defaults.Suite.KeyState(observers: slot) }
+            return nil
+        }
+        // The entry is lent in place (`inout`), here and below: read as a value, all of it
+        // would be copied, and its references retained and released.
+        let old = Defaults.Suite.KeyState.observers(of: &keys.values[index])
+        body(&keys.values[index].observers)
+        // An entry left with nothing goes, so keys observed once leave nothing behind.
+        if Defaults.Suite.KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
+        return old
     }
 }

@@ -14,6 +14,15 @@ import Musl
 /// through in memory at once (``MigrationLayer``), and the whole list runs shortly after, in one
 /// exclusive transaction: one locked write for all the keys created meanwhile, however many.
 struct PendingMigrations: Sendable {
+    /// Adds `entry`, from `suite`, unless a migration of its id waits already; true when added.
+    mutating func add(_ entry: Entry, from suite: Defaults.Suite) -> Bool {
+        if entries.contains(where: { $0.migration.id == entry.migration.id }) { return false }
+        entries.append(entry)
+        added &+= 1
+        self.suite = WeakReference(suite)
+        return true
+    }
+
     /// A key's migration waiting to run.
     struct Entry: Sendable {
         let migration: Defaults.Migration
@@ -97,10 +106,7 @@ extension Store {
     /// Adds a key's migration to those that run together shortly, from `suite`.
     func addPendingMigration(_ entry: PendingMigrations.Entry, from suite: Defaults.Suite) {
         let schedules = pendingMigrations.withLock { pending in
-            if pending.entries.contains(where: { $0.migration.id == entry.migration.id }) { return false }
-            pending.entries.append(entry)
-            pending.added &+= 1
-            pending.suite = WeakReference(suite)
+            guard pending.add(entry, from: suite) else { return false }
             hasPendingMigrations.store(true, ordering: .releasing)
             defer { pending.isScheduled = true }
             return !pending.isScheduled

@@ -99,15 +99,7 @@ extension Store {
     /// Every value reads see as stored, at one instant; inside a transaction of `suite` on this
     /// task, the transaction's view.
     func storedValues(in suite: Defaults.Suite) -> [String: JSONValue] {
-        state.withLock { state in
-            if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                return state.layeredValues(stored: scope.storedValues(isUncounted: { state.isSecret($0) }))
-            }
-            // Read first: as an argument, the values' mutating accessor overlapped the call's
-            // borrow of `state`, which was copied for it.
-            let values = state.values
-            return state.layeredValues(stored: values)
-        }
+        state.withLock { $0.storedValues(in: suite) }
     }
 
     /// Every value the user's own file holds, without the system files beneath it.
@@ -167,5 +159,19 @@ extension Store.State {
         // The decoded value kept is that of what reads see, system files and locks included.
         guard let json = layeredValue(named: name.text) else { return .absent }
         return .decode(Defaults.Suite.Box(json), generation: generation)
+    }
+}
+
+extension Store.State {
+    /// Every value reads see as stored, for ``Store/storedValues(in:)``.
+    mutating func storedValues(in suite: Defaults.Suite) -> [String: JSONValue] {
+        if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
+            let secrets = layering.contains(.secrets) ? secrets : nil
+            return layeredValues(stored: scope.storedValues(isUncounted: { secrets?.contains($0) ?? false }))
+        }
+        // Read first: as an argument, the values' mutating accessor overlapped the call's
+        // borrow of `self`, which was copied for it.
+        let values = values
+        return layeredValues(stored: values)
     }
 }

@@ -24,6 +24,19 @@ struct ReadTypes: Sendable {
     /// The types the key is read as, the one read last first.
     var readers: [Reader] = []
 
+    /// Notes that the key is read as `Value`, now the type read last.
+    mutating func learn<Value: Defaults.Serializable>(_: Value.Type) {
+        let id = ObjectIdentifier(Value.self)
+        if readers.first?.type == id { return }
+        readers.removeAll { $0.type == id }
+        let reader = Reader(
+            type: id,
+            typeName: String(reflecting: Value.self),
+            decode: { json in ValueCoding.decode(json, as: Value.self).map { .holding($0) } }
+        )
+        readers.insert(reader, at: 0)
+    }
+
     /// The decoded value of `json` as the first of the key's types it decodes as; `nil` if none.
     func decode(_ json: JSONValue) -> Defaults.Suite.CacheEntry? {
         for reader in readers {
@@ -46,19 +59,7 @@ struct RefusedChanges {
 extension Store {
     /// Notes that `name` is read (or written) as `Value`.
     func learnReadType<Value: Defaults.Serializable>(_ name: String, as type: Value.Type) {
-        let id = ObjectIdentifier(Value.self)
-        readTypes.withLock { table in
-            var known = table[name] ?? ReadTypes()
-            if known.readers.first?.type == id { return }
-            known.readers.removeAll { $0.type == id }
-            let reader = ReadTypes.Reader(
-                type: id,
-                typeName: String(reflecting: Value.self),
-                decode: { json in ValueCoding.decode(json, as: Value.self).map { .holding($0) } }
-            )
-            known.readers.insert(reader, at: 0)
-            table[name] = known
-        }
+        readTypes.withLock { $0[name, default: ReadTypes()].learn(Value.self) }
     }
 
     /// The values of `values` (changes from elsewhere) that decode as none of the types their key
@@ -77,15 +78,7 @@ extension Store {
         guard !checks.isEmpty else { return RefusedChanges() }
         // Only values that change memory (a whole report repeats every unchanged one), with
         // what memory holds now.
-        let (changed, converted) = state.withLock { state in
-            let changed = checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
-                // Reads of a locked or secret name do not see the stored value: nothing to check.
-                if state.isLocked(name) { return nil }
-                let old = state.values[name]
-                return old == value ? nil : (name, value, old, known)
-            }
-            return (changed, state.migrationLayer?.convertedNames ?? [])
-        }
+        let (changed, converted) = state.withLock { $0.changes(of: checks) }
         var found = RefusedChanges()
         var reports: [Defaults.StorageError] = []
         for (name, value, old, known) in changed {
@@ -107,5 +100,22 @@ extension Store {
         }
         for report in reports { reportInBackground(report) }
         return found
+    }
+}
+
+extension Store.State {
+    /// Of `checks` (a name, its new value, and the types it is read as), those that change memory,
+    /// with what memory holds now; and the names migrations convert, for ``Store/refusedChanges(in:)``.
+    ///
+    /// Reads of a locked or secret name do not see the stored value: nothing to check there.
+    mutating func changes(
+        of checks: [(String, JSONValue, ReadTypes)]
+    ) -> (changed: [(String, JSONValue, JSONValue?, ReadTypes)], converted: Set<String>) {
+        let changed = checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
+            if isLocked(name) { return nil }
+            let old = values[name]
+            return old == value ? nil : (name, value, old, known)
+        }
+        return (changed, migrationLayer?.convertedNames ?? [])
     }
 }

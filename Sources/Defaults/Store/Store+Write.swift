@@ -119,15 +119,12 @@ extension Store {
 
     /// Opens a transaction on `suite`: reads consult the task-local scope from now on.
     func openTransaction(on suite: Defaults.Suite, isExclusive: Bool) -> TransactionScope {
-        state.withLock { state in
+        let parent = TransactionScope.current
+        let snapshot = state.withLock { state in
             state.openTransactions += 1
-            return TransactionScope(
-                suite: suite,
-                snapshot: state.values,
-                parent: TransactionScope.current,
-                isExclusive: isExclusive
-            )
+            return state.values
         }
+        return TransactionScope(suite: suite, snapshot: snapshot, parent: parent, isExclusive: isExclusive)
     }
 
     /// Closes a transaction ``openTransaction(on:isExclusive:)`` opened.
@@ -139,16 +136,7 @@ extension Store {
     ///
     /// - Returns: Those that would have changed something, for the caller to report.
     func refuse(_ writes: inout [String: JSONValue?]) -> [(name: String, refusal: Defaults.Suite.WriteRefusal)] {
-        state.withLock { state in
-            guard !state.layering.isDisjoint(with: [.refusals, .secrets]) else { return [] }
-            var refused: [(name: String, refusal: Defaults.Suite.WriteRefusal)] = []
-            for (name, new) in writes {
-                guard let refusal = state.refusal(ofWriteTo: name, isRemoval: new == nil) else { continue }
-                writes[name] = nil
-                if state.values[name] != new { refused.append((name, refusal)) }
-            }
-            return refused
-        }
+        state.withLock { $0.refuse(&writes) }
     }
 
     /// Changes this run's overrides with `change`; they are looked up afresh after it.
