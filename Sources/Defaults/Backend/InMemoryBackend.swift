@@ -101,6 +101,32 @@ enum InMemorySpaces {
         var revision: UInt64 = 0
         /// Where each backend reporting on the space is told of others' commits.
         var watchers: [ObjectIdentifier: Defaults.BackendUpdates] = [:]
+
+        /// ``InMemoryBackend/commit(_:to:ifUnchanged:from:)`` on this space, under the table's lock.
+        mutating func commit(
+            _ changes: Defaults.BackendChanges,
+            ifUnchanged expected: [String: JSONValue?],
+            from origin: ObjectIdentifier
+        ) -> [String: JSONValue?]? {
+            if expected.contains(where: { values[$0.key] != $0.value }) {
+                var current: [String: JSONValue?] = [:]
+                for name in expected.keys { current[name] = .some(values[name]) }
+                return current
+            }
+            let after = changes.applied(to: values)
+            var told: [String: JSONValue?] = [:]
+            for (name, value) in after where values[name] != value { told[name] = .some(value) }
+            for name in values.keys where after[name] == nil { told[name] = .some(nil) }
+            guard !told.isEmpty else { return nil }
+            values = after
+            revision += 1
+            // Told under the lock, so every watcher hears the space's commits in their order;
+            // a report returns at once and never calls back into a backend.
+            for (watcher, updates) in watchers where watcher != origin {
+                updates.changed(told, revision: revision)
+            }
+            return nil
+        }
     }
 
     static let table = Lock<[String: Space]>([:])
@@ -123,27 +149,6 @@ enum InMemorySpaces {
         ifUnchanged expected: [String: JSONValue?],
         from origin: ObjectIdentifier
     ) -> [String: JSONValue?]? {
-        table.withLock { table -> [String: JSONValue?]? in
-            var space = table[key] ?? Space()
-            if expected.contains(where: { space.values[$0.key] != $0.value }) {
-                var current: [String: JSONValue?] = [:]
-                for name in expected.keys { current[name] = .some(space.values[name]) }
-                return current
-            }
-            let after = changes.applied(to: space.values)
-            var told: [String: JSONValue?] = [:]
-            for (name, value) in after where space.values[name] != value { told[name] = .some(value) }
-            for name in space.values.keys where after[name] == nil { told[name] = .some(nil) }
-            guard !told.isEmpty else { return nil }
-            space.values = after
-            space.revision += 1
-            table[key] = space
-            // Told under the lock, so every watcher hears the space's commits in their order;
-            // a report returns at once and never calls back into a backend.
-            for (watcher, updates) in space.watchers where watcher != origin {
-                updates.changed(told, revision: space.revision)
-            }
-            return nil
-        }
+        table.withLock { $0[key, default: Space()].commit(changes, ifUnchanged: expected, from: origin) }
     }
 }

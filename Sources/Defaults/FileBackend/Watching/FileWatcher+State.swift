@@ -79,6 +79,25 @@ extension FileWatcher {
             clients.compactMap { client in backends[client.backend]?.object.map { ($0, client.source) } }
         }
 
+        /// Looks at every polled entry again: the paths of those that changed since the last look.
+        mutating func pollAgain() -> [String] {
+            var changed: [String] = []
+            for (path, last) in polled {
+                let now = FileStamp.of(path)
+                guard now != last else { continue }
+                polled[path] = .some(now)
+                changed.append(path)
+            }
+            return changed
+        }
+
+        /// Stops the poll timer when no entry is polled any more.
+        mutating func stopPollingIfIdle() {
+            guard polled.isEmpty else { return }
+            pollTimer?.cancel()
+            pollTimer = nil
+        }
+
         /// The clients of the entries at `paths`.
         func clients(of paths: some Sequence<String>) -> Set<Client> {
             var result: Set<Client> = []

@@ -151,12 +151,8 @@ final class FileWatcher: Sendable {
                 // This pass may move other files' watches too (a directory of theirs came back
                 // since the last event was read): their backends must look, as after any move, or a
                 // file saved into that directory before its watch existed is never read.
-                let moved = descriptor >= 0 ? state.backends(of: reconcile(&state, polling: &polling)) : []
-                if state.polled.isEmpty {
-                    state.pollTimer?.cancel()
-                    state.pollTimer = nil
-                }
-                return moved
+                defer { state.stopPollingIfIdle() }
+                return descriptor >= 0 ? state.backends(of: reconcile(&state, polling: &polling)) : []
             }
             // After the lock: looking and reporting take it again.
             for (backend, source) in moved { backend.fileMayHaveChanged(source: source) }
@@ -377,16 +373,7 @@ final class FileWatcher: Sendable {
     }
 
     private func poll() {
-        let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
-            var changed: [String] = []
-            for (path, last) in state.polled {
-                let now = FileStamp.of(path)
-                guard now != last else { continue }
-                state.polled[path] = .some(now)
-                changed.append(path)
-            }
-            return state.backends(of: state.clients(of: changed))
-        }
+        let notify = state.withLock { $0.backends(of: $0.clients(of: $0.pollAgain())) }
         for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
     }
 }
