@@ -157,6 +157,47 @@ import Testing
         }
     }
 
+    @Test func aRenamedKeyWhoseValueIsUnderItsNameAndNowhereElseOpensWithNoWriteAndStillMovesALaterOne() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            // A config tool (or a newer version) wrote the new names; no record, no former name.
+            let before = Array(#"{"editor.fontSize": 16, "refreshHours": 2.5}"#.utf8)
+            try storeWriteFile(file, before)
+            do {
+                let suite = Defaults.Suite(fileURL: file)
+                let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+                let refresh = Defaults.Key<Double>(
+                    "refreshHours",
+                    default: 1,
+                    suite: suite,
+                    formerly: ["refreshMinutes"]
+                ) { (minutes: Int) in Double(minutes) / 60 }
+                #expect(suite[fontSize] == 16)
+                #expect(suite[refresh] == 2.5)
+                try suite.synchronize()
+                // Nothing to move: nothing was written, not even the record.
+                #expect(try storeFileBytes(file) == before)
+                #expect(suite.fileReplacementCount == 0)
+            }
+            // An old version writes the former names: the next launch of the new version moves
+            // them away, and the values under the new names stay.
+            try Self.replace(
+                file,
+                with: #"{"editor.fontSize": 16, "fontSize": 12, "refreshHours": 2.5, "refreshMinutes": 30}"#
+            )
+            let next = try await HelperProcess.run(["new-version", file.path])
+            #expect(next.status == 0, "\(next.errorOutput)")
+            #expect(
+                next.lines.contains { $0.hasPrefix("editor.fontSize 16 ") && $0.hasSuffix(" refreshHours 2.5") },
+                "\(next.lines)"
+            )
+            let stored = try storeFileObject(file)
+            #expect(stored["fontSize"] == nil && stored["refreshMinutes"] == nil, "\(stored)")
+            #expect(stored["editor.fontSize"] as? Int == 16)
+            #expect(stored["refreshHours"] as? Double == 2.5)
+        }
+    }
+
     @Test func aFormerNamesValueWrittenAfterAFinalMoveGoesWhereTheNewNameHoldsOne() throws {
         try withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)

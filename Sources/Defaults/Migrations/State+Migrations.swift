@@ -18,13 +18,17 @@ extension Store.State {
         )
     }
 
-    /// ``Store/recordedState(of:formerly:convertsFrom:in:)``, under the lock.
+    /// ``Store/recordedState(of:formerly:convertsFrom:isFinal:in:)``, under the lock.
+    ///
+    /// With `isSettledWhenMoved`, a key whose name holds a value while none of its former names
+    /// does is answered as recorded, without the record being looked at.
     mutating func recordedState(
         of name: Defaults.Suite.HashedName,
         formerly: [String],
         convertsFrom: String?,
         in suite: Defaults.Suite,
-        convertsOwnName: Bool
+        convertsOwnName: Bool,
+        isSettledWhenMoved: Bool
     ) -> (isRecorded: Bool, formerHoldsValue: Bool, own: JSONValue?) {
         if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
             let id = Defaults.Suite.migrationID(name: name.text, formerly: formerly, convertsFrom: convertsFrom)
@@ -34,6 +38,13 @@ extension Store.State {
                 true, formerly.contains { $0 != name.text && scope.storedValue(named: $0) != nil },
                 convertsOwnName ? scope.storedValue(named: name.text) : nil
             )
+        }
+        // The value moved already, and nothing is left to move: the first look of a program
+        // whose migrations ran, for each key that declares one.
+        if isSettledWhenMoved, values.index(forKey: name.text) != nil,
+            !formerly.contains(where: { $0 != name.text && values.index(forKey: $0) != nil })
+        {
+            return (true, false, nil)
         }
         // Checked again once the values changed; made again only when the record did.
         if recordIndex?.generation != generation {

@@ -254,7 +254,13 @@ extension Defaults.Suite {
             refresh(name, from: storage)
         }
         // The one look a store whose migrations ran pays for each key that declares one.
-        let recorded = store.recordedState(of: hashedName, formerly: formerly, convertsFrom: convertsFrom, in: self)
+        let recorded = store.recordedState(
+            of: hashedName,
+            formerly: formerly,
+            convertsFrom: convertsFrom,
+            isFinal: isFinal,
+            in: self
+        )
         // A former name that holds a value again, once recorded: an old version wrote it after
         // the move, or (over a backend another process commits to directly, etcd) memory holds
         // the record before the values that came with it. Read through, and moved again if

@@ -15,6 +15,12 @@ extension Store {
     /// `formerly` and `convertsFrom`, see ``Defaults/Suite/migrationID(name:formerly:convertsFrom:)``),
     /// and, when it does, whether a former name holds a value nonetheless.
     ///
+    /// A final migration that carries a value from other names (`isFinal`, and its key does not
+    /// convert its own name) is settled, recorded or not, when its key's name holds a value and
+    /// none of its former names does: there is nothing for it to move, and nothing under the
+    /// key's name it could take for an older form. It is answered as recorded without the record
+    /// being looked at.
+    ///
     /// Inside a transaction of `suite` on this task, the transaction's view. Allocates nothing
     /// while the record stays as it was: each key that declares a migration asks, and a record of
     /// 100 ids was searched 100 times.
@@ -22,6 +28,7 @@ extension Store {
         of name: HashedName,
         formerly: [String],
         convertsFrom: String?,
+        isFinal: Bool,
         in suite: Defaults.Suite
     ) -> (isRecorded: Bool, formerHoldsValue: Bool, own: JSONValue?) {
         // A type change under the key's own name: its value is looked at too, for an older form
@@ -33,7 +40,8 @@ extension Store {
                 formerly: formerly,
                 convertsFrom: convertsFrom,
                 in: suite,
-                convertsOwnName: convertsOwnName
+                convertsOwnName: convertsOwnName,
+                isSettledWhenMoved: isFinal && !convertsOwnName
             )
         }
     }

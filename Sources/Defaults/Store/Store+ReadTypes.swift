@@ -11,8 +11,11 @@ struct ReadTypes: Sendable {
     /// One type a key is read as.
     struct Reader: Sendable {
         let type: ObjectIdentifier
+        /// The type, whose name a report gives: named only then (naming a type costs thousands of
+        /// instructions, and every key's first read tells its type).
+        let valueType: any Any.Type
         /// The type's name, for the report.
-        let typeName: String
+        var typeName: String { String(reflecting: valueType) }
         /// A value decoded as the type; `nil` when it does not decode.
         ///
         /// Runs the type's bridge, user code: never under the state's lock; and the value it
@@ -31,7 +34,7 @@ struct ReadTypes: Sendable {
         readers.removeAll { $0.type == id }
         let reader = Reader(
             type: id,
-            typeName: String(reflecting: Value.self),
+            valueType: Value.self,
             decode: { json in ValueCoding.decode(json, as: Value.self).map { .holding($0) } }
         )
         readers.insert(reader, at: 0)
