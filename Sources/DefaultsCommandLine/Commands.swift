@@ -68,7 +68,7 @@ private func read(_ arguments: ParsedArguments) throws(ToolError) {
     }
     // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
-    let suite = location.open { error in printError(error.description) }
+    let suite = location.open { error in printProblem(error) }
     guard let key else {
         let values = redacting(suite.storedValues(), secrets)
         guard origin else {
@@ -140,10 +140,18 @@ func change(
     // Checked first, or opening the suite would move a broken file aside.
     if !replacingBrokenFile { _ = try location.read() }
     let secrets = try SuiteSchema.secretNames(for: location)
-    let suite = location.open { error in printError(error.description) }
+    let suite = location.open { error in printProblem(error) }
     var failure: ToolError?
+    // A process stopped while it holds the lock holds it until it goes on: said once, after a
+    // moment, so a person does not wait on silence (the wait goes on; Ctrl-C stops it).
+    let notice = DispatchWorkItem {
+        printError("defaults: waiting for another process to release the lock on \(location.place) (Ctrl-C stops)")
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(1), execute: notice)
+    defer { notice.cancel() }
     do {
         try suite.exclusiveTransaction {
+            notice.cancel()
             do throws(ToolError) {
                 var writes = try makeWrites(suite)
                 // What the suite would refuse (and only report) is refused here, with exit 2.

@@ -17,7 +17,7 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
     }
     // Checked first, or opening the suite would move a broken file aside.
     _ = try location.read()
-    let suite = location.open { error in printError(error.description) }
+    let suite = location.open { error in printProblem(error) }
     let recorded = Set(suite.appliedMigrations)
     var blocks: [String] = []
     for name in names {

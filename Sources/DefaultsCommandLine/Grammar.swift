@@ -116,9 +116,11 @@ let commands: [CommandSpec] = [
         summary: "one line per change, from any process or hand edit, until interrupted",
         details: """
             Prints `key: old -> new` for every change to the file (or to the named keys), made
-            by any process or by editing the file, as it happens; `(unset)` stands for no value.
-            With --json, one object a line: {"key": …, "new": …, "old": …}, without "new" or
-            "old" when there is or was no value. Stops on Ctrl-C.
+            by any process or by editing the file, as it happens; `(unset)` stands for no value,
+            and a name that would break the line is shown as a JSON string. A lock a system
+            file adds or lifts ends the line with `(lock added or lifted)`. With --json, one
+            object a line: {"key": …, "new": …, "old": …}, without "new" or "old" when there is
+            or was no value, with "lockChanged": true for a lock. Stops on Ctrl-C.
             """
     ),
     CommandSpec(

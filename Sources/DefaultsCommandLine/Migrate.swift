@@ -15,7 +15,7 @@ func migrate(_ arguments: ParsedArguments) throws(ToolError) {
     // A migration that cannot run is said below, as the command's own line.
     let suite = location.open { error in
         if case .migrationFailed = error { return }
-        printError(error.description)
+        printProblem(error)
     }
     let recorded = Set(suite.appliedMigrations)
     let (runnable, needProgram) = schema.declaredMigrations(recorded: recorded)

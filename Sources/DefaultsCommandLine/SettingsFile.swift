@@ -42,6 +42,19 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
+/// Writes a problem the library reported to standard error, as the command's own line:
+/// starting with `defaults:`, as every error line of the command does.
+func printProblem(_ error: Defaults.StorageError) {
+    printError("defaults: " + problemText(error))
+}
+
+/// The text of a problem the library reported, without the library's own `Defaults: ` prefix,
+/// to go into a line of the command's.
+func problemText(_ error: Defaults.StorageError) -> String {
+    let text = error.description
+    return text.hasPrefix("Defaults: ") ? String(text.dropFirst("Defaults: ".count)) : text
+}
+
 /// Writes `text` and a newline to standard output, at once (it may be a pipe).
 func printLine(_ text: String) {
     print(text)
@@ -114,7 +127,7 @@ struct SuiteLocation {
             } catch .backendFailed(_, let reason) {
                 throw .file("cannot read \(argument): \(reason)")
             } catch {
-                throw .file("cannot read \(argument): \(error.description)")
+                throw .file("cannot read \(argument): \(problemText(error))")
             }
         }
         guard let bytes = try readBytes(at: file!.path) else { return nil }

@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsTestSupport
 import Foundation
 import Testing
 
@@ -22,6 +23,47 @@ import Testing
             case .topLevelString: return Array(#""count""#.utf8)
             case .trailingGarbage: return Array(#"{"count" : 4} }"#.utf8)
             }
+        }
+    }
+
+    /// A file that breaks while another process holds the lock and is stopped (SIGSTOP) is not
+    /// moved aside until the lock is free, and nothing waits for it meanwhile: a good file put
+    /// back is read at once (found by a black-box probe: `defaults watch` went silent until the
+    /// holder went on).
+    @Test func aFileThatBreaksWhileAStoppedProcessHoldsTheLockStopsNoLaterChange() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"count": 1}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let count = Defaults.Key<Int>("count", default: -1, suite: suite)
+            #expect(suite[count] == 1)
+            let holder = try RunningHelper(["hold-lock", file.path])
+            defer {
+                holder.send(SIGCONT)
+                holder.send(SIGKILL)
+            }
+            #expect(await holder.nextLine() == "locked")
+            holder.send(SIGSTOP)
+            let recorder = StoreChangeRecorder(suite)
+            defer { recorder.stop() }
+            // Broken for a moment, then good again: both replace the file by rename.
+            let temporary = directory.appendingPathComponent("next.json")
+            try storeWriteFile(temporary, Array(#"{"count":"#.utf8))
+            #expect(rename(temporary.path, file.path) == 0)
+            // Once it stayed broken through every retry, it is said, once: the lock is not free.
+            #expect(await errors.wait(forCount: 1))
+            #expect(
+                errors.errors.first?.description.contains("another process holds its lock") == true,
+                "\(errors.errors)"
+            )
+            try storeWriteFile(temporary, Array(#"{"count": 4}"#.utf8))
+            #expect(rename(temporary.path, file.path) == 0)
+            #expect(await recorder.wait { suite[count] == 4 })
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+            // Nothing was moved aside while the lock was held.
+            let names = try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)
+            #expect(!names.contains { $0.contains(".corrupt") }, "\(names)")
         }
     }
 

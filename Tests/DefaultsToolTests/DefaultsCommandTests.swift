@@ -316,6 +316,71 @@ func expectOneErrorLine(
         }
     }
 
+    /// A name that would break the line or drive the terminal (a line break, an escape sequence,
+    /// the line's own separators) is shown as a JSON string: one change is one line (found by a
+    /// black-box probe).
+    @Test func watchShowsANameThatWouldBreakItsLineQuoted() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"plain.name": 1}"#)
+            let watcher = try defaults.start(["watch", "app"])
+            defer { watcher.send(SIGTERM) }
+            _ = await watcher.nextErrorLine()
+            let names = ["x\ny", "\u{1B}[2JRED", "k: v -> w", "tab\there", "plain.name"]
+            for (index, name) in names.enumerated() {
+                #expect(try await defaults.run("write", "app", name, "\(index + 2)").status == 0)
+            }
+            #expect(await watcher.nextLine() == #""x\ny": (unset) -> 2"#)
+            #expect(await watcher.nextLine() == #""\u001b[2JRED": (unset) -> 3"#)
+            #expect(await watcher.nextLine() == #""k: v -> w": (unset) -> 4"#)
+            #expect(await watcher.nextLine() == #""tab\there": (unset) -> 5"#)
+            #expect(await watcher.nextLine() == "plain.name: 1 -> 6")
+        }
+    }
+
+    /// A write that waits for a process stopped while it holds the lock says so, once, and goes
+    /// on waiting; it writes once the lock is free (found by a black-box probe: it waited in
+    /// silence).
+    @Test func aWriteWaitingForAStoppedLockHolderSaysSo() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"a": 1}"#)
+            let holder = try RunningHelper(["hold-lock", defaults.file("app").path])
+            defer {
+                holder.send(SIGCONT)
+                holder.send(SIGKILL)
+            }
+            #expect(await holder.nextLine() == "locked")
+            holder.send(SIGSTOP)
+            let writer = try defaults.start(["write", "app", "a", "3"])
+            let line = await writer.nextErrorLine()
+            #expect(
+                line?.hasPrefix("defaults: waiting for another process to release the lock on ") == true,
+                "\(line ?? "none")"
+            )
+            holder.send(SIGCONT)
+            holder.send(SIGKILL)
+            let result = await writer.waitForExit()
+            #expect(result.status == 0, "\(result.errorOutput)")
+            #expect(try String(contentsOf: defaults.file("app"), encoding: .utf8).contains(#""a" : 3"#))
+        }
+    }
+
+    /// A problem the library reports while `watch` runs is a line of the command's own,
+    /// beginning with `defaults:` (found by a black-box probe: it began with `Defaults:`).
+    @Test func watchReportsAProblemAsTheCommandsOwnLine() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"a": 1}"#)
+            let watcher = try defaults.start(["watch", "app"])
+            defer { watcher.send(SIGTERM) }
+            _ = await watcher.nextErrorLine()
+            // A FIFO put where the file was, while it runs: reported, and left as it is.
+            let fifo = defaults.file("app").deletingLastPathComponent().appendingPathComponent("fifo")
+            #expect(mkfifo(fifo.path, 0o644) == 0)
+            #expect(rename(fifo.path, defaults.file("app").path) == 0)
+            let line = await watcher.nextErrorLine()
+            #expect(line?.hasPrefix("defaults: cannot read ") == true, "\(line ?? "none")")
+        }
+    }
+
     @Test func watchWithKeysAndJSONPrintsOnlyThoseKeysAsObjects() async throws {
         try await withCommand { defaults in
             try defaults.seed("app", #"{"a": 1}"#)

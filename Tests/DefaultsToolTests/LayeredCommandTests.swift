@@ -54,6 +54,34 @@ import Glibc
         }
     }
 
+    /// A lock added or lifted together with a change of the value is marked too (found by a
+    /// black-box probe: only an unchanged value was marked).
+    @Test func watchSaysWhenALockIsAddedOrLiftedWithANewValue() async throws {
+        try await withLayers(user: #"{"fontSize": 12}"#, system: #"{"fontSize": 12}"#) {
+            defaults,
+            system,
+            environment in
+            let watcher = try defaults.start(["watch", "app"], environment: environment)
+            let json = try defaults.start(["watch", "app", "--json"], environment: environment)
+            defer {
+                watcher.send(SIGTERM)
+                json.send(SIGTERM)
+            }
+            _ = await watcher.nextErrorLine()
+            _ = await json.nextErrorLine()
+            let next = system.deletingLastPathComponent().appendingPathComponent("next.json")
+            try Data(#"{"": {"locked": ["fontSize"]}, "fontSize": 14}"#.utf8).write(to: next)
+            #expect(rename(next.path, system.path) == 0)
+            #expect(await watcher.nextLine() == "fontSize: 12 -> 14 (lock added or lifted)")
+            #expect(await json.nextLine() == #"{"key":"fontSize","lockChanged":true,"new":14,"old":12}"#)
+            // The lock lifted: the user's value again.
+            try Data(#"{"fontSize": 14}"#.utf8).write(to: next)
+            #expect(rename(next.path, system.path) == 0)
+            #expect(await watcher.nextLine() == "fontSize: 14 -> 12 (lock added or lifted)")
+            #expect(await json.nextLine() == #"{"key":"fontSize","lockChanged":true,"new":12,"old":14}"#)
+        }
+    }
+
     @Test func readShowsWhatProgramsReadAndWhereItComesFrom() async throws {
         try await withLayers(
             user: #"{"theme": "dark", "fontSize": 20}"#,
@@ -129,7 +157,7 @@ import Glibc
             #expect(result.status == 3)
             #expect(
                 result.errorOutput
-                    == "Defaults: not writing \(defaults.file("app").path): the file may not be written by this user; nothing was changed\n"
+                    == "defaults: not writing \(defaults.file("app").path): the file may not be written by this user; nothing was changed\n"
             )
             #expect(try defaults.bytes("app") == before)
             #expect(

@@ -225,6 +225,7 @@ extension FileBackend {
             let restore = files.withLock { files -> [String: JSONValue] in
                 if files.restore == nil { files.restore = files.known?.members ?? [:] }
                 files.known = nil
+                files.toldLockedWhileBroken = false
                 return files.restore!
             }
             do {

@@ -32,6 +32,10 @@ extension FileBackend {
 
     // MARK: - Reading the files again
 
+    /// How long a broken file waits to be moved aside while another process holds the lock,
+    /// before it is looked at again.
+    static let lockedRetryInterval: Duration = .milliseconds(500)
+
     /// Called by the watcher when the file `source` (0, the backend's own; then each system file)
     /// may have changed: it is read on the watch queue.
     func fileMayHaveChanged(source: Int = 0) {
@@ -91,13 +95,36 @@ extension FileBackend {
             reportInBackground(storage.leftBehindLink(reason: reason))
         case .moveAside:
             do {
-                try storage.withExclusiveLock { () throws(Defaults.StorageError) in
+                // Not waited for here: a process stopped while it holds the lock would stop this
+                // queue, and every later change of the file (a good one put back) with it.
+                let moved: Void? = try storage.withExclusiveLockIfFree { () throws(Defaults.StorageError) in
                     guard case .broken(let reason) = storage.read(locked: true) else {
                         // Fixed or replaced while the lock was awaited: look again.
                         fileMayHaveChanged(source: 0)
                         return
                     }
                     replaceBrokenFileLocked(reason: reason)
+                }
+                if moved == nil {
+                    // Another process holds the lock: said once, while the file stays broken;
+                    // then looked at again shortly (it may be good by then, or the lock free).
+                    if case .broken(let reason) = storage.read(),
+                        files.withLock({ files in
+                            defer { files.toldLockedWhileBroken = true }
+                            return !files.toldLockedWhileBroken
+                        })
+                    {
+                        reportInBackground(
+                            .corruptFileLeftInPlace(
+                                url: storage.url,
+                                reason: reason
+                                    + "; another process holds its lock, and it is moved aside once that is free"
+                            )
+                        )
+                    }
+                    watchQueue.asyncAfter(deadline: .now() + Self.lockedRetryInterval.dispatchInterval) { [weak self] in
+                        self?.fileMayHaveChanged(source: 0)
+                    }
                 }
             } catch {
                 reportInBackground(error)

@@ -39,6 +39,9 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         /// alone meanwhile, as they leave a suite's pending changes alone.
         var restore: [String: JSONValue]?
         var updates: Defaults.BackendUpdates?
+        /// Whether the file broke while another process held its lock, and that was reported: said
+        /// once, until the file is read well or moved aside.
+        var toldLockedWhileBroken = false
         /// Whether a store was attached (``attach()``): once it is gone, the backend does nothing more.
         var isAttached = false
         /// The system files as last read: the snapshots to compare a read with, and the keys they
@@ -202,6 +205,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
             defer {
                 files.known = file
                 files.writesBlocked = false
+                files.toldLockedWhileBroken = false
             }
             return (files.known, files.restore)
         }

@@ -46,12 +46,16 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
     /// on the same thread. Inside an outer hold, `path` is not looked at: the outer hold's lock file
     /// stays locked.
     ///
-    /// - Parameter path: The lock file, asked for (under the thread lock) only when the file lock
-    ///   is not held yet.
-    /// - Returns: Whether this took the lock (rather than taking it again inside an outer hold).
+    /// - Parameters:
+    ///   - path: The lock file, asked for (under the thread lock) only when the file lock is not
+    ///     held yet.
+    ///   - waits: Whether to wait for another process that holds the lock file; when `false` and
+    ///     one does, this returns `nil` at once, holding nothing.
+    /// - Returns: Whether this took the lock (rather than taking it again inside an outer hold);
+    ///   `nil` when it did not wait for another process.
     /// - Throws: ``SystemError`` when the lock file cannot be created or locked.
     @discardableResult
-    func lockExclusively(path: () -> String) throws(SystemError) -> Bool {
+    func lockExclusively(path: () -> String, waits: Bool = true) throws(SystemError) -> Bool? {
         while true {
             threads.lock()
             if depth > 0 {
@@ -59,12 +63,16 @@ final class FileLock: @unchecked Sendable {  // `depth` and `heldPath` change on
                 return false
             }
             let lockFile = path()
-            let taken: Bool
+            let taken: Bool?
             do {
-                taken = try LockFiles.shared.acquire(lockFile)
+                taken = try LockFiles.shared.acquire(lockFile, waits: waits)
             } catch {
                 threads.unlock()
                 throw error
+            }
+            guard let taken else {
+                threads.unlock()
+                return nil
             }
             if taken {
                 heldPath = lockFile
@@ -114,8 +122,9 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
     private var held: [String: Hold] = [:]
 
     /// Locks the lock file at `path` for this thread, waiting for other processes; `false`, at once,
-    /// when another thread of this process holds it (see ``wait(whileHeldByAnotherThread:)``).
-    func acquire(_ path: String) throws(SystemError) -> Bool {
+    /// when another thread of this process holds it (see ``wait(whileHeldByAnotherThread:)``);
+    /// `nil`, at once, when another process holds it and `waits` is `false`.
+    func acquire(_ path: String, waits: Bool = true) throws(SystemError) -> Bool? {
         let thread = UInt(pthread_self())
         condition.lock()
         if let hold = held[path] {
@@ -128,7 +137,13 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
         condition.unlock()
         // Outside the table's lock: another process may hold the file for a while.
         do {
-            let descriptor = try Self.lock(path)
+            guard let descriptor = try Self.lock(path, waits: waits) else {
+                condition.lock()
+                held[path] = nil
+                condition.broadcast()
+                condition.unlock()
+                return nil
+            }
             condition.lock()
             held[path]!.descriptor = descriptor
             condition.unlock()
@@ -166,8 +181,9 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
         condition.broadcast()
     }
 
-    /// Opens the lock file at `path`, creating it and its directory when missing, and locks it.
-    private static func lock(_ path: String) throws(SystemError) -> Int32 {
+    /// Opens the lock file at `path`, creating it and its directory when missing, and locks it;
+    /// `nil` when another process holds it and `waits` is `false`.
+    private static func lock(_ path: String, waits: Bool) throws(SystemError) -> Int32? {
         while true {
             try createDirectory((path as NSString).deletingLastPathComponent)
             // O_NONBLOCK: a FIFO in the lock file's place would wait for a writer; it is refused.
@@ -180,8 +196,12 @@ final class LockFiles: @unchecked Sendable {  // `held` changes only under `cond
             }
             // The umask may have narrowed the mode; make it exact. Not our file: leave it be.
             fchmod(opened, 0o600)
-            while flock(opened, LOCK_EX) != 0 {
+            while flock(opened, waits ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
                 if errno == EINTR { continue }
+                if errno == EWOULDBLOCK {
+                    close(opened)
+                    return nil
+                }
                 let failure = SystemError.current("locking the lock file")
                 close(opened)
                 throw failure

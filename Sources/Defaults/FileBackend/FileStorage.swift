@@ -108,18 +108,29 @@ final class FileStorage: Sendable {
     /// The path is resolved again first: the lock file, and the file read and replaced under the
     /// lock, are where the links on the way lead now, and stay so until the lock is released.
     func lockExclusively() throws(Defaults.StorageError) {
+        _ = try lockExclusively(waits: true)
+    }
+
+    /// ``lockExclusively()``; when `waits` is `false` and another process holds the lock, returns
+    /// `false` at once, holding nothing.
+    private func lockExclusively(waits: Bool) throws(Defaults.StorageError) -> Bool {
         var lockPath = ""
         var target: ResolvedPath?
         do {
-            let taken = try lock.lockExclusively {
-                resolveAgain()
-                target = current.resolved
-                lockPath = target!.path + ".lock"
-                return lockPath
-            }
+            let taken = try lock.lockExclusively(
+                path: {
+                    resolveAgain()
+                    target = current.resolved
+                    lockPath = target!.path + ".lock"
+                    return lockPath
+                },
+                waits: waits
+            )
+            guard let taken else { return false }
             // Only once the thread lock is held: another thread waiting for it must not change
             // what the holder reads and replaces.
             if taken, let target { held.withLock { $0 = target } }
+            return true
         } catch {
             throw .writeFailed(url: url, reason: "locking \(lockPath): \(error.description)")
         }
@@ -158,6 +169,16 @@ final class FileStorage: Sendable {
     ) throws(Defaults.StorageError) -> Result {
         try lockExclusively()
         defer { unlockExclusively(then: afterward) }
+        return try body()
+    }
+
+    /// Runs `body` under the exclusive lock when no other process holds it now; `nil`, at once,
+    /// when one does (a process stopped while it held the lock holds it until it goes on).
+    func withExclusiveLockIfFree<Result>(
+        _ body: () throws(Defaults.StorageError) -> Result
+    ) throws(Defaults.StorageError) -> Result? {
+        guard try lockExclusively(waits: false) else { return nil }
+        defer { unlockExclusively() }
         return try body()
     }
 

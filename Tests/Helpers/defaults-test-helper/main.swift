@@ -380,6 +380,13 @@ case "write-forever":
         say("synced \(sequence)")
     }
 
+case "hold-lock":
+    // Takes the file's exclusive lock as any writer does (flock of `<file>.lock`), says so, and
+    // holds it until killed: a test stops this process (SIGSTOP) to make a stalled holder.
+    let descriptor = open(url.path + ".lock", O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(url.path).lock") }
+    say("locked")
+    while true { pause() }
 case "old-version":
     try OldVersion.write(to: url)
     say("written")
