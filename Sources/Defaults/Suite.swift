@@ -196,7 +196,7 @@ extension Defaults {
         public var fileURL: URL? { location }
 
         /// The system files beneath ``fileURL``, first listed first; empty when there are none.
-        public var systemFileURLs: [URL] { store.file?.systemFileURLs ?? [] }
+        public var systemFileURLs: [URL] { store.systemFiles?.urls ?? [] }
 
         /// A short description naming the suite's storage.
         public var description: String {

@@ -18,10 +18,10 @@ import Testing
         try withTemporaryDirectory { directory in
             let url = directory.appendingPathComponent("settings.json")
             try Data(#"{"x": 0}"#.utf8).write(to: url)
-            let file = FileBackend(storage: FileStorage(url: url), layerFiles: [])
+            let file = FileBackend(storage: FileStorage(url: url))
             var problems: [Defaults.StorageError] = []
             let loaded = file.load(problems: &problems)
-            let store = Store(backend: .backend(BackendConnection(file)), contents: loaded.contents)
+            let store = Store(backend: .backend(BackendConnection(file)), contents: loaded)
             let updates = store.makeUpdates()
             // Reporting, but not watched: the test plays the watcher.
             file.files.withLock { $0.updates = updates }

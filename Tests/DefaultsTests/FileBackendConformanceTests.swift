@@ -16,11 +16,11 @@ import Testing
             try BackendConformance(
                 makeBackend: { space in
                     let url = directory.appendingPathComponent(space).appendingPathComponent("settings.json")
-                    return FileBackend(storage: FileStorage(url: url), layerFiles: [])
+                    return FileBackend(storage: FileStorage(url: url))
                 },
                 makeUnreachableBackend: { space in
                     let url = blocker.appendingPathComponent(space).appendingPathComponent("settings.json")
-                    return FileBackend(storage: FileStorage(url: url), layerFiles: [])
+                    return FileBackend(storage: FileStorage(url: url))
                 }
             )
             .run()

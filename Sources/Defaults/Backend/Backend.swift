@@ -134,11 +134,22 @@ extension Defaults {
         /// Whether every key stored is removed before `values` are applied: a `removeAll()`, which
         /// also removes keys other parties wrote that this suite never saw.
         public var removesEverything: Bool
+        /// The keys whose stored values stay when ``removesEverything``.
+        ///
+        /// Those a system file locks: the user's value is kept beneath the lock. Set by the store
+        /// for the file backend.
+        var keeping: Set<String> = []
 
         /// Creates a change set.
         public init(values: [String: JSONValue?], removesEverything: Bool = false) {
             self.values = values
             self.removesEverything = removesEverything
+        }
+
+        /// A change set whose `removeAll()` keeps the stored values of `keeping`.
+        init(values: [String: JSONValue?], removesEverything: Bool, keeping: Set<String>) {
+            self.init(values: values, removesEverything: removesEverything)
+            self.keeping = keeping
         }
 
         /// The keys written, with their new values.
@@ -248,12 +259,10 @@ extension Defaults {
 
         /// What the JSON file reports beside its values.
         ///
-        /// What its system files bring, whether it may be written, that a commit is due again;
+        /// Whether it may be written, that a commit is due again;
         /// and what it asks: whether the receiver is still there, and how many reports it has had.
         /// They reach the store by the same door as the values, not through a pointer to it.
         struct FileReports: Sendable {
-            /// The system file at this index brings this now.
-            let layerChanged: @Sendable (Int, SystemLayers.Layer) -> Void
             /// How many reports the receiver has had; `nil` once it is gone.
             ///
             /// A commit asks under its lock, so its findings go in after those reports and before

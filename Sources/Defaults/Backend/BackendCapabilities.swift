@@ -62,8 +62,6 @@ protocol FileLocatedBackend: Defaults.Backend {
     var fileURL: URL { get }
     /// The path as given, normalized: two suites opened on one path share a store.
     var givenPath: String { get }
-    /// The system files beneath it, first listed first.
-    var systemFileURLs: [URL] { get }
     /// How many times the file was replaced by this process: for tests.
     var replacementCount: Int { get }
 

@@ -108,9 +108,8 @@ extension FileBackend {
         if let restore { document.merge(restore) { _, restored in restored } }
         if changes.removesEverything {
             // `removeAll()`: every key the file holds goes, whoever wrote it and whether the suite
-            // saw it or not; a key a system file locks keeps the user's value.
-            let locked = files.withLock { $0.layers.locks }
-            document = document.filter { locked[$0.key] != nil }
+            // saw it or not; a key a system file locks keeps the user's value (the store says which).
+            document = document.filter { changes.keeping.contains($0.key) }
         }
         for (name, value) in changes.values { document[name] = value }
         let written = try storage.replace(with: document)
@@ -132,7 +131,7 @@ extension FileBackend {
         }
         // The commit read the file well and wrote it: an unreadable one the watch reported is
         // gone, though its events may have come too late to show it. Back again, it is news.
-        reloads.withLock { $0[0].fileWasWritten() }
+        reloads.withLock { $0.fileWasWritten() }
         // Reported once the outcome is known, so a handler that looks finds the new file.
         if let movedAside { reportInBackground(movedAside.brokeWhileOpen) }
         return brought

@@ -9,16 +9,18 @@ extension StoreRegistry {
     ///   the file can only be polled, when this call loaded it.
     static func store(for url: URL, systemFiles: [URL] = []) -> (store: Store, problems: [Defaults.StorageError]) {
         let storage = FileStorage(url: url)
-        let layerFiles = systemFiles.map { FileStorage(url: $0, isWritten: false) }
-        let place = Place.file(layerFiles.reduce(storage.givenPath) { $0 + "\n" + $1.givenPath })
+        let system = SystemFiles(systemFiles)
+        let place = Place.file(system.files.reduce(storage.givenPath) { $0 + "\n" + $1.givenPath })
         let (store, opened, isNew) = self.store(at: place) { () -> (Store, (FileBackend, [Defaults.StorageError])) in
             var problems: [Defaults.StorageError] = []
-            let file = FileBackend(storage: storage, layerFiles: layerFiles)
-            let loaded = file.load(problems: &problems)
+            let file = FileBackend(storage: storage)
+            let contents = file.load(problems: &problems)
+            let layers = system.load(problems: &problems)
             let fresh = Store(
                 backend: .backend(BackendConnection(file)),
-                contents: loaded.contents,
-                layers: loaded.layers,
+                contents: contents,
+                systemFiles: system,
+                layers: layers,
                 readOnlyReason: storage.readOnlyReason
             )
             return (fresh, (file, problems))
@@ -26,6 +28,6 @@ extension StoreRegistry {
         guard let (file, problems) = opened else { return (store, []) }
         guard isNew else { return (store, problems) }
         let polling = file.startReporting(to: store.makeUpdates(), returningPollingReports: (), attaching: true)
-        return (store, problems + polling)
+        return (store, problems + polling + (store.systemFiles?.follow(for: store) ?? []))
     }
 }

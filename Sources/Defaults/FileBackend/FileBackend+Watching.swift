@@ -11,22 +11,21 @@ extension FileBackend {
         fileMayHaveChanged(source: 0)
     }
 
-    /// Resolves the path of the file `source` again, and watches where it leads now; run on the
-    /// watch queue before the file is read.
+    /// Resolves the path of the file again, and watches where it leads now; run on the watch
+    /// queue before the file is read.
     ///
     /// Looks until two resolutions agree, so links changed while the watch moved are not missed.
-    private func followLinks(_ source: Int) {
-        let storage = source == 0 ? storage : layerFiles[source - 1]
+    private func followLinks() {
         for _ in 0..<8 {
             storage.resolveAgain()
             let entries = storage.current.resolved.watchedEntries
             let changed = watchedEntries.withLock { watched in
-                guard watched[source] != entries else { return false }
-                watched[source] = entries
+                guard watched != entries else { return false }
+                watched = entries
                 return true
             }
             guard changed else { return }
-            FileWatcher.shared.rewatch(self, source: source, entries: entries)
+            FileWatcher.shared.rewatch(self, source: 0, entries: entries)
         }
     }
 
@@ -36,61 +35,41 @@ extension FileBackend {
     /// before it is looked at again.
     static let lockedRetryInterval: Duration = .milliseconds(500)
 
-    /// Called by the watcher when the file `source` (0, the backend's own; then each system file)
-    /// may have changed: it is read on the watch queue.
+    /// Called by the watcher when the file may have changed (`source` is 0, its only one): it is
+    /// read on the watch queue.
     func fileMayHaveChanged(source: Int = 0) {
         // Weakly, here and in the retries: a store whose last suite is gone is released at
         // once, so a suite opened on the file next reads it afresh.
-        watchQueue.async { [weak self] in self?.run(.fileEvent, source: source) }
+        watchQueue.async { [weak self] in self?.run(.fileEvent) }
     }
 
-    /// Feeds `event` to the state machine of the file `source` and runs what it decides.
-    private func run(_ event: FileChangeMachine.Event, source: Int) {
+    /// Feeds `event` to the state machine of the file and runs what it decides.
+    private func run(_ event: FileChangeMachine.Event) {
         // The receiver (the store) is held for the whole run: a store that is gone lets the
         // suite's folder go, and nothing must write there after.
         let (reports, isAttached) = files.withLock { ($0.updates?.fileReports, $0.isAttached) }
         let receiver = reports?.receiver()
         if isAttached && receiver == nil { return }
         defer { withExtendedLifetime(receiver) {} }
-        var action = reloads.withLock { $0[source].handle(event) }
+        var action = reloads.withLock { $0.handle(event) }
         if action == .read {
-            followLinks(source)
-            // Under the process lock for a system file too, so its events leave in order with
-            // those of the store's own file.
-            action = storage.lock.withProcessLock {
-                source == 0 ? readAndApply() : readAndApplyLayer(source, reportingTo: reports)
-            }
+            followLinks()
+            action = storage.lock.withProcessLock { readAndApply() }
         }
         switch action {
         case .retry(let delay, let token):
             watchQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
-                self?.run(.retryFired(token: token), source: source)
+                self?.run(.retryFired(token: token))
             }
-        case .moveAside where source > 0 || storage.readOnlyReason != nil:
-            // Not this backend's to move: read it as empty, and leave its bytes as they are.
-            let file = source == 0 ? storage : layerFiles[source - 1]
-            let reason: String
-            switch file.read() {
-            case .broken(let why): reason = why
-            default:
-                fileMayHaveChanged(source: source)
-                return
-            }
-            storage.lock.withProcessLock {
-                if source == 0 {
-                    take(nil)
-                } else {
-                    take(SystemLayers.Layer(url: file.url), at: source - 1, reportingTo: reports)
-                }
-            }
-            reportInBackground(.corruptFileLeftInPlace(url: file.url, reason: reason))
+        case .moveAside where storage.readOnlyReason != nil:
+            // Not this process's to move: read it as empty, and leave its bytes as they are.
+            guard case .broken(let reason) = storage.read() else { return fileMayHaveChanged() }
+            storage.lock.withProcessLock { take(nil) }
+            reportInBackground(.corruptFileLeftInPlace(url: storage.url, reason: reason))
         case .moveAside where storage.isLink:
             // A symlink to a file that holds no settings: left as it is, neither moved nor
             // written over (nor locked beside) until it does; memory keeps the values it had.
-            guard case .broken(let reason) = storage.read() else {
-                fileMayHaveChanged(source: 0)
-                return
-            }
+            guard case .broken(let reason) = storage.read() else { return fileMayHaveChanged() }
             files.withLock { $0.writesBlocked = true }
             reportInBackground(storage.leftBehindLink(reason: reason))
         case .moveAside:
@@ -156,7 +135,7 @@ extension FileBackend {
         case .parsed: finding = .parsed
         case .broken: finding = .broken
         }
-        let action = reloads.withLock { $0[0].handle(.readFound(finding)) }
+        let action = reloads.withLock { $0.handle(.readFound(finding)) }
         switch (action, result) {
         case (.apply, .parsed(let snapshot)):
             take(snapshot)
@@ -170,57 +149,5 @@ extension FileBackend {
         default:
             return action
         }
-    }
-
-    /// Reads the system file `source` and acts on what was found; the caller holds the process lock.
-    ///
-    /// Returns what is left to do after the lock is released.
-    private func readAndApplyLayer(
-        _ source: Int,
-        reportingTo reports: Defaults.BackendUpdates.FileReports?
-    ) -> FileChangeMachine.Action {
-        let index = source - 1
-        let file = layerFiles[index]
-        let known = files.withLock { $0.layers.layers[index].snapshot }
-        let result = file.read(knowing: known)
-        let finding: FileChangeMachine.Finding
-        switch result {
-        case .unreadable: finding = .unreadable
-        case .unchanged: finding = .unchanged
-        case .missing: finding = known == nil ? .unchanged : .missing
-        case .parsed: finding = .parsed
-        case .broken: finding = .broken
-        }
-        let action = reloads.withLock { $0[source].handle(.readFound(finding)) }
-        switch (action, result) {
-        case (.apply, .parsed(let snapshot)):
-            var problem: Defaults.StorageError?
-            take(
-                SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem),
-                at: index,
-                reportingTo: reports
-            )
-            if let problem { reportInBackground(problem) }
-            return .none
-        case (.applyDeletion, _):
-            take(SystemLayers.Layer(url: file.url), at: index, reportingTo: reports)
-            return .none
-        case (.reportUnreadable, .unreadable(let error)):
-            reportInBackground(error)
-            return .none
-        default:
-            return action
-        }
-    }
-
-    /// Makes `layer` the system file `index` as last seen, and reports it; the caller holds the
-    /// process lock.
-    private func take(
-        _ layer: SystemLayers.Layer,
-        at index: Int,
-        reportingTo reports: Defaults.BackendUpdates.FileReports?
-    ) {
-        files.withLock { $0.layers.replace(index, with: layer) }
-        reports?.layerChanged(index, layer)
     }
 }

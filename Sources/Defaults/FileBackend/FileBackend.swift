@@ -16,14 +16,12 @@ import Synchronization
 ///   (``exclusively(_:)``).
 ///
 /// It reads the file through the path it was given, so it follows the links on the way as they
-/// are at each read, and writes where they lead (the links stay links). Beneath it may lie system
-/// files (``SystemLayers``), read and watched the same way and never written; what they bring, and
-/// whether the file may be written, it reports beside its values, through the file's part of the
-/// updates it is handed (``Defaults/BackendUpdates/FileReports``).
+/// are at each read, and writes where they lead (the links stay links). Whether the file may be
+/// written it reports beside its values, through the file's part of the updates it is handed
+/// (``Defaults/BackendUpdates/FileReports``). The system files beneath it are the store's
+/// (``SystemFiles``); a `removeAll()` keeps the keys the store names (``Defaults/BackendChanges/keeping``).
 final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what changes is behind locks
     let storage: FileStorage
-    /// The system files beneath the file, first listed first.
-    let layerFiles: [FileStorage]
 
     /// What the backend knows of the file.
     struct Files {
@@ -44,24 +42,20 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         var toldLockedWhileBroken = false
         /// Whether a store was attached (``attach()``): once it is gone, the backend does nothing more.
         var isAttached = false
-        /// The system files as last read: the snapshots to compare a read with, and the keys they
-        /// lock, which a `removeAll()` leaves.
-        var layers = SystemLayers([])
     }
 
     let files = Lock(Files())
     /// Reads the files when the watcher says they changed, and retries.
     let watchQueue = DispatchQueue(label: "Defaults.FileBackend.watch")
-    /// What to do about each file changing: the file first, then each system file.
-    let reloads: Lock<[FileChangeMachine]>
-    let watchedEntries: Lock<[[String]]>
+    /// What to do about the file changing.
+    let reloads: Lock<FileChangeMachine>
+    /// What is watched: the links on the way to the file, then the file.
+    let watchedEntries: Lock<[String]>
 
-    init(storage: FileStorage, layerFiles: [FileStorage]) {
+    init(storage: FileStorage) {
         self.storage = storage
-        self.layerFiles = layerFiles
-        let sources = [storage] + layerFiles
-        reloads = Lock(sources.map { file in FileChangeMachine(retriesAreHeld: { file.retriesAreHeld }) })
-        watchedEntries = Lock(sources.map(\.current.resolved.watchedEntries))
+        reloads = Lock(FileChangeMachine(retriesAreHeld: { storage.retriesAreHeld }))
+        watchedEntries = Lock(storage.current.resolved.watchedEntries)
     }
 
     var name: String { "file \(storage.url.path)" }
@@ -77,27 +71,21 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
 
     // MARK: - Loading
 
-    /// What ``load(problems:)`` found: the file's values, and those of the system files.
-    struct Loaded {
-        var contents: Defaults.BackendContents
-        var layers: SystemLayers
-    }
-
-    /// Reads the file (the system files' values are given to the store, not here).
+    /// Reads the file.
     ///
     /// - Throws: The reason when the file exists but cannot be read; it is then never written over.
     func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
         var problems: [Defaults.StorageError] = []
-        let loaded = load(problems: &problems)
+        let contents = load(problems: &problems)
         if files.withLock({ $0.writesBlocked }), let first = problems.first { throw first }
-        return loaded.contents
+        return contents
     }
 
-    /// Reads the file and the system files, for a suite being opened.
+    /// Reads the file, for a suite being opened.
     ///
     /// A corrupt file is moved aside (unless this process may not write it), and reported in
     /// `problems`, as is an unreadable one, which is then never written over.
-    func load(problems: inout [Defaults.StorageError]) -> Loaded {
+    func load(problems: inout [Defaults.StorageError]) -> Defaults.BackendContents {
         var snapshot: FileStorage.Snapshot?
         var writesBlocked = false
         switch storage.load() {
@@ -108,52 +96,14 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         case .unreadable(let error):
             writesBlocked = true
             problems.append(error)
-            knowReported(source: 0)
+            // Found so again by an event, it is not reported again until it has read well.
+            reloads.withLock { _ = $0.handle(.readFound(.unreadable)) }
         }
         files.withLock {
             $0.known = snapshot
             $0.writesBlocked = writesBlocked
         }
-        var loadedLayers: [SystemLayers.Layer] = []
-        for (index, file) in layerFiles.enumerated() {
-            var isUnreadable = false
-            loadedLayers.append(Self.loadLayer(file, problems: &problems, isUnreadable: &isUnreadable))
-            if isUnreadable { knowReported(source: index + 1) }
-        }
-        let layers = SystemLayers(loadedLayers)
-        files.withLock { $0.layers = layers }
-        return Loaded(contents: Defaults.BackendContents(values: snapshot?.members ?? [:]), layers: layers)
-    }
-
-    /// Tells the machine of the file `source` that it was found unreadable and reported while
-    /// opening, so events that find it so again report nothing until it has read well.
-    private func knowReported(source: Int) {
-        reloads.withLock { _ = $0[source].handle(.readFound(.unreadable)) }
-    }
-
-    /// Reads a system file for a suite being opened: never moved or written, whatever it holds.
-    ///
-    /// `isUnreadable` is set when it could not be read (a problem is then in `problems`).
-    private static func loadLayer(
-        _ file: FileStorage,
-        problems: inout [Defaults.StorageError],
-        isUnreadable: inout Bool
-    ) -> SystemLayers.Layer {
-        var problem: Defaults.StorageError?
-        defer { if let problem { problems.append(problem) } }
-        switch file.readSettled() {
-        case .parsed(let snapshot), .unchanged(let snapshot):
-            return SystemLayers.Layer(url: file.url, snapshot: snapshot, problem: &problem)
-        case .missing:
-            return SystemLayers.Layer(url: file.url)
-        case .broken(let reason):
-            problem = .corruptFileLeftInPlace(url: file.url, reason: reason)
-            return SystemLayers.Layer(url: file.url)
-        case .unreadable(let error):
-            problem = error
-            isUnreadable = true
-            return SystemLayers.Layer(url: file.url)
-        }
+        return Defaults.BackendContents(values: snapshot?.members ?? [:])
     }
 
     // MARK: - Reporting
@@ -176,8 +126,7 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         // Attached before the watch starts: its first look at each file may find a link
         // re-pointed, and the move must reach the receiver.
         if attaching { attach() }
-        let sources = ([storage] + layerFiles).map(\.current.resolved.watchedEntries)
-        return FileWatcher.shared.watch(self, sources: sources)
+        return FileWatcher.shared.watch(self, sources: [storage.current.resolved.watchedEntries])
     }
 
     func stopReporting() {
@@ -243,7 +192,6 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
 extension FileBackend: LockingBackend, FileLocatedBackend, FileWatcherClient {
     var fileURL: URL { storage.url }
     var givenPath: String { storage.givenPath }
-    var systemFileURLs: [URL] { layerFiles.map(\.url) }
     var replacementCount: Int { storage.replacementCount }
 
     func holdingBrokenFileRetries<Result>(_ body: () throws -> Result) rethrows -> Result {

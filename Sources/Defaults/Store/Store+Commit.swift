@@ -29,7 +29,6 @@ extension Store {
                 noteActivity(.reconnected(backend: backendName))
             },
             fileReports: Defaults.BackendUpdates.FileReports(
-                layerChanged: { [weak self] index, layer in self?.applyLayer(index, layer) },
                 reportsReceived: { [weak self] in
                     guard case .backend(let connection)? = self?.backend else { return nil }
                     return connection.receivedCount
@@ -103,7 +102,7 @@ extension Store {
 
     /// What waits to be committed: the changed keys' values, their names, and whether everything
     /// else goes (a `removeAll()`).
-    typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool)
+    typealias Pending = (changes: [String: JSONValue?], changed: Set<String>, clears: Bool, keeping: Set<String>)
 
     /// ``commitPending(to:)`` for a caller that holds the commit lock; succeeds with
     /// whether there was anything to commit.
@@ -120,7 +119,11 @@ extension Store {
                 custom.callingBackend()
                 do throws(Defaults.StorageError) {
                     let result = try custom.backend.commit(
-                        Defaults.BackendChanges(values: pending.changes, removesEverything: pending.clears)
+                        Defaults.BackendChanges(
+                            values: pending.changes,
+                            removesEverything: pending.clears,
+                            keeping: pending.keeping
+                        )
                     )
                     return (pending, .success(result))
                 } catch {
@@ -226,6 +229,8 @@ extension Store.State {
         flush.commitStarted()
         var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
         for name in changed { changes[name] = .some(values[name]) }
-        return (changes, changed, clears)
+        // A `removeAll()` keeps the user's values of the keys a system file locks.
+        let keeping = clears ? layers.map { Set($0.locks.keys) } ?? [] : []
+        return (changes, changed, clears, keeping)
     }
 }

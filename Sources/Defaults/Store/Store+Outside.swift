@@ -61,8 +61,8 @@ extension Store {
     }
 
     /// Makes the system file at `index` bring `layer` now, and tells the keys whose reads change
-    /// as one external change; the caller holds the process lock.
-    func applyLayer(_ index: Int, _ layer: SystemLayers.Layer) {
+    /// as one external change (``SystemFiles`` calls it).
+    func replaceSystemLayer(_ index: Int, with layer: SystemLayers.Layer) {
         tell(state.withLock { $0.replaceSystemLayer(index, with: layer) })
     }
 

@@ -40,6 +40,9 @@ final class Store: Sendable {
     let locking: (any LockingBackend)?
     /// The backend, when it keeps values in a file at a path.
     let file: (any FileLocatedBackend)?
+    /// The system files beneath the file, which the store reads and follows; `nil` for a store
+    /// opened without any.
+    let systemFiles: SystemFiles?
     /// Whether writes wait in memory for a commit to a backend; kept apart so the write path tests
     /// it without touching the enum.
     let commitsLater: Bool
@@ -82,14 +85,17 @@ final class Store: Sendable {
     /// - Parameters:
     ///   - backend: Where the values live.
     ///   - contents: What the backend held when loaded.
-    ///   - layers: The system files beneath the file, and what they brought when loaded.
+    ///   - systemFiles: The system files beneath the file, which the store follows from then on.
+    ///   - layers: What the system files brought when loaded.
     ///   - readOnlyReason: Why the file may not be written, if it may not.
     init(
         backend: Kind,
         contents: Defaults.BackendContents? = nil,
+        systemFiles: SystemFiles? = nil,
         layers: SystemLayers? = nil,
         readOnlyReason: String? = nil
     ) {
+        self.systemFiles = systemFiles
         self.backend = backend
         switch backend {
         case .memory:
