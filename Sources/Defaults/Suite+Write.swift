@@ -101,14 +101,7 @@ extension Defaults.Suite {
         guard case .done(_, let schedulesFlush) = outcome else { return false }
         if schedulesFlush { store.armTimer() }
         guard let observers else { return true }
-        withUnsafeBytes(of: old) { old in
-            observers.deliverValue(
-                in: self,
-                named: name.text,
-                old: old.baseAddress!,
-                new: value,
-                isPropagationSuppressed: Defaults.Propagation.isSuppressed
-            )
+        withUnsafeBytes(of: old) { old in tellValue(to: observers, named: name.text, old: old.baseAddress!, new: value)
         }
         return true
     }
@@ -144,38 +137,15 @@ extension Defaults.Suite {
         case .changed(let isReported, let schedulesFlush):
             if schedulesFlush { store.armTimer() }
             guard isReported else { return }
-            let toSinks = Defaults.hasEveryChangeSinks
-            guard toSinks || observers != nil || suiteObservers != nil else { return }
-            let suppressed = Defaults.Propagation.isSuppressed
-            // The parts lent one by one, not gathered into a `StoredChange`: that copies each.
-            func tell(_ slot: (any Defaults.ObserverSlot)?) {
-                slot?
-                    .deliverChange(
-                        in: self,
-                        named: name,
-                        old: old,
-                        new: new,
-                        oldDecoded: oldDecoded,
-                        newDecoded: decoded,
-                        isPropagationSuppressed: suppressed
-                    )
-            }
-            // Sinks first, then observers: a write an observer makes is a later change, and
-            // reaches the sinks after this one.
-            if toSinks {
-                let event = Defaults.SuiteChange(
-                    suite: self,
-                    name: name,
-                    old: old,
-                    new: new,
-                    oldDecoded: oldDecoded,
-                    newDecoded: decoded,
-                    isPropagationSuppressed: suppressed
-                )
-                for sink in Defaults.currentChangeSinks { sink.deliver(event) }
-            }
-            tell(observers)
-            tell(suiteObservers)
+            tellChange(
+                named: name,
+                old: old,
+                new: new,
+                oldDecoded: oldDecoded,
+                newDecoded: decoded,
+                observers: observers,
+                suiteObservers: suiteObservers
+            )
         }
     }
 
@@ -292,20 +262,6 @@ extension Defaults.Suite {
                     suiteObservers: outcome.suiteObservers
                 )
         )
-    }
-
-    /// Committed local changes on their way to the sinks and observers.
-    struct Delivery {
-        /// The changes observers are told about.
-        let propagated: Defaults.SuiteChange?
-        /// The changes made inside `withoutPropagation`, delivered marked as such.
-        let silenced: Defaults.SuiteChange?
-
-        /// Hands the events to the sinks and observers, on the calling thread.
-        func deliver() {
-            if let propagated { Defaults.deliver(propagated) }
-            if let silenced { Defaults.deliver(silenced) }
-        }
     }
 
     /// Reports writes refused under the lock: one report for a read-only file, one per locked key.

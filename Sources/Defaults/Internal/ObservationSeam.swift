@@ -281,19 +281,6 @@ extension Defaults {
     /// The sinks to deliver a change to.
     static var currentChangeSinks: [ChangeSink] { changeSinks.withLock { $0 } }
 
-    /// Hands `event` to every sink, then to its observers, through the type of one of the slots it
-    /// carries (see ``ObserverSlot/deliver(_:)``).
-    ///
-    /// Sinks first: a write an observer makes is a later change, and reaches the sinks after this.
-    static func deliver(_ event: SuiteChange) {
-        if hasEveryChangeSinks {
-            for sink in currentChangeSinks { sink.deliver(event) }
-        }
-        var door: (any ObserverSlot)?
-        event.forEachObserverSlot { slot in if door == nil { door = slot } }
-        if let door { type(of: door).deliver(event) }
-    }
-
     /// Whether any sink gets every change, including one-key writes nobody observes.
     static var hasEveryChangeSinks: Bool { changeSinkCount.load(ordering: .acquiring) > 0 }
 
