@@ -93,11 +93,11 @@ extension FileBackend {
                             return !files.toldLockedWhileBroken
                         })
                     {
+                        // Memory keeps its values meanwhile, as for a file that cannot be read.
                         reportInBackground(
-                            .corruptFileLeftInPlace(
+                            .unreadableFile(
                                 url: storage.url,
-                                reason: reason
-                                    + "; another process holds its lock, and it is moved aside once that is free"
+                                reason: reason + "; another process holds its lock: it is moved aside once that is free"
                             )
                         )
                     }
