@@ -90,32 +90,42 @@ final class FileWatcher: Sendable {
         let identifier = ObjectIdentifier(backend)
         return queue.sync {
             var polling: [Client: Defaults.StorageError] = [:]
-            let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
-                state.backends[identifier] = WeakClient(backend)
-                for (source, entries) in sources.enumerated() {
-                    add(Client(backend: identifier, source: source), entries: entries, &state)
-                }
-                let own = sources.indices.map { (backend, $0) }
-                if descriptor < 0 {
-                    startPolling(&state)
-                    // One report for the backend, naming the file it writes.
-                    if let file = sources.first?.last {
-                        polling[Client(backend: identifier, source: 0)] = .pollingForChanges(
-                            url: URL(fileURLWithPath: file),
-                            reason: pollingReason ?? "inotify is unavailable"
-                        )
-                    }
-                    return own
-                }
-                let moved = reconcile(&state, polling: &polling)
-                // The new backend always looks once, even when its directories were watched
-                // already: an event between its load and this registration found no backend to tell.
-                return state.backends(of: moved.filter { $0.backend != identifier }) + own
-            }
+            let notify = state.withLock { register(backend, sources: sources, &$0, polling: &polling) }
             for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
             report(polling, except: identifier)
             return polling.filter { $0.key.backend == identifier }.sorted { $0.key.source < $1.key.source }.map(\.value)
         }
+    }
+
+    /// Registers `backend` with the entries of each of its files, under the lock; returns who must
+    /// look at their files now: every file of `backend`, and those of others whose watches moved.
+    private func register(
+        _ backend: any FileWatcherClient,
+        sources: [[String]],
+        _ state: inout State,
+        polling: inout [Client: Defaults.StorageError]
+    ) -> [(any FileWatcherClient, Int)] {
+        let identifier = ObjectIdentifier(backend)
+        state.backends[identifier] = WeakClient(backend)
+        for (source, entries) in sources.enumerated() {
+            add(Client(backend: identifier, source: source), entries: entries, &state)
+        }
+        let own = sources.indices.map { (backend, $0) }
+        if descriptor < 0 {
+            startPolling(&state)
+            // One report for the backend, naming the file it writes.
+            if let file = sources.first?.last {
+                polling[Client(backend: identifier, source: 0)] = .pollingForChanges(
+                    url: URL(fileURLWithPath: file),
+                    reason: pollingReason ?? "inotify is unavailable"
+                )
+            }
+            return own
+        }
+        let moved = reconcile(&state, polling: &polling)
+        // The new backend always looks once, even when its directories were watched already: an
+        // event between its load and this registration found no backend to tell.
+        return state.backends(of: moved.filter { $0.backend != identifier }) + own
     }
 
     /// Watches `entries` for the file `source` of `backend` instead of what it watched before: its
@@ -219,13 +229,10 @@ final class FileWatcher: Sendable {
         }
         var polling: [Client: Defaults.StorageError] = [:]
         let notify = state.withLock { state -> [(any FileWatcherClient, Int)] in
-            var paths = touched
-            if overflowed {
-                paths.formUnion(state.table.allFilePaths)
-                reconcileNeeded = true
-            }
+            // An overflow lost events: every watched file may have changed.
+            let paths = overflowed ? touched.union(state.table.allFilePaths) : touched
             var clients = state.clients(of: paths)
-            if reconcileNeeded { clients.formUnion(reconcile(&state, polling: &polling)) }
+            if reconcileNeeded || overflowed { clients.formUnion(reconcile(&state, polling: &polling)) }
             return state.backends(of: clients)
         }
         for (backend, source) in notify { backend.fileMayHaveChanged(source: source) }
