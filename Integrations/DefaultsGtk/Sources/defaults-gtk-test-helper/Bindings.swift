@@ -7,8 +7,9 @@
 // (.set) to a second spin button. Actions in group "prefs": wordWrap (Bool, false) and theme.
 //
 // It prints "notify <widget> <value>" each time a bound property changes, "event <key> <value>"
-// for each change of a key (on whatever thread), and "ready". Commands, one a line; the widget
-// commands run on the main loop and end with "ok <command>" once the loop has nothing left to do:
+// for each change of a key (on the main loop, after the bindings took it in), and "ready".
+// Commands, one a line; the widget commands run on the main loop and end with "ok <command>" once
+// the loop has nothing left to do:
 //
 //     set <widget> <value>...    sets the property in turn to each value, as the user would
 //     reset <key>...             Defaults.reset          resetall    every key
@@ -240,10 +241,15 @@ func runBindings(file: URL) -> Never {
     let suite = bound.suite
     let keys = MainActor.assumeIsolated { bound.keys }
     var observations: [Defaults.Observation] = []
+    // The value as the change left it, printed on the main loop after the bindings (observing
+    // first, so handed over first) took the change in: a test that reads "event" and then asks
+    // for the widgets' state finds them updated. Printed on the delivering thread, the line raced
+    // the bindings' own hop to the main loop.
     for key in keys {
         observations.append(
             Defaults.observe(keys: [key], options: []) {
-                report("event \(key.name) \(suite.storedValue(named: key.name)?.description ?? "(none)")")
+                let line = "event \(key.name) \(suite.storedValue(named: key.name)?.description ?? "(none)")"
+                GLibMainLoop.deliver { report(line) }
             }
         )
     }
