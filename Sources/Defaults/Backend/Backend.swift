@@ -119,6 +119,9 @@ extension Defaults {
         public var values: [String: JSONValue]
         /// A number that grows with every change the backend makes or learns of, if it keeps one.
         public var revision: UInt64?
+        /// The file backend, for the store it opens: the record of migrations, left unparsed
+        /// (then not among ``values``).
+        var deferredRecord: DeferredJSON?
 
         /// Creates contents.
         public init(values: [String: JSONValue], revision: UInt64? = nil) {

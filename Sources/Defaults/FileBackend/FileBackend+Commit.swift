@@ -104,7 +104,9 @@ extension FileBackend {
             throw error
         }
         let restore = files.withLock { $0.restore }
-        var document = base?.members ?? [:]
+        var document = base?.parsedMembers ?? [:]
+        // The record of migrations, unparsed, is written back as it was unless this changes it.
+        var record = base?.deferredRecord
         if let restore { document.merge(restore) { _, restored in restored } }
         if changes.removesEverything {
             // `removeAll()`: every key the file holds goes, whoever wrote it and whether the suite
@@ -112,7 +114,13 @@ extension FileBackend {
             document = document.filter { changes.keeping.contains($0.key) }
         }
         for (name, value) in changes.values { document[name] = value }
-        let written = try storage.replace(with: document)
+        let recordName = Defaults.Suite.migrationRecordName
+        if document.index(forKey: recordName) != nil || changes.values.index(forKey: recordName) != nil
+            || changes.removesEverything && !changes.keeping.contains(recordName)
+        {
+            record = nil
+        }
+        let written = try storage.replace(with: document, keepingRecord: record)
         // What the file brought from elsewhere: the keys that differ from the file last seen,
         // but for those just written. Compared with the file as read (whose parse may name its
         // changed keys), then the keys the removal dropped.

@@ -76,8 +76,11 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
     /// - Throws: The reason when the file exists but cannot be read; it is then never written over.
     func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
         var problems: [Defaults.StorageError] = []
-        let contents = load(problems: &problems)
+        var contents = load(problems: &problems)
         if files.withLock({ $0.writesBlocked }), let first = problems.first { throw first }
+        if let record = contents.deferredRecord.take() {
+            contents.values[Defaults.Suite.migrationRecordName] = record.value
+        }
         return contents
     }
 
@@ -103,7 +106,9 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
             $0.known = snapshot
             $0.writesBlocked = writesBlocked
         }
-        return Defaults.BackendContents(values: snapshot?.members ?? [:])
+        var contents = Defaults.BackendContents(values: snapshot?.parsedMembers ?? [:])
+        contents.deferredRecord = snapshot?.deferredRecord
+        return contents
     }
 
     // MARK: - Reporting
@@ -171,11 +176,19 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         to new: FileStorage.Snapshot?,
         excluding written: [String: JSONValue?]
     ) -> [String: JSONValue?] {
-        let before = old?.members ?? [:]
-        let after = new?.members ?? [:]
+        let before = old?.parsedMembers ?? [:]
+        let after = new?.parsedMembers ?? [:]
         var changes: [String: JSONValue?] = [:]
+        // The record of migrations, when either left it unparsed: compared by its text while
+        // both did, and made only when it changed.
+        let record = Defaults.Suite.migrationRecordName
+        let comparesRecord = old?.deferredRecord != nil || new?.deferredRecord != nil
+        if comparesRecord, written.index(forKey: record) == nil, !(old?.hasSameRecord(as: new) ?? (new?.record == nil))
+        {
+            changes[record] = .some(new?.record)
+        }
         func compare(_ name: String) {
-            guard written.index(forKey: name) == nil else { return }
+            guard written.index(forKey: name) == nil, !(comparesRecord && name == record) else { return }
             let value = after[name]
             if before[name] != value { changes[name] = .some(value) }
         }

@@ -12,7 +12,13 @@ extension FileStorage {
     /// A version of the file: its bytes and its top-level members.
     struct Snapshot: Sendable {
         let bytes: [UInt8]
-        let members: [String: JSONValue]
+        /// The members parsed: every one, but the record of migrations while ``deferredRecord``
+        /// holds it.
+        let parsedMembers: [String: JSONValue]
+        /// The record of migrations (the member named `""`), checked as JSON but not made.
+        ///
+        /// An open seldom needs its hundred strings. `nil` when there is none, or it was parsed.
+        let deferredRecord: DeferredJSON?
         /// Where each member starts in `bytes` (its name's opening quote), in the order written.
         ///
         /// `nil` when not known: a file written here, one with a byte order mark, one that gives a
@@ -31,15 +37,42 @@ extension FileStorage {
             let names: [String]
         }
 
-        init(bytes: [UInt8], members: [String: JSONValue], memberStarts: [UInt32]? = nil, changes: Changes? = nil) {
+        init(
+            bytes: [UInt8],
+            members: [String: JSONValue],
+            deferredRecord: Range<Int>? = nil,
+            memberStarts: [UInt32]? = nil,
+            changes: Changes? = nil
+        ) {
             self.bytes = bytes
-            self.members = members
+            self.parsedMembers = members
+            self.deferredRecord = deferredRecord.map { DeferredJSON(document: bytes, range: $0) }
             self.memberStarts = memberStarts
             self.changes = changes
             self.serial = Snapshot.serials.add(1, ordering: .relaxed).newValue
         }
 
         private static let serials = Atomic<UInt64>(0)
+
+        /// Every member, the record of migrations made now if it was deferred.
+        var members: [String: JSONValue] {
+            guard let deferredRecord else { return parsedMembers }
+            var all = parsedMembers
+            all[Defaults.Suite.migrationRecordName] = deferredRecord.value
+            return all
+        }
+
+        /// The record of migrations, made now if it was deferred.
+        var record: JSONValue? {
+            deferredRecord?.value ?? parsedMembers[Defaults.Suite.migrationRecordName]
+        }
+
+        /// Whether `self` and `other` hold the same record of migrations (by its text, when both
+        /// deferred it).
+        func hasSameRecord(as other: Snapshot?) -> Bool {
+            if let deferredRecord, let theirs = other?.deferredRecord { return deferredRecord == theirs }
+            return record == other?.record
+        }
     }
 
     /// What reading the file found.
@@ -92,9 +125,9 @@ extension FileStorage {
         guard !bytes.starts(with: [0xEF, 0xBB, 0xBF]) else {
             return try members(of: bytes).map { Snapshot(bytes: bytes, members: $0) }
         }
-        return try JSONParser.parseTopLevel(bytes)
+        return try JSONParser.parseTopLevel(bytes, defersRecord: true)
             .map {
-                Snapshot(bytes: bytes, members: $0.members, memberStarts: $0.starts)
+                Snapshot(bytes: bytes, members: $0.members, deferredRecord: $0.deferredRecord, memberStarts: $0.starts)
             }
     }
 
@@ -135,7 +168,13 @@ extension FileStorage {
                 stoppingAt: end < starts.count ? Int(starts[end]) : nil
             ), replaced.stopped == (end < starts.count), replaced.members.count == end - first
         else { return nil }
-        var members = known.members
+        // A deferred record stays deferred when it lies before the members parsed again: its
+        // bytes are where they were.
+        let deferred = known.deferredRecord?.range
+        if let deferred, deferred.lowerBound >= Int(starts[first]) || new.members.contains(where: { $0.key.isEmpty }) {
+            return nil
+        }
+        var members = known.parsedMembers
         var previous: [String: JSONValue] = [:]
         previous.reserveCapacity(replaced.members.count)
         for (name, value) in replaced.members {
@@ -145,7 +184,8 @@ extension FileStorage {
         for (name, value) in new.members { members[name] = value }
         // A name given twice (in the new members, or also outside them) keeps its last value,
         // which a full parse finds.
-        guard members.count == starts.count - (end - first) + new.members.count else { return nil }
+        let deferredCount = deferred == nil ? 0 : 1
+        guard members.count + deferredCount == starts.count - (end - first) + new.members.count else { return nil }
         var names: [String] = []
         for (name, value) in new.members where previous[name] != value { names.append(name) }
         for (name, _) in replaced.members where members[name] == nil { names.append(name) }
@@ -157,6 +197,7 @@ extension FileStorage {
         return Snapshot(
             bytes: bytes,
             members: members,
+            deferredRecord: deferred,
             memberStarts: memberStarts,
             changes: Snapshot.Changes(base: known.serial, names: names)
         )

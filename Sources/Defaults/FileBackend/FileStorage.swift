@@ -189,9 +189,20 @@ final class FileStorage: Sendable {
     /// Temporary files left by writers of this file that were killed are removed first. The new
     /// directory entry is flushed to disk when the lock is released.
     ///
+    /// - Parameter record: The record of migrations as the file last held it, written back as
+    ///   it was, unparsed (`document` has no member named `""` then).
     /// - Returns: The file as written.
-    func replace(with document: [String: JSONValue]) throws(Defaults.StorageError) -> Snapshot {
-        let bytes = JSONWriter.prettyBytes(.object(document))
+    func replace(
+        with document: [String: JSONValue],
+        keepingRecord record: DeferredJSON? = nil
+    ) throws(Defaults.StorageError) -> Snapshot {
+        var bytes: [UInt8]
+        var recordRange: Range<Int>?
+        if let record {
+            (bytes, recordRange) = JSONWriter.prettyBytes(document, recordText: record.document[record.range])
+        } else {
+            bytes = JSONWriter.prettyBytes(.object(document))
+        }
         // Where the lock was taken, whatever links changed since: the file read is the one replaced.
         let target = held.withLock { $0 }
         do {
@@ -202,7 +213,7 @@ final class FileStorage: Sendable {
             throw .writeFailed(url: url, reason: error.description)
         }
         replacements.add(1, ordering: .relaxed)
-        return Snapshot(bytes: bytes, members: document)
+        return Snapshot(bytes: bytes, members: document, deferredRecord: recordRange)
     }
 
     /// The prefix of the temporary files of the file at `target`; the writer's pid follows it.

@@ -1,6 +1,9 @@
 /// A strict RFC 8259 parser that keeps number text as written.
 ///
 /// It never traps on bad input: every failure is a ``JSONParser/Failure`` naming where it is.
+///
+/// A parser is made and used only by its static functions, here and in JSONParser+TopLevel.swift
+/// (which is why its state is not private).
 struct JSONParser {
     /// Why a document could not be parsed, and where: as a byte offset, and as the line and column
     /// a person finds in an editor (both from 1; a column counts characters).
@@ -20,15 +23,22 @@ struct JSONParser {
     ///
     /// Indexing the array checked every byte's index and went through the array's storage,
     /// most of parsing a file of thousands of short strings.
-    private let buffer: UnsafeBufferPointer<UInt8>
-    private let count: Int
-    private var index = 0
+    let buffer: UnsafeBufferPointer<UInt8>
+    let count: Int
+    var index = 0
     /// Where each member of the top-level object starts (its name's opening quote), when asked.
-    private var topLevelStarts: [UInt32]?
+    var topLevelStarts: [UInt32]?
     /// Whether the top-level object gives a name twice (seen only while recording its starts).
-    private var topLevelRepeatsNames = false
+    var topLevelRepeatsNames = false
+    /// Whether the value of the top-level member named `""` (the record of migrations) is checked
+    /// but not made: ``deferredRecord`` says where it is.
+    var defersRecord = false
+    /// Where the value of the top-level member named `""` lies, with ``defersRecord``.
+    var deferredRecord: Range<Int>?
+    /// While checking a deferred value: strings of plain ASCII are not made (`""` stands in).
+    var discardsStrings = false
 
-    private init(bytes: [UInt8], buffer: UnsafeBufferPointer<UInt8>) {
+    init(bytes: [UInt8], buffer: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         self.buffer = buffer
         self.count = buffer.count
@@ -48,7 +58,7 @@ struct JSONParser {
     }
 
     /// The whole document's one value, with nothing but whitespace around it.
-    private mutating func parseDocument() throws(Failure) -> JSONValue {
+    mutating func parseDocument() throws(Failure) -> JSONValue {
         skipWhitespace()
         let value = try parseValue(depth: 0)
         skipWhitespace()
@@ -56,103 +66,7 @@ struct JSONParser {
         return value
     }
 
-    /// A settings document's top-level members, and where each of them starts.
-    struct TopLevel {
-        /// The members; a name given twice keeps its last value.
-        var members: [String: JSONValue]
-        /// The offset of each member's name (its opening quote), in the order written; `nil` when
-        /// a name is given twice, or the document is too large for 32-bit offsets.
-        var starts: [UInt32]?
-    }
-
-    /// Parses one complete JSON document, as ``parse(_:)`` does, and says where each member of its
-    /// top-level object starts.
-    ///
-    /// - Returns: `nil` when the document is valid but its top level is not an object.
-    static func parseTopLevel(_ bytes: [UInt8]) throws(Failure) -> TopLevel? {
-        let records = bytes.count <= Int(UInt32.max)
-        let result = bytes.withUnsafeBufferPointer { buffer -> Result<TopLevel?, Failure> in
-            var parser = JSONParser(bytes: bytes, buffer: buffer)
-            if records { parser.topLevelStarts = [] }
-            do throws(Failure) {
-                guard case .object(let members) = try parser.parseDocument() else { return .success(nil) }
-                let starts = parser.topLevelRepeatsNames ? nil : parser.topLevelStarts
-                return .success(TopLevel(members: members, starts: starts))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
-    }
-
-    /// Members of a document's top-level object, parsed from the middle of the document.
-    struct Run {
-        /// The members parsed, in the order written (a name may come twice).
-        var members: [(key: String, value: JSONValue)]
-        /// Where each of them starts.
-        var starts: [UInt32]
-        /// Whether the parse stopped at the offset it was given, rather than at the document's end.
-        var stopped: Bool
-    }
-
-    /// Parses the members of `bytes`' top-level object from `start`, the start of a member's name
-    /// that follows a comma, to the end of the document, checking that it ends there.
-    ///
-    /// - Parameter stop: Stop instead when a member would start at this offset: the parse then
-    ///   says nothing about what follows.
-    /// - Throws: Where the document is broken; the failure may say it differently from ``parse(_:)``,
-    ///   which should parse it again for the report.
-    static func parseMembers(
-        _ bytes: [UInt8],
-        from start: Int,
-        stoppingAt stop: Int?
-    ) throws(Failure) -> Run {
-        let result = bytes.withUnsafeBufferPointer { buffer -> Result<Run, Failure> in
-            var parser = JSONParser(bytes: bytes, buffer: buffer)
-            parser.index = start
-            do throws(Failure) {
-                return .success(try parser.parseMembers(stoppingAt: stop))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
-    }
-
-    private mutating func parseMembers(stoppingAt stop: Int?) throws(Failure) -> Run {
-        var run = Run(members: [], starts: [], stopped: false)
-        while true {
-            if index == stop {
-                run.stopped = true
-                return run
-            }
-            guard index < count, index <= Int(UInt32.max), buffer[index] == UInt8(ascii: "\"") else {
-                throw failure("expected a string key")
-            }
-            run.starts.append(UInt32(truncatingIfNeeded: index))
-            let key = try parseString()
-            skipWhitespace()
-            guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
-            index += 1
-            skipWhitespace()
-            run.members.append((key, try parseValue(depth: 1)))
-            skipWhitespace()
-            guard index < count else { throw failure("unexpected end of data") }
-            switch buffer[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                index += 1
-                skipWhitespace()
-                guard index == count else { throw failure("unexpected data after the top-level value") }
-                return run
-            default: throw failure("expected ',' or '}'")
-            }
-        }
-    }
-
-    private func failure(_ reason: String, at position: Int? = nil) -> Failure {
+    func failure(_ reason: String, at position: Int? = nil) -> Failure {
         let offset = min(position ?? index, bytes.count)
         let before = bytes[..<offset]
         let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
@@ -165,7 +79,7 @@ struct JSONParser {
         )
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < count {
             switch buffer[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -174,7 +88,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
         guard depth < Self.maximumDepth else { throw failure("nesting deeper than \(Self.maximumDepth)") }
         guard index < count else { throw failure("unexpected end of data") }
         switch buffer[index] {
@@ -195,7 +109,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(Failure) {
+    mutating func expectLiteral(_ literal: StaticString) throws(Failure) {
         let count = literal.utf8CodeUnitCount
         guard index + count <= self.count else { throw failure("unexpected end of data") }
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
@@ -226,7 +140,16 @@ struct JSONParser {
             guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            listed.append((key, try parseValue(depth: depth + 1)))
+            if depth == 0, defersRecord, key.isEmpty {
+                // Checked as any value is, and where it lies kept; given twice, a name's starts
+                // are not kept, as below.
+                let start = index
+                try skipValue(depth: depth + 1)
+                if deferredRecord != nil { topLevelRepeatsNames = true }
+                deferredRecord = start..<index
+            } else {
+                listed.append((key, try parseValue(depth: depth + 1)))
+            }
             skipWhitespace()
             guard index < count else { throw failure("unexpected end of data") }
             switch buffer[index] {
@@ -266,7 +189,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseNumber() throws(Failure) -> String {
+    mutating func parseNumber() throws(Failure) -> String {
         let start = index
         if buffer[index] == UInt8(ascii: "-") { index += 1 }
         guard index < count else { throw failure("unexpected end of number") }
@@ -297,7 +220,7 @@ struct JSONParser {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    private mutating func parseString() throws(Failure) -> String {
+    mutating func parseString() throws(Failure) -> String {
         index += 1
         var runStart = index
         // Most strings have no escapes: the run between the quotes is the string, with no
@@ -324,6 +247,11 @@ struct JSONParser {
             if seenWords & 0x8080_8080_8080_8080 != 0 { seen |= 0x80 }
             let byte = buffer[index]
             if byte == UInt8(ascii: "\"") {
+                // ASCII needs no check; anything else is checked by making it, below.
+                if discardsStrings, result == nil, seen < 0x80 {
+                    index += 1
+                    return ""
+                }
                 let run = try string(from: runStart, to: index, isASCII: seen < 0x80)
                 index += 1
                 guard var result else { return run }

@@ -18,6 +18,33 @@ enum JSONWriter {
         return output
     }
 
+    /// The document's bytes for an object of `members` and of the record of migrations, whose
+    /// text is written as it was read (it is named `""`, so it comes first), and where that text
+    /// lies in them.
+    static func prettyBytes(
+        _ members: [String: JSONValue],
+        recordText record: ArraySlice<UInt8>
+    ) -> (bytes: [UInt8], record: Range<Int>) {
+        var output: [UInt8] = []
+        output.reserveCapacity(256 + record.count)
+        output.append(UInt8(ascii: "{"))
+        newline(1, into: &output)
+        output.append(contentsOf: #""" : "#.utf8)
+        let start = output.count
+        output.append(contentsOf: record)
+        let range = start..<output.count
+        for member in sortedMembers(members) {
+            output.append(UInt8(ascii: ","))
+            newline(1, into: &output)
+            writeString(member.key, into: &output)
+            output.append(contentsOf: " : ".utf8)
+            write(member.value, indent: 1, into: &output)
+        }
+        newline(0, into: &output)
+        output.append(contentsOf: "}\n".utf8)
+        return (output, range)
+    }
+
     /// The compact form, used where the text is an implementation detail (Codable round trips).
     static func compactBytes(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []

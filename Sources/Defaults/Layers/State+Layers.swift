@@ -66,7 +66,7 @@ extension Store.State {
     mutating func layeredValue(named name: String) -> JSONValue? {
         // Read first, on a line of its own: as an argument, the values' mutating accessor
         // overlapped the call's borrow of `self`, and the whole state was copied for it.
-        let stored = values[name]
+        let stored = storedValue(named: name)
         // NB: not through `layeredValue(named:stored:)`: a call of a non-mutating method from
         // here passes it a copy of the whole state (a memcpy of the state on every call).
         guard !layering.isDisjoint(with: .seenByReads) else { return stored }

@@ -41,8 +41,8 @@ extension Store.State {
         }
         // The value moved already, and nothing is left to move: the first look of a program
         // whose migrations ran, for each key that declares one.
-        if isSettledWhenMoved, values.index(forKey: name.text) != nil,
-            !formerly.contains(where: { $0 != name.text && values.index(forKey: $0) != nil })
+        if isSettledWhenMoved, holdsValue(named: name.text),
+            !formerly.contains(where: { $0 != name.text && holdsValue(named: $0) })
         {
             return (true, false, nil)
         }

@@ -86,6 +86,7 @@ extension Store {
             absorbOutside(values, isWhole: false, revision: revision)
         case .replaced(let contents):
             var values = contents.values.mapValues { Optional($0) }
+            if let record = contents.deferredRecord { values[Defaults.Suite.migrationRecordName] = record.value }
             // Left out, and kept: a key a whole report lacks would read as removed.
             for name in stale { values.removeValue(forKey: name) }
             absorbOutside(values, isWhole: true, revision: contents.revision, leaving: stale)

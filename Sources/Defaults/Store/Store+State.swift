@@ -18,19 +18,35 @@ extension Store {
     struct State {
         /// The stored values exactly as they sit in the file, including keys no `Key` names.
         ///
-        /// Reaching it first settles the JSON of the keys written in place (see ``staleJSON``).
+        /// Reaching it first settles the JSON of the keys written in place (see ``staleJSON``),
+        /// and makes the record of migrations if it was left unparsed (``deferredRecord``).
         var values: [String: JSONValue] {
             // NB: yielded, not returned: a getter would retain and release the dictionary on
             // every access, and a file of thousands of keys is applied with one access per key.
             mutating _read {
-                if !staleJSON.isEmpty { settleJSON() }
+                if !staleJSON.isEmpty || deferredRecord != nil { settle() }
                 yield rawValues
             }
             _modify {
-                if !staleJSON.isEmpty { settleJSON() }
+                if !staleJSON.isEmpty || deferredRecord != nil { settle() }
                 yield &rawValues
             }
         }
+        /// The stored value of `name`: unlike ``values``, this leaves a deferred record of
+        /// migrations unparsed unless it is the one asked for.
+        mutating func storedValue(named name: String) -> JSONValue? {
+            if !staleJSON.isEmpty || name.isEmpty && deferredRecord != nil { settle() }
+            return rawValues[name]
+        }
+        /// Whether `name` holds a stored value; leaves a deferred record of migrations unparsed.
+        mutating func holdsValue(named name: String) -> Bool {
+            if name.isEmpty && deferredRecord != nil { return true }
+            if !staleJSON.isEmpty { settleJSON() }
+            return rawValues.index(forKey: name) != nil
+        }
+        /// The record of migrations as the file held it when memory took it in, left unparsed
+        /// until something reads ``values``: a program whose migrations all ran opens without it.
+        private var deferredRecord: DeferredJSON?
         /// ``values`` as it is, without the JSON of the keys written in place since it was last settled.
         private var rawValues: [String: JSONValue] = [:]
         /// The keys whose decoded value was written in place
@@ -50,6 +66,18 @@ extension Store {
         /// Creates an empty state holding `values`.
         init(values: [String: JSONValue] = [:]) {
             self.rawValues = values
+        }
+
+        /// Holds `values`, with the record of migrations left unparsed when `record` is given.
+        mutating func take(_ values: [String: JSONValue], deferredRecord record: DeferredJSON?) {
+            rawValues = values
+            deferredRecord = record
+        }
+
+        /// Makes the deferred record of migrations, and settles the JSON of the keys written in place.
+        private mutating func settle() {
+            if let record = deferredRecord.take() { rawValues[Defaults.Suite.migrationRecordName] = record.value }
+            if !staleJSON.isEmpty { settleJSON() }
         }
 
         /// Stores the JSON of every key written in place since the last time.

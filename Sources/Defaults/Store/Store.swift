@@ -116,7 +116,7 @@ final class Store: Sendable {
             deliveryQueue = queue
         }
         var initial = Store.State()
-        initial.values = contents?.values ?? [:]
+        initial.take(contents?.values ?? [:], deferredRecord: contents?.deferredRecord)
         initial.backendRevision = contents?.revision
         initial.readOnlyReason = readOnlyReason
         initial.mode = State.WriteMode(commitsLater: commitsLater, writeThrough: writeThrough)

@@ -62,6 +62,29 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     FileManager.default.createFile(atPath: file.path, contents: Data(bytes))
     let original = (try? FileStorage.members(of: bytes)) ?? nil
+    // The reader that leaves a record of migrations unparsed takes and refuses what a whole parse
+    // does, refusing it the same way, and makes the same members.
+    let deferring: Result<FileStorage.Snapshot?, JSONParser.Failure> = Result { () throws(JSONParser.Failure) in
+        try FileStorage.snapshot(of: bytes)
+    }
+    let wholeParse: Result<JSONValue, JSONParser.Failure> = Result { () throws(JSONParser.Failure) in
+        try JSONParser.parse(bytes)
+    }
+    switch (deferring, wholeParse) {
+    case (.success(let snapshot), .success):
+        check(snapshot?.members == original, "the input read with its record deferred differs from its whole parse")
+    case (.failure(let deferred), .failure(let whole)):
+        // NB: a byte order mark is taken off first there, and not by `JSONParser.parse`.
+        check(
+            deferred.description == whole.description || bytes.starts(with: [0xEF, 0xBB, 0xBF]),
+            "refused as \(deferred), and by a whole parse as \(whole)"
+        )
+    default:
+        check(
+            bytes.starts(with: [0xEF, 0xBB, 0xBF]),
+            "the input read with its record deferred is taken by one parse only"
+        )
+    }
     let problems = Problems()
     do {
         let suite = Defaults.Suite(fileURL: file, errorHandler: problems.handler)

@@ -1,0 +1,181 @@
+// Parsing a settings file's top level: where each member starts, a record of migrations left
+// unparsed, and a run of members from the middle of a changed file.
+extension JSONParser {
+    /// A settings document's top-level members, and where each of them starts.
+    struct TopLevel {
+        /// The members; a name given twice keeps its last value.
+        var members: [String: JSONValue]
+        /// The offset of each member's name (its opening quote), in the order written; `nil` when
+        /// a name is given twice, or the document is too large for 32-bit offsets.
+        var starts: [UInt32]?
+        /// Where the value of the member named `""` lies, when it was asked to be left unparsed
+        /// (it is then not among `members`).
+        var deferredRecord: Range<Int>?
+    }
+
+    /// Parses one complete JSON document, as ``parse(_:)`` does, and says where each member of its
+    /// top-level object starts.
+    ///
+    /// - Parameter defersRecord: Check the value of the member named `""` (the record of
+    ///   migrations: a hundred strings that an open seldom needs), but leave it unparsed.
+    /// - Returns: `nil` when the document is valid but its top level is not an object.
+    static func parseTopLevel(_ bytes: [UInt8], defersRecord: Bool = false) throws(Failure) -> TopLevel? {
+        let records = bytes.count <= Int(UInt32.max)
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<TopLevel?, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            if records { parser.topLevelStarts = [] }
+            parser.defersRecord = defersRecord
+            do throws(Failure) {
+                guard case .object(let members) = try parser.parseDocument() else { return .success(nil) }
+                let starts = parser.topLevelRepeatsNames ? nil : parser.topLevelStarts
+                return .success(TopLevel(members: members, starts: starts, deferredRecord: parser.deferredRecord))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Members of a document's top-level object, parsed from the middle of the document.
+    struct Run {
+        /// The members parsed, in the order written (a name may come twice).
+        var members: [(key: String, value: JSONValue)]
+        /// Where each of them starts.
+        var starts: [UInt32]
+        /// Whether the parse stopped at the offset it was given, rather than at the document's end.
+        var stopped: Bool
+    }
+
+    /// Parses the members of `bytes`' top-level object from `start`, the start of a member's name
+    /// that follows a comma, to the end of the document, checking that it ends there.
+    ///
+    /// - Parameter stop: Stop instead when a member would start at this offset: the parse then
+    ///   says nothing about what follows.
+    /// - Throws: Where the document is broken; the failure may say it differently from ``parse(_:)``,
+    ///   which should parse it again for the report.
+    static func parseMembers(
+        _ bytes: [UInt8],
+        from start: Int,
+        stoppingAt stop: Int?
+    ) throws(Failure) -> Run {
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<Run, Failure> in
+            var parser = JSONParser(bytes: bytes, buffer: buffer)
+            parser.index = start
+            do throws(Failure) {
+                return .success(try parser.parseMembers(stoppingAt: stop))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    mutating func parseMembers(stoppingAt stop: Int?) throws(Failure) -> Run {
+        var run = Run(members: [], starts: [], stopped: false)
+        while true {
+            if index == stop {
+                run.stopped = true
+                return run
+            }
+            guard index < count, index <= Int(UInt32.max), buffer[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a string key")
+            }
+            run.starts.append(UInt32(truncatingIfNeeded: index))
+            let key = try parseString()
+            skipWhitespace()
+            guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            run.members.append((key, try parseValue(depth: 1)))
+            skipWhitespace()
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
+            case UInt8(ascii: ","):
+                index += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                index += 1
+                skipWhitespace()
+                guard index == count else { throw failure("unexpected data after the top-level value") }
+                return run
+            default: throw failure("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// Checks one value as ``parseValue(depth:)`` would parse it, and fails where it would, but
+    /// makes nothing: no array, no object, and no string of plain ASCII.
+    mutating func skipValue(depth: Int) throws(Failure) {
+        guard depth < Self.maximumDepth else { throw failure("nesting deeper than \(Self.maximumDepth)") }
+        guard index < count else { throw failure("unexpected end of data") }
+        switch buffer[index] {
+        case UInt8(ascii: "{"): try skipMembers(depth: depth)
+        case UInt8(ascii: "["): try skipElements(depth: depth)
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    /// Checks a string as `parseString` does, making it only when it is not plain ASCII.
+    private mutating func skipString() throws(Failure) {
+        discardsStrings = true
+        defer { discardsStrings = false }
+        _ = try parseString()
+    }
+
+    /// ``skipValue(depth:)`` of an object: the same checks, in the same order, as `parseObject`.
+    private mutating func skipMembers(depth: Int) throws(Failure) {
+        index += 1
+        skipWhitespace()
+        if index < count, buffer[index] == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard index < count, buffer[index] == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            try skipString()
+            skipWhitespace()
+            guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            try skipValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return
+            default: throw failure("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// ``skipValue(depth:)`` of an array: the same checks, in the same order, as `parseArray`.
+    private mutating func skipElements(depth: Int) throws(Failure) {
+        index += 1
+        skipWhitespace()
+        if index < count, buffer[index] == UInt8(ascii: "]") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            try skipValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < count else { throw failure("unexpected end of data") }
+            switch buffer[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                return
+            default: throw failure("expected ',' or ']'")
+            }
+        }
+    }
+}
