@@ -125,16 +125,8 @@ extension FileBackend {
         // observers while writes were still taken, and a write accepted then was refused at its
         // flush. A move found here also queues a look at the file where it now leads.
         storage.resolveAgain()
-        let finding: FileChangeMachine.Finding
-        switch result {
-        case .unreadable: finding = .unreadable
-        case .unchanged: finding = .unchanged
-        case .missing:
-            // Gone where there was none is no change, unless it was there but unreadable.
-            finding = known == nil && !writesBlocked ? .unchanged : .missing
-        case .parsed: finding = .parsed
-        case .broken: finding = .broken
-        }
+        // A file there but unreadable was there too.
+        let finding = result.finding(wasThere: known != nil || writesBlocked)
         let action = reloads.withLock { $0.handle(.readFound(finding)) }
         switch (action, result) {
         case (.apply, .parsed(let snapshot)):

@@ -87,6 +87,20 @@ extension FileStorage {
         case broken(reason: String)
         /// The file could not be read.
         case unreadable(Defaults.StorageError)
+
+        /// What a file's change machine is told this read found.
+        ///
+        /// - Parameter wasThere: Whether a file was there before (read, or there but unreadable):
+        ///   gone where there was none is no change.
+        func finding(wasThere: Bool) -> FileChangeMachine.Finding {
+            switch self {
+            case .unreadable: .unreadable
+            case .unchanged: .unchanged
+            case .missing: wasThere ? .missing : .unchanged
+            case .parsed: .parsed
+            case .broken: .broken
+            }
+        }
     }
 
     /// Reads and parses the file, without taking any lock.

@@ -151,14 +151,7 @@ final class SystemFiles: FileWatcherClient {
         let file = files[source]
         let known = watched.withLock { $0.known[source] }
         let result = file.read(knowing: known)
-        let finding: FileChangeMachine.Finding
-        switch result {
-        case .unreadable: finding = .unreadable
-        case .unchanged: finding = .unchanged
-        case .missing: finding = known == nil ? .unchanged : .missing
-        case .parsed: finding = .parsed
-        case .broken: finding = .broken
-        }
+        let finding = result.finding(wasThere: known != nil)
         let action = watched.withLock { $0.machines[source].handle(.readFound(finding)) }
         switch (action, result) {
         case (.apply, .parsed(let snapshot)):
