@@ -1,6 +1,7 @@
 import Defaults
 import DefaultsTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Migrations at their edges: values already in the new form, many processes at once, a rolling
@@ -306,6 +307,33 @@ import Testing
             #expect(await errors.wait(forCount: 2))
             #expect(try storeFileObject(file)["old"] as? Int == 7)
             #expect(suite.appliedMigrations.isEmpty)
+        }
+    }
+
+    /// A key's conversion is handed the old value every time it is called, and the stored value
+    /// is converted once: called to read the value through and again to move it, 90 minutes are
+    /// 1.5 hours, never 0.025.
+    ///
+    /// Probe: the conversion was called twice in the process that moved the value (and once in
+    /// each other process), which the article said ran once.
+    @Test func aConversionIsHandedTheOldValueEachTimeAndTheValueIsConvertedOnce() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"refreshMinutes": 90}"#.utf8))
+            let inputs = Mutex<[Int]>([])
+            let suite = Defaults.Suite(fileURL: file)
+            let hours = Defaults.Key<Double>("refreshHours", default: 1, suite: suite, formerly: ["refreshMinutes"]) {
+                (minutes: Int) in
+                inputs.withLock { $0.append(minutes) }
+                return Double(minutes) / 60
+            }
+            #expect(suite[hours] == 1.5)
+            try suite.synchronize()
+            #expect(suite[hours] == 1.5)
+            #expect(try storeFileObject(file)["refreshHours"] as? Double == 1.5)
+            let seen = inputs.withLock { $0 }
+            #expect(!seen.isEmpty)
+            #expect(seen.allSatisfy { $0 == 90 }, "\(seen)")
         }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Defaults {
     /// A place where a suite's values live: a database the service already has, a key-value store
     /// a fleet shares, a test double that plays another machine.
@@ -177,20 +179,24 @@ extension Defaults {
         /// The suite takes them in as one `.external` change event, as it takes a report, but for
         /// the keys the commit wrote: those hold the commit's values now.
         public var foundChanges: [String: JSONValue?]
-        /// How many reports the backend had made when it found them.
+        /// How many reports the backend had made when it found them: the suite's
+        /// ``BackendUpdates/reportCount`` then.
         ///
-        /// A count the store keeps for the backends of this package: the suite takes the found
-        /// changes in after those reports and before the later ones. `nil`: after the reports
+        /// The suite takes the found changes in after those reports and before the later ones.
+        /// A backend that reports from reads made under a lock of its own, and finds changes
+        /// under it too, reads the count there (the JSON file does). `nil`: after the reports
         /// that arrived before the suite asked the backend to commit, and before those that
         /// arrived after, which are newer (see ``Backend``).
-        var reportsBefore: Int?
+        public var reportsBefore: Int?
 
         /// Creates a result.
         public init(foundChanges: [String: JSONValue?] = [:]) {
             self.foundChanges = foundChanges
         }
 
-        init(foundChanges: [String: JSONValue?], reportsBefore: Int?) {
+        /// Creates a result whose found changes were read after `reportsBefore` reports (see
+        /// ``reportsBefore``).
+        public init(foundChanges: [String: JSONValue?], reportsBefore: Int?) {
             self.foundChanges = foundChanges
             self.reportsBefore = reportsBefore
         }
@@ -225,6 +231,8 @@ extension Defaults {
         private let onReplaced: @Sendable (BackendContents) -> Void
         private let onReport: @Sendable (StorageError) -> Void
         private let onReconnected: @Sendable () -> Void
+        /// How many values reports were made: ``reportCount``.
+        private let reports = Atomic<Int>(0)
         /// What only the JSON file reports, beside its values; `nil` in updates made with the
         /// public initializer.
         let fileReports: FileReports?
@@ -262,15 +270,10 @@ extension Defaults {
 
         /// What the JSON file reports beside its values.
         ///
-        /// Whether it may be written, that a commit is due again;
-        /// and what it asks: whether the receiver is still there, and how many reports it has had.
+        /// Whether it may be written, that a commit is due again; and what it asks: whether the
+        /// receiver is still there.
         /// They reach the store by the same door as the values, not through a pointer to it.
         struct FileReports: Sendable {
-            /// How many reports the receiver has had; `nil` once it is gone.
-            ///
-            /// A commit asks under its lock, so its findings go in after those reports and before
-            /// later ones.
-            let reportsReceived: @Sendable () -> Int?
             /// Why the file may not be written now; `nil`: it may.
             let writability: @Sendable (String?) -> Void
             /// The file was put back after it broke: what waits in memory must be committed again.
@@ -287,6 +290,7 @@ extension Defaults {
         /// commit will store it over the other). With a `revision` no greater than one the suite
         /// already has (from ``Backend/load()`` or an earlier report), the report is dropped.
         public func changed(_ values: [String: JSONValue?], revision: UInt64? = nil) {
+            reports.add(1, ordering: .relaxed)
             onChanged(values, revision)
         }
 
@@ -297,8 +301,16 @@ extension Defaults {
         /// revision as its own even when it is older than one reported before: a backend whose
         /// history began again (a database restored from a backup) says so with this report.
         public func replaced(by contents: BackendContents) {
+            reports.add(1, ordering: .relaxed)
             onReplaced(contents)
         }
+
+        /// How many reports of values (``changed(_:revision:)``, ``replaced(by:)``) were made
+        /// through this object so far.
+        ///
+        /// For ``BackendCommitResult/reportsBefore``. Counted as each report is made, before it
+        /// is handed on: read by the thread that made a report, it counts that report.
+        public var reportCount: Int { reports.load(ordering: .relaxed) }
 
         /// Reports a problem found in the background; it reaches the suites' error handlers.
         public func report(_ error: StorageError) {

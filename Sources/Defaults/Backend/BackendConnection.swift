@@ -30,6 +30,9 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards the `var`
     private var called = false
     private var held: [(report: Report, isBeforeCall: Bool, sequence: Int)] = []
     /// How many reports arrived, ever: the number of the next one.
+    ///
+    /// It is the backend's count of the reports it made (``Defaults/BackendUpdates/reportCount``),
+    /// which a commit's result gives as the reports made before what it found.
     private var received = 0
     /// ``received`` when the commit under way asked the backend.
     private var receivedAtCall = 0
@@ -50,13 +53,6 @@ final class BackendConnection: @unchecked Sendable {  // `gate` guards the `var`
             apply(report, [])
         }
     }
-
-    /// How many reports have arrived so far.
-    ///
-    /// For a backend whose commit finds changes (``Defaults/BackendCommitResult/foundChanges``): it
-    /// says how many it had reported when it read them, so they are taken in after those reports
-    /// and before the later ones.
-    var receivedCount: Int { gate.withLock { received } }
 
     /// Notes that the commit under way asks the backend now: reports from here on are newer.
     func callingBackend() {

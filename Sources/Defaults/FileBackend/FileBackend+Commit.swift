@@ -35,7 +35,7 @@ extension FileBackend {
             // from an earlier read (the watcher reports holding the lock, and the commit's own
             // report of a file it could not read before comes first), every later one from a
             // later read.
-            return (found, fileReports.flatMap { $0.reportsReceived() })
+            return (found, files.withLock { $0.updates?.reportCount })
         }
         return Defaults.BackendCommitResult(foundChanges: found, reportsBefore: reportsBefore)
     }

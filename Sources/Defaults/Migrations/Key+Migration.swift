@@ -90,7 +90,10 @@ extension Defaults.Key {
     ///   - formerly: The names earlier versions stored the value under, newest first; empty when
     ///     only the type changed.
     ///   - isFinal: Whether to store the converted value now; `false` while old versions still run.
-    ///   - transform: Makes the new value from the old one; it must not use the suite.
+    ///   - transform: Makes the new value from the old one; it must not use the suite. It is
+    ///     always handed the old value, and may be called more than once (to read the value
+    ///     through in each process that opens the store before the move, and again by the one
+    ///     that moves it): keep it free of side effects.
     public convenience init<Old: Defaults.Serializable>(
         _ name: String,
         default defaultValue: Value,

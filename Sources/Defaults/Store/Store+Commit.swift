@@ -29,10 +29,6 @@ extension Store {
                 noteActivity(.reconnected(backend: backendName))
             },
             fileReports: Defaults.BackendUpdates.FileReports(
-                reportsReceived: { [weak self] in
-                    guard case .backend(let connection)? = self?.backend else { return nil }
-                    return connection.receivedCount
-                },
                 writability: { [weak self] reason in self?.setReadOnlyReason(reason) },
                 pendingAgain: { [weak self] in self?.armTimerIfDirty() },
                 receiver: { [weak self] in self }
