@@ -336,4 +336,34 @@ import Testing
             #expect(seen.allSatisfy { $0 == 90 }, "\(seen)")
         }
     }
+
+    /// A renamed key with no value under any of its names, in a recorded store, writes nothing.
+    ///
+    /// The store records migrations already, so there is nothing to move: nothing is written or
+    /// recorded. An old version's later value is still moved at the next open.
+    @Test func aRenamedKeyWithNothingToMoveInARecordedStoreWritesNothingAndStillMovesALaterValue() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let seed = Array(#"{"" : {"migrations" : ["other from x"]}, "unrelated" : 1}"#.utf8)
+            try storeWriteFile(file, seed)
+            do {
+                let suite = Defaults.Suite(fileURL: file)
+                let key = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+                #expect(suite[key] == 13)
+                try suite.synchronize()
+                #expect(suite.fileReplacementCount == 0)
+                #expect(suite.appliedMigrations == ["other from x"])
+            }
+            #expect(try storeFileBytes(file) == seed)
+            // An old version writes the former name; the next open moves it.
+            try storeWriteFile(file, Array(#"{"" : {"migrations" : ["other from x"]}, "fontSize" : 16}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            let key = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[key] == 16)
+            try suite.synchronize()
+            let stored = try storeFileObject(file)
+            #expect(stored["editor.fontSize"] as? Int == 16)
+            #expect(stored["fontSize"] == nil)
+        }
+    }
 }

@@ -6,9 +6,9 @@ extension Defaults.Key {
     /// file's exclusive lock, with the migrations of the other keys created meanwhile (see
     /// "When your settings change shape"); the store records that it ran. A value already stored
     /// under `name` is kept, and the former names' values are removed; so is a value an old
-    /// version writes under a former name after that, the next time the key is created. (When
-    /// `name` holds a value and no former name does, there is nothing to move: nothing is written
-    /// or recorded.) A former
+    /// version writes under a former name after that, the next time the key is created. (When no
+    /// former name holds a value and `name` does, or the store records migrations already, there
+    /// is nothing to move: nothing is written or recorded.) A former
     /// value that is not a value of `Value` is not moved: it is reported
     /// (``Defaults/StorageError/migrationFailed(migration:reason:)``), nothing changes, and the
     /// migration runs again the next time.

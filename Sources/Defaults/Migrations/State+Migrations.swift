@@ -20,8 +20,9 @@ extension Store.State {
 
     /// ``Store/recordedState(of:formerly:convertsFrom:isFinal:in:)``, under the lock.
     ///
-    /// With `isSettledWhenMoved`, a key whose name holds a value while none of its former names
-    /// does is answered as recorded, without the record being looked at.
+    /// With `isSettledWhenMoved`, a key none of whose former names holds a value has nothing to
+    /// move, once memory holds the store's record or the key's own value: it is answered as
+    /// recorded, without the record being looked at.
     mutating func recordedState(
         of name: Defaults.Suite.HashedName,
         formerly: [String],
@@ -39,9 +40,11 @@ extension Store.State {
                 convertsOwnName ? scope.storedValue(named: name.text) : nil
             )
         }
-        // The value moved already, and nothing is left to move: the first look of a program
-        // whose migrations ran, for each key that declares one.
-        if isSettledWhenMoved, holdsValue(named: name.text),
+        // Nothing is left to move (the value moved already, or there never was one): the first
+        // look of a program whose migrations ran, for each key that declares one.
+        // Memory holds what the store held, when it holds a record or the key's own value: a
+        // store that could not be read yet holds neither, and its migrations wait for its values.
+        if isSettledWhenMoved, holdsValue(named: Defaults.Suite.migrationRecordName) || holdsValue(named: name.text),
             !formerly.contains(where: { $0 != name.text && holdsValue(named: $0) })
         {
             return (true, false, nil)
