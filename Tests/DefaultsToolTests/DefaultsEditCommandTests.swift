@@ -96,22 +96,25 @@ import Glibc
     @Test func twoLoopsOfWritesAtOnceLoseNoKey() async throws {
         try await withCommand { defaults in
             let perLoop = 40
-            async let first: [Int32] = {
-                var statuses: [Int32] = []
+            // Each write that did not exit with 0: its status and what it said.
+            async let first: [String] = {
+                var failures: [String] = []
                 for index in 0..<perLoop {
-                    statuses.append(try await defaults.run("write", "app", "a-\(index)", "\(index)").status)
+                    let result = try await defaults.run("write", "app", "a-\(index)", "\(index)")
+                    if result.status != 0 { failures.append("a-\(index): \(result.status) \(result.errorOutput)") }
                 }
-                return statuses
+                return failures
             }()
-            async let second: [Int32] = {
-                var statuses: [Int32] = []
+            async let second: [String] = {
+                var failures: [String] = []
                 for index in 0..<perLoop {
-                    statuses.append(try await defaults.run("write", "app", "b-\(index)", "\(index)").status)
+                    let result = try await defaults.run("write", "app", "b-\(index)", "\(index)")
+                    if result.status != 0 { failures.append("b-\(index): \(result.status) \(result.errorOutput)") }
                 }
-                return statuses
+                return failures
             }()
-            let statuses = try await first + second
-            #expect(statuses.allSatisfy { $0 == 0 })
+            let failures = try await first + second
+            #expect(failures.isEmpty, "\(failures)")
             let keys = try await defaults.run("keys", "app").lines
             #expect(keys.count == 2 * perLoop)
         }
