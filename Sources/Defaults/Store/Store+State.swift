@@ -18,42 +18,31 @@ extension Store {
     struct State {
         /// The stored values exactly as they sit in the file, including keys no `Key` names.
         ///
-        /// Reaching it first settles the JSON of the keys written in place (see ``staleJSON``),
-        /// and makes the record of migrations if it was left unparsed (``deferredRecord``).
+        /// Reaching it first settles the JSON of the keys written in place, and makes the record
+        /// of migrations if it was left unparsed (see ``StoredValues``).
         var values: [String: JSONValue] {
             // NB: yielded, not returned: a getter would retain and release the dictionary on
             // every access, and a file of thousands of keys is applied with one access per key.
             mutating _read {
-                if !staleJSON.isEmpty || deferredRecord != nil { settle() }
-                yield rawValues
+                if !stored.isSettled { stored.settle(keys: &keys) }
+                yield stored.unsettled
             }
             _modify {
-                if !staleJSON.isEmpty || deferredRecord != nil { settle() }
-                yield &rawValues
+                if !stored.isSettled { stored.settle(keys: &keys) }
+                yield &stored.unsettled
             }
         }
         /// The stored value of `name`: unlike ``values``, this leaves a deferred record of
         /// migrations unparsed unless it is the one asked for.
         mutating func storedValue(named name: String) -> JSONValue? {
-            if !staleJSON.isEmpty || name.isEmpty && deferredRecord != nil { settle() }
-            return rawValues[name]
+            stored.value(named: name, keys: &keys)
         }
         /// Whether `name` holds a stored value; leaves a deferred record of migrations unparsed.
         mutating func holdsValue(named name: String) -> Bool {
-            if name.isEmpty && deferredRecord != nil { return true }
-            if !staleJSON.isEmpty { settleJSON() }
-            return rawValues.index(forKey: name) != nil
+            stored.holds(named: name, keys: &keys)
         }
-        /// The record of migrations as the file held it when memory took it in, left unparsed
-        /// until something reads ``values``: a program whose migrations all ran opens without it.
-        private var deferredRecord: DeferredJSON?
-        /// ``values`` as it is, without the JSON of the keys written in place since it was last settled.
-        private var rawValues: [String: JSONValue] = [:]
-        /// The keys whose decoded value was written in place
-        /// (``writeInPlace(of:_:savingOldTo:observers:writer:encoder:)``) and whose
-        /// JSON in ``values`` is older: the write's encoding waits until something reads
-        /// the values, as the next flush does, so a burst of writes encodes and stores each key once.
-        private var staleJSON: [(name: HashedName, encoder: ValueCoding.NativeEncoder)] = []
+        /// The values, and what is kept from them until asked.
+        private var stored = StoredValues()
 
         /// How a store's writes go: set once, from its backend.
         struct WriteMode {
@@ -65,32 +54,14 @@ extension Store {
 
         /// Creates an empty state holding `values`.
         init(values: [String: JSONValue] = [:]) {
-            self.rawValues = values
+            stored = StoredValues(values)
         }
 
         /// Holds `values`, with the record of migrations left unparsed when `record` is given.
         mutating func take(_ values: [String: JSONValue], deferredRecord record: DeferredJSON?) {
-            rawValues = values
-            deferredRecord = record
+            stored.take(values, deferredRecord: record)
         }
 
-        /// Makes the deferred record of migrations, and settles the JSON of the keys written in place.
-        private mutating func settle() {
-            if let record = deferredRecord.take() { rawValues[Defaults.Suite.migrationRecordName] = record.value }
-            if !staleJSON.isEmpty { settleJSON() }
-        }
-
-        /// Stores the JSON of every key written in place since the last time.
-        private mutating func settleJSON() {
-            for (name, encoder) in staleJSON {
-                guard let index = keys.index(forKey: name), keys.values[index].isJSONStale else { continue }
-                keys.values[index].isJSONStale = false
-                guard let decoded = keys.values[index].decoded, let box = decoded.box else { continue }
-                // A lossless value with no references always encodes (see InPlaceWriter).
-                rawValues[name.text] = type(of: box).json(of: box, encoder: encoder)
-            }
-            staleJSON.removeAll(keepingCapacity: true)
-        }
         /// What is kept beside a key's stored value: its decoded value, whether it waits for the
         /// next flush, and its observers.
         ///
@@ -193,7 +164,7 @@ extension Store {
         /// - Returns: The value forgotten, for the caller to release after the lock: a decoded value
         ///   may be an instance of a class of the user's, whose `deinit` is user code.
         mutating func forgetDecoded(_ name: String) -> CacheEntry? {
-            if !staleJSON.isEmpty { settleJSON() }
+            stored.settleJSON(keys: &keys)
             guard let index = keys.index(forKey: HashedName(name)) else { return nil }
             return forgetDecoded(at: index).old
         }
@@ -216,7 +187,7 @@ extension Store {
         ///
         /// - Returns: The value kept before, for the caller to release after the lock.
         mutating func keepDecoded(_ decoded: CacheEntry, for name: HashedName) -> CacheEntry? {
-            if !staleJSON.isEmpty { settleJSON() }
+            stored.settleJSON(keys: &keys)
             var old: CacheEntry? = decoded
             swap(&old, &keys[name, default: KeyState()].decoded)
             return old
@@ -278,7 +249,7 @@ extension Store {
             case .equal:
                 return .done(changed: false, schedulesFlush: false)
             case .assigned(let wasStale):
-                if !wasStale { staleJSON.append((name, encoder())) }
+                if !wasStale { stored.markStale(name, encoder: encoder()) }
                 generation &+= 1
                 if old != nil { observers = KeyState.observers(of: &keys.values[index]) }
                 guard mode.commitsLater else { return .done(changed: true, schedulesFlush: false) }
@@ -394,7 +365,7 @@ extension Store {
             decoded: CacheEntry?,
             marksChanged: Bool
         ) -> (oldDecoded: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
-            if !staleJSON.isEmpty { settleJSON() }
+            stored.settleJSON(keys: &keys)
             // A removal of an unobserved, unchanged key with nothing kept adds no entry.
             if decoded == nil && !marksChanged {
                 guard let index = keys.index(forKey: name) else { return (nil, nil) }
