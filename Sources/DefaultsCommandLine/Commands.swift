@@ -109,7 +109,8 @@ private func export(_ location: SuiteLocation, to file: String?) throws(ToolErro
     // another install, they are not migrated again, and an older export's are.
     values[""] = existing[""]
     let text = render(.object(values)) + "\n"
-    guard let file else {
+    // `-` is standard output, as `import`'s `-` is standard input: never a file named "-".
+    guard let file, file != "-" else {
         print(text, terminator: "")
         return
     }

@@ -143,7 +143,8 @@ let commands: [CommandSpec] = [
         synopses: ["export <suite> [<file>]"],
         summary: "the whole file, to standard output or a file",
         details: """
-            Writes the suite's values as a JSON object to <file>, or to standard output.
+            Writes the suite's values as a JSON object to <file>, or to standard output when
+            <file> is - or not given.
             """
     ),
     CommandSpec(

@@ -268,6 +268,14 @@ func expectOneErrorLine(
             #expect(try await defaults.run("export", "app", exported.path).status == 0)
             let toStandardOutput = try await defaults.run("export", "app")
             #expect(toStandardOutput.output == String(decoding: try Data(contentsOf: exported), as: UTF8.self))
+            // `-` is standard output, as import's `-` is standard input: no file named "-" is made
+            // where the command runs.
+            let dash = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("-")
+            #expect(!FileManager.default.fileExists(atPath: dash.path))
+            let toDash = try await defaults.run("export", "app", "-")
+            #expect(toDash.status == 0)
+            #expect(toDash.output == toStandardOutput.output)
+            #expect(!FileManager.default.fileExists(atPath: dash.path))
             let original = try await defaults.run("read", "app")
             #expect(try await defaults.run("delete", "app", "--all").status == 0)
             #expect(try await defaults.run("import", "app", exported.path).status == 0)
