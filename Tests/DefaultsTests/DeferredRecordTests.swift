@@ -11,8 +11,10 @@ import Testing
 /// parsing its hundred ids. Nothing else may change.
 @Suite struct DeferredRecordTests {
     /// A record with what a parse can get wrong: escapes, non-ASCII text, nesting, every literal.
+    /// Ids longer than eight bytes too, where a plain one is passed over a word at a time and
+    /// the first byte that is not plain comes at each place in a word.
     static let record =
-        #"{"migrations" : ["é from \"e\"", "b from a", "c from c (Int)", "\u00e9\ud83d\ude00"], "claim" : {"by" : [1, 2.5e3, true, false, null, {}]}}"#
+        #"{"migrations" : ["é from \"e\"", "b from a", "c from c (Int)", "\u00e9\ud83d\ude00", "editor.fontSize from fontSize", "abcdefgh", "abcdefghé", "abcdefghijklmn\tx", "abcdefghijklmnopqrstuvwx"], "claim" : {"by" : [1, 2.5e3, true, false, null, {}]}}"#
 
     private func whole(_ bytes: [UInt8]) throws -> [String: JSONValue] {
         guard case .object(let members) = try JSONParser.parse(bytes) else { throw CancellationError() }
@@ -47,6 +49,13 @@ import Testing
         Array(#"{"migrations" : [1 2]}"#.utf8),
         Array(#"{"migrations" : "unterminated"#.utf8),
         Array(#"{"migrations" : -}"#.utf8),
+        // The same faults past the first eight bytes of an id, where plain ones are passed over
+        // a word at a time.
+        Array(#"{"migrations" : ["abcdefghijk"#.utf8) + [0x0A] + Array(#"lmn"]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefgh"#.utf8) + [0x01] + Array(#""]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefghijklmnop\q"]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefghijklmnop"#.utf8) + [0xC3, 0x28] + Array(#""]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefghijklmno"#.utf8) + [0xFF] + Array(#"abcdefgh"]}"#.utf8),
         Array(repeating: UInt8(ascii: "["), count: 600) + Array(repeating: UInt8(ascii: "]"), count: 600),
         Array(String(repeating: #"{"a" : "#, count: 600).utf8) + Array(repeating: UInt8(ascii: "}"), count: 600),
     ]

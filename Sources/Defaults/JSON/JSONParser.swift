@@ -309,7 +309,7 @@ struct JSONParser {
     ///
     /// Each test sets a byte's high bit where that byte is the one sought, and may set it for a
     /// byte above one that is, never when none is (the classic "has a zero byte" test).
-    private static func endsRun(_ word: UInt64) -> Bool {
+    static func endsRun(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
