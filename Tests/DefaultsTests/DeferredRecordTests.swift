@@ -11,6 +11,7 @@ import Testing
 /// parsing its hundred ids. Nothing else may change.
 @Suite struct DeferredRecordTests {
     /// A record with what a parse can get wrong: escapes, non-ASCII text, nesting, every literal.
+    ///
     /// Ids longer than eight bytes too, where a plain one is passed over a word at a time and
     /// the first byte that is not plain comes at each place in a word.
     static let record =
