@@ -18,6 +18,19 @@ extension Store.State {
         )
     }
 
+    /// Whether a final migration of `name` from `formerly` is settled as memory holds the
+    /// store: nothing is left to move (the value moved already, or there never was one).
+    ///
+    /// The first look of a program whose migrations ran, for each key that declares one, and
+    /// asked first outside any transaction (``Store/recordedState(of:formerly:convertsFrom:isFinal:in:)``):
+    /// it needs no suite, so the look keeps no reference to one. Memory holds what the store
+    /// held when it holds a record or the key's own value: a store that could not be read yet
+    /// holds neither, and its migrations wait for its values.
+    mutating func isSettled(_ name: Defaults.Suite.HashedName, formerly: [String]) -> Bool {
+        (holdsValue(named: Defaults.Suite.migrationRecordName) || holdsValue(named: name.text))
+            && !formerly.contains(where: { $0 != name.text && holdsValue(named: $0) })
+    }
+
     /// ``Store/recordedState(of:formerly:convertsFrom:isFinal:in:)``, under the lock.
     ///
     /// With `isSettledWhenMoved`, a key none of whose former names holds a value has nothing to
@@ -40,15 +53,7 @@ extension Store.State {
                 convertsOwnName ? scope.storedValue(named: name.text) : nil
             )
         }
-        // Nothing is left to move (the value moved already, or there never was one): the first
-        // look of a program whose migrations ran, for each key that declares one.
-        // Memory holds what the store held, when it holds a record or the key's own value: a
-        // store that could not be read yet holds neither, and its migrations wait for its values.
-        if isSettledWhenMoved, holdsValue(named: Defaults.Suite.migrationRecordName) || holdsValue(named: name.text),
-            !formerly.contains(where: { $0 != name.text && holdsValue(named: $0) })
-        {
-            return (true, false, nil)
-        }
+        if isSettledWhenMoved, isSettled(name, formerly: formerly) { return (true, false, nil) }
         // Checked again once the values changed; made again only when the record did.
         if recordIndex?.generation != generation {
             let record = values[Defaults.Suite.migrationRecordName]

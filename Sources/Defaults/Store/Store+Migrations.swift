@@ -34,6 +34,11 @@ extension Store {
         // A type change under the key's own name: its value is looked at too, for an older form
         // an old version stored there after the conversion ran.
         let convertsOwnName = convertsFrom != nil && (formerly.isEmpty || formerly.contains(name.text))
+        let isSettledWhenMoved = isFinal && !convertsOwnName
+        // The common answer first, with no transaction open: a look that keeps no suite.
+        if isSettledWhenMoved, state.withLock({ $0.openTransactions == 0 && $0.isSettled(name, formerly: formerly) }) {
+            return (true, false, nil)
+        }
         return state.withLock {
             $0.recordedState(
                 of: name,
@@ -41,7 +46,7 @@ extension Store {
                 convertsFrom: convertsFrom,
                 in: suite,
                 convertsOwnName: convertsOwnName,
-                isSettledWhenMoved: isFinal && !convertsOwnName
+                isSettledWhenMoved: isSettledWhenMoved
             )
         }
     }
