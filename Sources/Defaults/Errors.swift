@@ -68,7 +68,9 @@ extension Defaults {
         case exclusiveCommitUnsupported(backend: String)
         /// A backend holds a value of `key` that is not a setting's JSON (a person's typo in a
         /// shared store, say); `reason` says what is wrong with it. The key reads its default until
-        /// the value is mended; nothing is written over it.
+        /// the value is mended; nothing is written over it. The one exception is the record of
+        /// migrations (`key` is `""`): a run of migrations replaces one that is no record with
+        /// its own, and `reason` quotes what it held.
         case unreadableValue(backend: String, key: String, reason: String)
         /// The suite's file holds a value of `key` (`value`, as JSON) that is not a value of
         /// `expectedType`, the type its published schema gives it: a hand edit that breaks the

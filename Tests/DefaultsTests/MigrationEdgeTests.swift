@@ -142,6 +142,45 @@ import Testing
         }
     }
 
+    /// Records that are no record, as a hand edit or another tool leaves them.
+    static let recordsThatAreNone = [
+        #"5"#, #"null"#, #"["editor.fontSize from fontSize"]"#, #"{"migrations": "editor.fontSize from fontSize"}"#,
+        #"{"migrations": ["other from elsewhere", 7]}"#,
+    ]
+
+    @Test(arguments: recordsThatAreNone)
+    func aRecordThatIsNoRecordIsReplacedAndWhatItHeldIsReported(record: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"": \#(record), "fontSize": 12}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let fontSize = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+            #expect(suite[fontSize] == 12)
+            try suite.synchronize()
+            // The value moved, and the record says so now.
+            #expect(try storeFileObject(file).keys.sorted() == ["", "editor.fontSize"])
+            #expect(suite.appliedMigrations.contains("editor.fontSize from fontSize"))
+            // What the record held is in the report, so nothing of it is lost; reported once.
+            #expect(await errors.wait(forCount: 1))
+            #expect(errors.errors.count == 1, "\(errors.errors)")
+            // As the test writes it, but for spaces (the report quotes it compact).
+            let held = record.replacingOccurrences(of: " ", with: "")
+            let report = errors.errors.first?.description ?? ""
+            #expect(report.contains("record of migrations"), "\(report)")
+            #expect(
+                report.replacingOccurrences(of: " ", with: "").contains(held.replacingOccurrences(of: " ", with: "")),
+                "\(report) should quote \(held)"
+            )
+            // The file's record is one now: an object listing strings.
+            let stored = try #require(storeFileObject(file)[""] as? [String: Any])
+            let ids = try #require(stored["migrations"] as? [Any])
+            #expect(
+                ids.allSatisfy { $0 is String } && ids.contains { $0 as? String == "editor.fontSize from fontSize" }
+            )
+        }
+    }
+
     @Test func aFormerNamesValueWrittenAfterAFinalMoveIsMovedAtTheNextOpen() throws {
         try withTemporaryDirectory { directory in
             let file = storeSettingsURL(in: directory)

@@ -47,6 +47,21 @@ extension Defaults.Suite {
         return false
     }
 
+    /// What is wrong with `record` as a record of migrations; `nil` when nothing is.
+    ///
+    /// A record is an object whose `migrations`, when there, is an array of strings; no record at
+    /// all is nothing wrong either.
+    static func problem(withRecord record: JSONValue?) -> String? {
+        guard let record else { return nil }
+        guard case .object(let members) = record else { return "it is not a JSON object" }
+        guard let ids = members["migrations"] else { return nil }
+        guard case .array(let list) = ids else { return "its \"migrations\" is not an array" }
+        guard list.allSatisfy({ if case .string = $0 { true } else { false } }) else {
+            return "its \"migrations\" lists something that is not a string"
+        }
+        return nil
+    }
+
     /// The ids `record` lists.
     static func recordedMigrations(in record: JSONValue?) -> [String] {
         guard case .object(let members)? = record, case .array(let ids)? = members["migrations"] else { return [] }

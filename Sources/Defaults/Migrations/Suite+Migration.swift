@@ -123,11 +123,20 @@ extension Defaults.Suite {
         var failures: [MigrationFailure] = []
         // Whether another process took the claim over meanwhile (this one stalled past its life).
         var lostClaim = false
+        // A record that was no record, written over with the one this run makes: reported.
+        var replacedRecord: (value: JSONValue, problem: String)?
         let report: Defaults.MigrationReport
         do {
             report = try reportingFailure {
                 try exclusiveTransaction {
-                    try runInTransaction(migrations, run: run, claim: claim, failures: &failures, lostClaim: &lostClaim)
+                    try runInTransaction(
+                        migrations,
+                        run: run,
+                        claim: claim,
+                        failures: &failures,
+                        lostClaim: &lostClaim,
+                        replacedRecord: &replacedRecord
+                    )
                 }
             }
         } catch {
@@ -137,6 +146,18 @@ extension Defaults.Suite {
         // The one that holds it now runs them, or has: wait for its record.
         if lostClaim { return try migrate(migrations, dryRun: dryRun, run: run) }
         for failure in failures { self.report(failure.storageError) }
+        if let replacedRecord {
+            // What it held goes into the report, so nothing of it is lost.
+            let held = String(decoding: JSONWriter.compactBytes(replacedRecord.value), as: UTF8.self)
+            self.report(
+                .unreadableValue(
+                    backend: store.backendName,
+                    key: Self.migrationRecordName,
+                    reason:
+                        "the record of migrations (the member named \"\") held \(held), which is no record: \(replacedRecord.problem); it was replaced by one that lists the migrations run now"
+                )
+            )
+        }
         if readsThroughDeferred { readThrough(report.deferred, of: migrations) }
         // What the store records now is no longer read through: the store holds it.
         if !report.applied.isEmpty { store.stopReadingThrough(Set(recordedMigrations())) }
@@ -151,7 +172,8 @@ extension Defaults.Suite {
         run: MigrationRun,
         claim: String?,
         failures: inout [MigrationFailure],
-        lostClaim: inout Bool
+        lostClaim: inout Bool,
+        replacedRecord: inout (value: JSONValue, problem: String)?
     ) throws -> Defaults.MigrationReport {
         // Read through the transaction, so that an exclusive commit over a backend that checks
         // what was read (etcd) fails when another process recorded meanwhile.
@@ -182,6 +204,7 @@ extension Defaults.Suite {
         // A claim is given up with the record, whatever ran.
         guard !planned.report.applied.isEmpty || claim != nil else { return planned.report }
         write(planned.report.changes)
+        if let record, let problem = Self.problem(withRecord: record) { replacedRecord = (record, problem) }
         // Marked suppressed, which keeps it out of every event (see `committing`).
         _ = scope.record([Self.migrationRecordName: planned.record], suppressed: true)
         return planned.report
