@@ -142,6 +142,10 @@ extension Defaults {
             case .valueDoesNotFitSchema(let key, let expectedType, let value):
                 return
                     "Defaults: \"\(key)\" holds \(value), which is not a value of type \(expectedType); it reads its default, and the file keeps the value"
+            case .unreadableValue(let backend, let key, let reason) where key == Defaults.Suite.migrationRecordName:
+                // The record of migrations: replaced by a run of migrations, not read as a default.
+                return
+                    "Defaults: \(backend) held a record of migrations (the member named \"\") that is no record: \(reason)"
             case .unreadableValue(let backend, let key, let reason):
                 return
                     "Defaults: \(backend) holds a value of \"\(key)\" that cannot be read (\(reason)); it reads its default until mended"

@@ -154,7 +154,7 @@ extension Defaults.Suite {
                     backend: store.backendName,
                     key: Self.migrationRecordName,
                     reason:
-                        "the record of migrations (the member named \"\") held \(held), which is no record: \(replacedRecord.problem); it was replaced by one that lists the migrations run now"
+                        "\(held) (\(replacedRecord.problem)); it was replaced by one that lists the migrations run now"
                 )
             )
         }
