@@ -278,10 +278,13 @@ extension Defaults.Suite {
                 guard !readOnlyReported else { continue }
                 readOnlyReported = true
                 let names = refused.map { "\"\($0.name)\"" }.sorted().joined(separator: ", ")
-                let error = Defaults.StorageError.readOnlyFile(
-                    url: fileURL ?? URL(fileURLWithPath: "/"),
-                    reason: "\(reason) (refused: \(names))"
-                )
+                // A file says which; any other backend that refuses writes, by its name.
+                let error: Defaults.StorageError =
+                    if let fileURL {
+                        .readOnlyFile(url: fileURL, reason: "\(reason) (refused: \(names))")
+                    } else {
+                        .writeRefused(backend: store.backendName, reason: "\(reason) (refused: \(names))")
+                    }
                 first = first ?? error
                 report(error)
             case .locked(let url):

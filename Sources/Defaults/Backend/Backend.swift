@@ -225,12 +225,14 @@ extension Defaults {
     /// thread, one at a time; each returns at once and never calls the backend (observers are
     /// called later, on the suite's delivery queue), so a backend may report while holding a lock
     /// of its own, which keeps its reports in the order of its changes. The conformance checks of `DefaultsBackendTesting` make their own, with
-    /// ``init(changed:replaced:report:reconnected:)``.
+    /// ``init(changed:replaced:report:reconnected:writability:commitWaiting:)``.
     public final class BackendUpdates: Sendable {
         private let onChanged: @Sendable ([String: JSONValue?], UInt64?) -> Void
         private let onReplaced: @Sendable (BackendContents) -> Void
         private let onReport: @Sendable (StorageError) -> Void
         private let onReconnected: @Sendable () -> Void
+        private let onWritability: @Sendable (String?) -> Void
+        private let onCommitWaiting: @Sendable () -> Void
         /// How many values reports were made: ``reportCount``.
         private let reports = Atomic<Int>(0)
         /// What only the JSON file reports, beside its values; `nil` in updates made with the
@@ -244,13 +246,25 @@ extension Defaults {
         ///   - replaced: Called by ``replaced(by:)``.
         ///   - report: Called by ``report(_:)``.
         ///   - reconnected: Called by ``reconnected()``; nothing by default.
+        ///   - writability: Called by ``refusesWrites(because:)``; nothing by default.
+        ///   - commitWaiting: Called by ``commitWaitingChanges()``; nothing by default.
         public convenience init(
             changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
             replaced: @escaping @Sendable (BackendContents) -> Void,
             report: @escaping @Sendable (StorageError) -> Void,
-            reconnected: @escaping @Sendable () -> Void = {}
+            reconnected: @escaping @Sendable () -> Void = {},
+            writability: @escaping @Sendable (String?) -> Void = { _ in },
+            commitWaiting: @escaping @Sendable () -> Void = {}
         ) {
-            self.init(changed: changed, replaced: replaced, report: report, reconnected: reconnected, fileReports: nil)
+            self.init(
+                changed: changed,
+                replaced: replaced,
+                report: report,
+                reconnected: reconnected,
+                writability: writability,
+                commitWaiting: commitWaiting,
+                fileReports: nil
+            )
         }
 
         /// Creates a receiver of reports, with the file's too.
@@ -259,25 +273,23 @@ extension Defaults {
             replaced: @escaping @Sendable (BackendContents) -> Void,
             report: @escaping @Sendable (StorageError) -> Void,
             reconnected: @escaping @Sendable () -> Void,
+            writability: @escaping @Sendable (String?) -> Void,
+            commitWaiting: @escaping @Sendable () -> Void,
             fileReports: FileReports?
         ) {
             onChanged = changed
             onReplaced = replaced
             onReport = report
             onReconnected = reconnected
+            onWritability = writability
+            onCommitWaiting = commitWaiting
             self.fileReports = fileReports
         }
 
-        /// What the JSON file reports beside its values.
+        /// What the JSON file asks beside its reports: whether the receiver is still there.
         ///
-        /// Whether it may be written, that a commit is due again; and what it asks: whether the
-        /// receiver is still there.
-        /// They reach the store by the same door as the values, not through a pointer to it.
+        /// It reaches the store by the same door as the values, not through a pointer to it.
         struct FileReports: Sendable {
-            /// Why the file may not be written now; `nil`: it may.
-            let writability: @Sendable (String?) -> Void
-            /// The file was put back after it broke: what waits in memory must be committed again.
-            let pendingAgain: @Sendable () -> Void
             /// The receiver, held by the file while it reads and acts, so its suites' folder is not
             /// let go meanwhile; `nil` once it is gone.
             let receiver: @Sendable () -> AnyObject?
@@ -315,6 +327,28 @@ extension Defaults {
         /// Reports a problem found in the background; it reaches the suites' error handlers.
         public func report(_ error: StorageError) {
             onReport(error)
+        }
+
+        /// Reports that the backend may not be written now, and why; with `nil`, that it may again.
+        ///
+        /// For a backend whose writability changes while it is open (a file whose folder became
+        /// read-only, a database in maintenance, a user whose role changed). Meanwhile the suite
+        /// refuses writes in memory, as it does a locked key's: each is given up, not retried, and
+        /// reported once per batch (``Defaults/StorageError/readOnlyFile(url:reason:)`` for a file,
+        /// ``Defaults/StorageError/writeRefused(backend:reason:)`` for any other backend, with
+        /// `reason`); the next ``Defaults/Suite/synchronize()`` throws it. Reads go on as before.
+        /// A backend that may always be written never calls it.
+        public func refusesWrites(because reason: String?) {
+            onWritability(reason)
+        }
+
+        /// Reports that changes the suite holds and has not committed should be committed now.
+        ///
+        /// For a backend that lost or could not take what the suite had written, and can now (a
+        /// file put back after it broke). A suite with nothing waiting does nothing; one with a
+        /// commit already due keeps it.
+        public func commitWaitingChanges() {
+            onCommitWaiting()
         }
 
         /// Reports that the connection changes made elsewhere come by was lost and is back (a

@@ -247,7 +247,7 @@ extension FileBackend {
             // After the write, so a handler that looks finds the new file.
             reportInBackground(report.brokeWhileOpen)
             // The suite's own changes, if any wait, go in at its next flush.
-            fileReports?.pendingAgain()
+            files.withLock { $0.updates }?.commitWaitingChanges()
         case .failure(let report):
             reportInBackground(report)
         }

@@ -7,7 +7,7 @@ extension FileBackend {
     /// Takes in where the file is now (``FileStorage/resolveAgain()`` found it moved): whether it
     /// may be written; the watch follows on the watch queue.
     func settle(_ location: FileStorage.Location) {
-        fileReports?.writability(location.readOnlyReason)
+        files.withLock { $0.updates }?.refusesWrites(because: location.readOnlyReason)
         fileMayHaveChanged(source: 0)
     }
 

@@ -66,9 +66,6 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         storage.whenMoved { [weak self] in self?.settle($0) }
     }
 
-    /// The file's part of the updates reporting goes to, if reporting.
-    var fileReports: Defaults.BackendUpdates.FileReports? { files.withLock { $0.updates?.fileReports } }
-
     // MARK: - Loading
 
     /// Reads the file.

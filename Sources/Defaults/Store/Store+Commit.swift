@@ -28,11 +28,9 @@ extension Store {
                 guard let self else { return }
                 noteActivity(.reconnected(backend: backendName))
             },
-            fileReports: Defaults.BackendUpdates.FileReports(
-                writability: { [weak self] reason in self?.setReadOnlyReason(reason) },
-                pendingAgain: { [weak self] in self?.armTimerIfDirty() },
-                receiver: { [weak self] in self }
-            )
+            writability: { [weak self] reason in self?.setReadOnlyReason(reason) },
+            commitWaiting: { [weak self] in self?.armTimerIfDirty() },
+            fileReports: Defaults.BackendUpdates.FileReports(receiver: { [weak self] in self })
         )
     }
 

@@ -1,0 +1,76 @@
+import Defaults
+import Foundation
+import Synchronization
+import Testing
+
+/// A backend written outside the package whose writability changes while it is open (a database
+/// in maintenance): it says so through ``Defaults/BackendUpdates/refusesWrites(because:)``, as
+/// the JSON file does when its folder becomes read-only.
+final class GatedBackend: Defaults.Backend {
+    private let updates = Mutex<Defaults.BackendUpdates?>(nil)
+    /// What it stores, and how many commits reached it.
+    let stored = Mutex<(values: [String: Defaults.JSONValue], commits: Int)>(([:], 0))
+
+    var name: String { "gated test backend" }
+
+    func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
+        Defaults.BackendContents(values: stored.withLock { $0.values })
+    }
+
+    func startReporting(to updates: Defaults.BackendUpdates) {
+        self.updates.withLock { $0 = updates }
+    }
+
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
+        stored.withLock { stored in
+            stored.commits += 1
+            if changes.removesEverything { stored.values = [:] }
+            for (name, value) in changes.values { stored.values[name] = value }
+        }
+        return .stored
+    }
+
+    /// Tells the suite whether it may write, as the backend's own state changes.
+    func refuseWrites(because reason: String?) {
+        updates.withLock { $0 }?.refusesWrites(because: reason)
+    }
+}
+
+@Suite struct OutsideWritabilityTests {
+    @Test func aBackendThatRefusesWritesForAWhileHasThemRefusedByNameAndTakesThemAgainAfter() throws {
+        let backend = GatedBackend()
+        let errors = Mutex<[Defaults.StorageError]>([])
+        let suite = Defaults.Suite(backend: backend) { error in errors.withLock { $0.append(error) } }
+        let x = Defaults.Key<Int>("x", default: 0, suite: suite)
+        suite[x] = 1
+        try suite.synchronize()
+        #expect(backend.stored.withLock { $0.values["x"] } == .number("1"))
+
+        backend.refuseWrites(because: "the database is in maintenance")
+        suite[x] = 2
+        suite[x] = 3
+        // Refused in memory, as a read-only file's writes are: the key reads what the backend holds.
+        #expect(suite[x] == 1)
+        #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        let reported = errors.withLock { $0 }
+        #expect(reported.count == 2, "\(reported)")
+        for error in reported {
+            guard case .writeRefused(let name, let reason) = error else {
+                Issue.record("not a refusal by the backend: \(error)")
+                continue
+            }
+            #expect(name == "gated test backend")
+            #expect(reason.contains("the database is in maintenance") && reason.contains("\"x\""), "\(reason)")
+        }
+        #expect(backend.stored.withLock { $0.values["x"] } == .number("1"))
+        let commitsWhileRefused = backend.stored.withLock { $0.commits }
+
+        backend.refuseWrites(because: nil)
+        suite[x] = 4
+        try suite.synchronize()
+        #expect(suite[x] == 4)
+        #expect(backend.stored.withLock { $0.values["x"] } == .number("4"))
+        #expect(backend.stored.withLock { $0.commits } == commitsWhileRefused + 1)
+        #expect(errors.withLock { $0.count } == 2)
+    }
+}
