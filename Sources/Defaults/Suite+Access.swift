@@ -28,9 +28,7 @@ extension Defaults.Suite {
     public func removeAll() {
         store.settlePendingMigrations()
         // As in removeValues(named:), every key the UserDefaults holds joins the stored values first.
-        if let storage = store.writeThrough {
-            for name in storage.storedNames { refresh(name, from: storage) }
-        }
+        refreshEverythingWrittenThrough()
         if let record = store.userStoredValue(named: Self.migrationRecordName, in: self) {
             // Written again after the removal, in the same change: the next write of the file
             // removes what it holds, then writes what memory changed, the record among it.
@@ -94,9 +92,7 @@ extension Defaults.Suite {
 
     /// The decoded value stored under `name`, or `nil` when nothing is stored or it does not decode.
     func value<Value: Defaults.Serializable>(named name: HashedName, as type: Value.Type) -> Value? {
-        if let storage = store.writeThrough {
-            refresh(name.text, from: storage, current: storage.value(forKey: name.text, readAs: Value.self))
-        }
+        refreshWrittenThrough(name.text, readAs: Value.self)
         let typeID = ObjectIdentifier(Value.self)
         let lookup = lookup(named: name, typeID: typeID)
         switch lookup {
@@ -191,7 +187,7 @@ extension Defaults.Suite {
     /// - Returns: The stored JSON, or `nil`.
     public func storedValue(named name: String) -> Defaults.JSONValue? {
         store.settlePendingMigrations()
-        if let storage = store.writeThrough { refresh(name, from: storage) }
+        refreshWrittenThrough(name)
         return store.storedValue(named: name, in: self)
     }
 
@@ -265,9 +261,7 @@ extension Defaults.Suite {
             return
         }
         guard !values.isEmpty else { return }
-        if let storage = store.writeThrough {
-            for name in values.keys { refresh(name, from: storage) }
-        }
+        refreshWrittenThrough(names: values.keys)
         write(values)
     }
 }

@@ -157,9 +157,7 @@ extension Defaults.Suite {
         let names = Array(names)
         // Values other code set in a UserDefaults are not in the stored values until read; without
         // this, removing them would look like no change and leave them there.
-        if let storage = store.writeThrough {
-            for name in names { refresh(name, from: storage) }
-        }
+        refreshWrittenThrough(names: names)
         write(Dictionary(names.map { ($0, nil) }, uniquingKeysWith: { $1 }))
     }
 
@@ -298,16 +296,5 @@ extension Defaults.Suite {
             }
         }
         store.rememberRefusal(first)
-    }
-
-    // MARK: - UserDefaults
-
-    /// Takes in what a write-through backend holds for `name` now (`current`, when the caller has
-    /// read it already).
-    func refresh(_ name: String, from storage: any WriteThroughBackend, current: JSONValue?? = nil) {
-        let current = current ?? storage.value(forKey: name)
-        let forgotten = store.takeWrittenThrough(current, named: name)
-        // Released after the lock: it may hold an instance of a class of the user's.
-        _ = forgotten
     }
 }

@@ -35,7 +35,7 @@ extension Defaults.Suite {
     /// The ids the store records, without running the key migrations waiting first.
     private func recordedMigrations() -> [String] {
         // Over UserDefaults, what other code stored is not in memory until read.
-        if let storage = store.writeThrough { refresh(Self.migrationRecordName, from: storage) }
+        refreshWrittenThrough(Self.migrationRecordName)
         return Self.recordedMigrations(in: store.userStoredValue(named: Self.migrationRecordName, in: self))
     }
 
@@ -97,9 +97,7 @@ extension Defaults.Suite {
             return Defaults.MigrationReport()
         }
         // Over UserDefaults, the values other code stored are read first: a migration sees them all.
-        if let storage = store.writeThrough {
-            for name in storage.storedNames { refresh(name, from: storage) }
-        }
+        refreshEverythingWrittenThrough()
         let limits = store.migrationLimits()
         if dryRun || limits.readOnly {
             let values = store.userStoredValues(in: self)
@@ -271,11 +269,9 @@ extension Defaults.Suite {
     ) {
         let name = hashedName.text
         // Over UserDefaults, what other code stored is not in memory until read.
-        if let storage = store.writeThrough {
-            refresh(Self.migrationRecordName, from: storage)
-            for former in formerly { refresh(former, from: storage) }
-            refresh(name, from: storage)
-        }
+        refreshWrittenThrough(Self.migrationRecordName)
+        refreshWrittenThrough(names: formerly)
+        refreshWrittenThrough(name)
         // The one look a store whose migrations ran pays for each key that declares one.
         let recorded = store.recordedState(
             of: hashedName,

@@ -87,3 +87,44 @@ final class UserDefaultsAdapters: Sendable {
         }
     }
 }
+
+// MARK: - Reading through
+
+// What other code stored in a UserDefaults is not in the suite's memory until read: the suite's
+// files ask for it here by name, and this asks whether the suite is over a UserDefaults at all.
+extension Defaults.Suite {
+    /// Takes in what the UserDefaults under this suite holds for `name` now; nothing over any
+    /// other backend.
+    @inline(__always)
+    func refreshWrittenThrough(_ name: String) {
+        guard let storage = store.writeThrough else { return }
+        takeWrittenThrough(named: name, current: storage.value(forKey: name))
+    }
+
+    /// ``refreshWrittenThrough(_:)``, reading the value as `type` does (a `Date` or `Data` the
+    /// UserDefaults holds as itself).
+    @inline(__always)
+    func refreshWrittenThrough<Value: Defaults.Serializable>(_ name: String, readAs type: Value.Type) {
+        guard let storage = store.writeThrough else { return }
+        takeWrittenThrough(named: name, current: storage.value(forKey: name, readAs: type))
+    }
+
+    /// ``refreshWrittenThrough(_:)`` of each of `names`.
+    func refreshWrittenThrough(names: some Sequence<String>) {
+        guard let storage = store.writeThrough else { return }
+        for name in names { takeWrittenThrough(named: name, current: storage.value(forKey: name)) }
+    }
+
+    /// ``refreshWrittenThrough(_:)`` of every name the UserDefaults holds.
+    func refreshEverythingWrittenThrough() {
+        guard let storage = store.writeThrough else { return }
+        for name in storage.storedNames { takeWrittenThrough(named: name, current: storage.value(forKey: name)) }
+    }
+
+    /// Takes in `current`, what the UserDefaults holds for `name` now.
+    private func takeWrittenThrough(named name: String, current: JSONValue?) {
+        let forgotten = store.takeWrittenThrough(current, named: name)
+        // Released after the lock: it may hold an instance of a class of the user's.
+        _ = forgotten
+    }
+}
