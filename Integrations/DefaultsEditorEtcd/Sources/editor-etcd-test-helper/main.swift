@@ -69,12 +69,16 @@ let window = MainActor.assumeIsolated {
 let observation = Defaults.observe(suite: suite, options: []) {
     GLibMainLoop.deliver { report(rowsLine(window)) }
 }
-// Drawn, then ready: the rows are all made once `rows` is asked.
+// Drawn, then ready: the rows are all made once `rows` is asked. The picture goes to a file of
+// its own: saved to /dev/null, it replaced the device with a regular file (GTK saves by writing
+// beside the path and renaming over it), and as root that broke /dev/null for the whole machine.
+let picture = FileManager.default.temporaryDirectory.appendingPathComponent("editor-etcd-\(getpid()).png").path
 var drawn = false
 while !drawn {
     g_main_context_iteration(nil, 1)
-    drawn = MainActor.assumeIsolated { window.savePicture(to: "/dev/null") }
+    drawn = MainActor.assumeIsolated { window.savePicture(to: picture) }
 }
+try? FileManager.default.removeItem(atPath: picture)
 MainActor.assumeIsolated { report(rowsLine(window)) }
 report("ready")
 Thread.detachNewThread {
