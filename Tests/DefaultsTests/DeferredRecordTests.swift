@@ -57,6 +57,10 @@ import Testing
         Array(#"{"migrations" : ["abcdefghijklmnop\q"]}"#.utf8),
         Array(#"{"migrations" : ["abcdefghijklmnop"#.utf8) + [0xC3, 0x28] + Array(#""]}"#.utf8),
         Array(#"{"migrations" : ["abcdefghijklmno"#.utf8) + [0xFF] + Array(#"abcdefgh"]}"#.utf8),
+        // A byte that is not plain before the quote in the same word: the first one flagged counts.
+        Array(#"{"migrations" : ["abc"#.utf8) + [0x01] + Array(#"de", "f"]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefghab"#.utf8) + [0xC3, 0x28] + Array(#"", "f"]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefghabc\x"]}"#.utf8),
         Array(repeating: UInt8(ascii: "["), count: 600) + Array(repeating: UInt8(ascii: "]"), count: 600),
         Array(String(repeating: #"{"a" : "#, count: 600).utf8) + Array(repeating: UInt8(ascii: "}"), count: 600),
     ]
@@ -71,6 +75,25 @@ import Testing
         do { _ = try JSONParser.parse(bytes) } catch { parsed = error.description }
         #expect(parsed != nil)
         #expect(deferred == parsed)
+    }
+
+    /// Ids of every length up to three words, indented by runs of spaces of every width up to
+    /// three words: a plain id ends at its quote, wherever in a word that falls, and a run of
+    /// spaces at the first byte that is not one (a tab, a newline, the next value).
+    @Test func idsAndIndentationOfEveryWidthArePassedOverExactly() throws {
+        for width in 0...24 {
+            let indentation = String(repeating: " ", count: width)
+            let ids = (0...24).map { "\"" + String(repeating: "x", count: $0) + "\"" }
+            let record =
+                "{\n\(indentation)\"migrations\"\(indentation):\(indentation)[\n\(indentation)"
+                + ids.joined(separator: ",\(indentation)\t\(indentation)\n\(indentation)")
+                + "\(indentation)]\(indentation)}"
+            let bytes = Array("{\"a\" : 1, \"\" :\(indentation)\(record)\(indentation), \"z\" : \"last\"}".utf8)
+            let snapshot = try #require(try FileStorage.snapshot(of: bytes))
+            #expect(snapshot.deferredRecord != nil)
+            #expect(snapshot.members == (try whole(bytes)), "indented by \(width)")
+            #expect(snapshot.parsedMembers["z"] == .string("last"), "indented by \(width)")
+        }
     }
 
     @Test func aRecordNestedToTheLimitIsTakenAsAWholeParseTakesIt() throws {

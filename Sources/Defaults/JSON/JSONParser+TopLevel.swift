@@ -129,7 +129,15 @@ extension JSONParser {
         var at = index + 1
         while at + 8 <= count {
             let word = UnsafeRawPointer(buffer.baseAddress! + at).loadUnaligned(as: UInt64.self)
-            guard !Self.endsRun(word), word & highs == 0 else { break }
+            // The lowest byte flagged is the first that is not plain ASCII: the closing quote, or
+            // one for `parseString` to check.
+            let stops = Self.runEnds(word) | word & highs
+            guard stops == 0 else {
+                let stop = at + stops.trailingZeroBitCount / 8
+                guard buffer[stop] == UInt8(ascii: "\"") else { break }
+                index = stop + 1
+                return
+            }
             at += 8
         }
         while at < count {
@@ -149,21 +157,21 @@ extension JSONParser {
     /// ``skipValue(depth:)`` of an object: the same checks, in the same order, as `parseObject`.
     private mutating func skipMembers(depth: Int) throws(Failure) {
         index += 1
-        skipWhitespace()
+        skipIndentation()
         if index < count, buffer[index] == UInt8(ascii: "}") {
             index += 1
             return
         }
         while true {
-            skipWhitespace()
+            skipIndentation()
             guard index < count, buffer[index] == UInt8(ascii: "\"") else { throw failure("expected a string key") }
             try skipString()
-            skipWhitespace()
+            skipIndentation()
             guard index < count, buffer[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
-            skipWhitespace()
+            skipIndentation()
             try skipValue(depth: depth + 1)
-            skipWhitespace()
+            skipIndentation()
             guard index < count else { throw failure("unexpected end of data") }
             switch buffer[index] {
             case UInt8(ascii: ","): index += 1
@@ -178,15 +186,15 @@ extension JSONParser {
     /// ``skipValue(depth:)`` of an array: the same checks, in the same order, as `parseArray`.
     private mutating func skipElements(depth: Int) throws(Failure) {
         index += 1
-        skipWhitespace()
+        skipIndentation()
         if index < count, buffer[index] == UInt8(ascii: "]") {
             index += 1
             return
         }
         while true {
-            skipWhitespace()
+            skipIndentation()
             try skipValue(depth: depth + 1)
-            skipWhitespace()
+            skipIndentation()
             guard index < count else { throw failure("unexpected end of data") }
             switch buffer[index] {
             case UInt8(ascii: ","): index += 1
@@ -194,6 +202,32 @@ extension JSONParser {
                 index += 1
                 return
             default: throw failure("expected ',' or ']'")
+            }
+        }
+    }
+
+    /// ``skipWhitespace()`` that passes a run of spaces (a pretty-printed file's indentation)
+    /// eight bytes at a time: the lowest byte that is not a space ends it.
+    ///
+    /// For values checked and not made: in the parse of the values, the few spaces of a member's
+    /// indentation cost less byte by byte.
+    private mutating func skipIndentation() {
+        while index < count {
+            switch buffer[index] {
+            case 0x20:
+                index += 1
+                while index + 8 <= count {
+                    let others =
+                        UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                        ^ 0x2020_2020_2020_2020
+                    guard others == 0 else {
+                        index += others.trailingZeroBitCount / 8
+                        break
+                    }
+                    index += 8
+                }
+            case 0x09, 0x0A, 0x0D: index += 1
+            default: return
             }
         }
     }

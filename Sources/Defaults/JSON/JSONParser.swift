@@ -231,9 +231,16 @@ struct JSONParser {
             var seen: UInt8 = 0
             var seenWords: UInt64 = 0
             // Eight bytes at a time while none of them ends the run.
+            // The word that holds the run's end gives its place too: its lowest flagged byte.
             while index + 8 <= count {
                 let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
-                guard !Self.endsRun(word) else { break }
+                let ends = Self.runEnds(word)
+                guard ends == 0 else {
+                    let plainBits = ends.trailingZeroBitCount & ~7
+                    seenWords |= word & ((1 &<< UInt64(plainBits)) &- 1)
+                    index += plainBits / 8
+                    break
+                }
                 seenWords |= word
                 index += 8
             }
@@ -300,16 +307,13 @@ struct JSONParser {
         }
     }
 
-    /// The text of `bytes[start..<end]`, which holds no quote and no escape.
-    ///
-    /// ASCII needs no validation; anything else is validated strictly (`String(decoding:)` would
-    /// silently repair invalid UTF-8, and the file would then not be what it says).
-    /// Whether any of the eight bytes of `word` ends a run of a string's plain bytes: a quote, a
-    /// backslash or a control character (bytes of 0x80 and above never do).
+    /// The bytes of `word` that end a run of a string's plain bytes, each marked by its high bit:
+    /// a quote, a backslash or a control character (bytes of 0x80 and above never do); 0 when none.
     ///
     /// Each test sets a byte's high bit where that byte is the one sought, and may set it for a
-    /// byte above one that is, never when none is (the classic "has a zero byte" test).
-    static func endsRun(_ word: UInt64) -> Bool {
+    /// byte above one that is, never when none is (the classic "has a zero byte" test): the lowest
+    /// mark is always a byte that ends the run, the first.
+    static func runEnds(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
@@ -317,9 +321,13 @@ struct JSONParser {
         let backslash = hasZeroByte(word ^ (ones &* 0x5C))
         // A byte below 0x20, among bytes below 0x80: subtracting 0x20 from it borrows.
         let control = (word &- ones &* 0x20) & ~word & highs
-        return quote | backslash | control != 0
+        return quote | backslash | control
     }
 
+    /// The text of `bytes[start..<end]`, which holds no quote and no escape.
+    ///
+    /// ASCII needs no validation; anything else is validated strictly (`String(decoding:)` would
+    /// silently repair invalid UTF-8, and the file would then not be what it says).
     private func string(from start: Int, to end: Int, isASCII: Bool) throws(Failure) -> String {
         let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
         if isASCII { return String(decoding: run, as: UTF8.self) }
