@@ -38,7 +38,7 @@ import Testing
                 // The commit has taken the pending key, so reports are held from here on; it then
                 // waits for the lock this thread holds.
                 let deadline = Date().addingTimeInterval(60)
-                while !store.state.withLock({ $0.flush.isCommitting }) {
+                while !store.state.withLock({ $0.flushing.machine.isCommitting }) {
                     if Date() > deadline {
                         Issue.record("the commit never took the pending key")
                         break

@@ -33,7 +33,7 @@ extension Store.State {
         }
         var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
         listed.reserveCapacity(values.count)
-        let hasLocalChanges = isDirty
+        let hasLocalChanges = flushing.isDirty
         // What is kept beside a changed key, found with one search; only for keys that
         // changed, and searched by a name hashed once.
         func consider(_ name: String, _ new: JSONValue?) {

@@ -59,7 +59,7 @@ extension Store.State {
         // A file this process may not write is not cleared either (the removals were refused).
         let clears = removesEverything && commitsLater && readOnlyReason == nil
         if clears {
-            self.removesEverything = true
+            flushing.removeAll()
             // The record of migrations, which `removeAll()` keeps, is written again after
             // the file is cleared.
             if values[Defaults.Suite.migrationRecordName] != nil {
@@ -71,7 +71,7 @@ extension Store.State {
         // Reads of an overridden key return the override, which did not change.
         let told = self.reported(changes)
         all.merge(changes) { kept, _ in kept }
-        let schedule = commitsLater && flush.changed()
+        let schedule = commitsLater && flushing.machine.changed()
         return (told, schedule, suiteObservers)
     }
 }

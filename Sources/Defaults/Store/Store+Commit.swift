@@ -38,7 +38,7 @@ extension Store {
     /// failure and none has succeeded since (``FlushMachine/reportsBackendProblem(_:)``).
     private func reportFromBackend(_ error: Defaults.StorageError) {
         let text = error.description
-        guard state.withLock({ $0.flush.reportsBackendProblem(text) }) else { return }
+        guard state.withLock({ $0.flushing.machine.reportsBackendProblem(text) }) else { return }
         reportInBackground(error)
     }
 
@@ -46,12 +46,12 @@ extension Store {
     /// the same way says nothing new (``FlushMachine/reportsBackendProblem(_:)``).
     func noteLoadProblem(_ problem: Defaults.StorageError) {
         let text = problem.description
-        state.withLock { _ = $0.flush.reportsBackendProblem(text) }
+        state.withLock { _ = $0.flushing.machine.reportsBackendProblem(text) }
     }
 
     /// The backend reported values: what it reported as a problem before is behind it.
     private func backendReadWell() {
-        state.withLock { $0.flush.backendReadWell() }
+        state.withLock { $0.flushing.machine.backendReadWell() }
     }
 
     /// Whether a commit's failure `error` is to be reported to the error handlers.
@@ -63,7 +63,7 @@ extension Store {
     func reportsCommitFailure(_ error: Defaults.StorageError) -> Bool {
         guard !error.isRefusal else { return true }
         let text = error.description
-        return state.withLock { $0.flush.reportsFailure(text) }
+        return state.withLock { $0.flushing.machine.reportsFailure(text) }
     }
 
     /// Takes in what the backend reported, now or after the commit under way.
@@ -89,7 +89,7 @@ extension Store {
 
     /// Commits the changes made here since the last commit to `custom`; the caller reports a failure.
     func commitPending(to custom: BackendConnection) -> Result<Void, Defaults.StorageError> {
-        guard state.withLock({ state in state.flush.commitNeeded(isDirty: state.isDirty) }) else { return .success(()) }
+        guard state.withLock({ $0.flushing.commitNeeded }) else { return .success(()) }
         custom.commitLock.lock()
         defer { custom.commitLock.unlock() }
         return commitPendingLocked(to: custom).map { _ in () }
@@ -131,7 +131,7 @@ extension Store {
                 // overwritten by a report of another's value.
                 switch result {
                 case .success(let committed):
-                    state.withLock { $0.flush.committed() }
+                    state.withLock { $0.flushing.machine.committed() }
                     // What the commit found others had changed is taken in but for the keys it
                     // wrote, in its place among the reports held meanwhile.
                     guard !committed.foundChanges.isEmpty else {
@@ -144,15 +144,11 @@ extension Store {
                 case .failure(let error) where error.isRefusal:
                     // Refused, not failed: the changes are given up, and memory goes back to what
                     // the backend holds (it reports that). The next `synchronize()` throws it.
-                    state.withLock { state in
-                        state.flush.refused()
-                        if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = error }
-                    }
+                    state.withLock { $0.flushing.commitRefused(error) }
                 case .failure:
                     retry = state.withLock { state in
                         state.markChanged(pending.changed)
-                        if pending.clears { state.removesEverything = true }
-                        return state.flush.failed()
+                        return state.flushing.commitFailed(clears: pending.clears)
                     }
                 }
                 // A refused or failed commit stored nothing: the reports held meanwhile are taken in
@@ -216,12 +212,10 @@ extension Store.State {
     ///
     /// Returns `nil` when nothing waits. `isRetry` is set when the last commit failed.
     mutating func startCommit(isRetry: inout Bool) -> Store.Pending? {
-        guard isDirty else { return nil }
+        guard flushing.isDirty else { return nil }
         let changed = takeChanged()
-        let clears = removesEverything
-        removesEverything = false
-        isRetry = flush.lastCommitFailed
-        flush.commitStarted()
+        let clears: Bool
+        (clears, isRetry) = flushing.commitStarted()
         var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
         for name in changed { changes[name] = .some(values[name]) }
         // A `removeAll()` keeps the user's values of the keys a system file locks.

@@ -125,7 +125,7 @@ extension Store {
     private func schedulePendingMigrations(seen: UInt64, waits: Int) {
         flushQueue.asyncAfter(deadline: .now() + FlushMachine.coalescingDelay.dispatchInterval) { [weak self] in
             guard let self else { return }
-            let isHeld = state.withLock { $0.flush.isHeld }
+            let isHeld = state.withLock { $0.flushing.machine.isHeld }
             let added = pendingMigrations.withLock { pending in
                 // Held by a test (`Suite.holdingTimedCommits`): they run at the next look at the
                 // store, or once another is added after the hold.

@@ -44,10 +44,7 @@ extension Store {
 
     /// The first write refused since the last `synchronize()`, forgotten as it is taken.
     func takeRefusal() -> Defaults.StorageError? {
-        state.withLock { state in
-            defer { state.refusedSinceSynchronize = nil }
-            return state.refusedSinceSynchronize
-        }
+        state.withLock { $0.flushing.takeRefusal() }
     }
 
     /// Keeps `entry`, decoded from what was stored at `generation`, as the decoded value of `name`,

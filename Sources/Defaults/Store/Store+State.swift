@@ -68,8 +68,6 @@ extension Store {
         /// One table for the three, so a write searches it once. A key may have an entry and no
         /// stored value (it is observed), or a stored value and no entry.
         var keys: [HashedName: KeyState] = [:]
-        /// How many entries of ``keys`` are marked changed since the last flush.
-        var changedCount = 0
         /// The observers of every key of this state, as the observation module keeps them.
         var suiteObservers: (any Defaults.ObserverSlot)?
         /// How the store's writes go, whatever is written: set once, when the store is made.
@@ -78,11 +76,8 @@ extension Store {
         var generation: UInt64 = 0
         /// The backend's revision that memory holds (``Defaults/BackendContents/revision``).
         var backendRevision: UInt64?
-        /// When what was written here is committed to the backend.
-        var flush = FlushMachine()
-        /// The first write refused since the last ``Defaults/Suite/synchronize()`` (a read-only
-        /// file, a locked key), which the next one throws: a refused write is never silent.
-        var refusedSinceSynchronize: Defaults.StorageError?
+        /// When what was written here is committed to the backend, and what waits for it.
+        var flushing = Flushing()
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
         /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
@@ -102,13 +97,6 @@ extension Store {
         /// above by ``updateLayering()`` whenever one of them changes.
         var layering: Layering = []
 
-        /// File stores: set by `removeAll()` until the next successful write, which then keeps
-        /// none of the keys the file holds (but those a system file locks), seen here or not.
-        var removesEverything = false
-
-        /// File stores: whether keys were changed (or all removed) here since the last successful write.
-        var isDirty: Bool { changedCount > 0 || removesEverything }
-
         /// Whether `name` was changed here since the last successful write.
         ///
         /// A flush writes such keys into the file as it is then, so keys another process wrote
@@ -120,7 +108,7 @@ extension Store {
 
         /// Marks `name` as changed since the last flush.
         mutating func markChanged(_ name: String) {
-            if !keys[HashedName(name), default: KeyState()].markChanged() { changedCount += 1 }
+            if !keys[HashedName(name), default: KeyState()].markChanged() { flushing.changedCount += 1 }
         }
 
         /// Marks each of `names` as changed since the last flush.
@@ -130,8 +118,8 @@ extension Store {
 
         /// The keys changed since the last flush, which are no longer marked so.
         mutating func takeChanged() -> Set<String> {
-            guard changedCount > 0 else { return [] }
-            var changed = Set<String>(minimumCapacity: changedCount)
+            guard flushing.changedCount > 0 else { return [] }
+            var changed = Set<String>(minimumCapacity: flushing.changedCount)
             var emptied = false
             // By index, so clearing a mark searches nothing.
             var index = keys.startIndex
@@ -145,7 +133,7 @@ extension Store {
             }
             // Entries held only for the mark go, so keys written once and removed leave nothing.
             if emptied { keys = keys.filter { !$0.value.isEmpty } }
-            changedCount = 0
+            flushing.changedCount = 0
             return changed
         }
 
@@ -253,8 +241,8 @@ extension Store {
                 generation &+= 1
                 if old != nil { observers = KeyState.observers(of: &keys.values[index]) }
                 guard mode.commitsLater else { return .done(changed: true, schedulesFlush: false) }
-                if !keys.values[index].markChanged() { changedCount += 1 }
-                return .done(changed: true, schedulesFlush: flush.changed())
+                if !keys.values[index].markChanged() { flushing.changedCount += 1 }
+                return .done(changed: true, schedulesFlush: flushing.machine.changed())
             }
         }
 
@@ -374,7 +362,7 @@ extension Store {
             }
             let (old, observers, wasChanged) = keys[name, default: KeyState()]
                 .record(decoded, marksChanged: marksChanged)
-            if marksChanged && !wasChanged { changedCount += 1 }
+            if marksChanged && !wasChanged { flushing.changedCount += 1 }
             return (old, observers)
         }
     }

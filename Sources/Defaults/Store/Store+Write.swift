@@ -98,9 +98,7 @@ extension Store {
     /// Keeps `first`, a write refused now, for the next `synchronize()` to throw, unless one is
     /// kept already.
     func rememberRefusal(_ first: Defaults.StorageError?) {
-        state.withLock { state in
-            if state.refusedSinceSynchronize == nil { state.refusedSinceSynchronize = first }
-        }
+        state.withLock { $0.flushing.rememberRefusal(first) }
     }
 
     /// Takes in `current`, what a write-through backend holds for `name` now.
@@ -182,7 +180,7 @@ extension Store.State {
             return (.unchanged, nil, nil, nil, nil)
         }
         generation &+= 1
-        let schedulesFlush = mode.commitsLater && flush.changed()
+        let schedulesFlush = mode.commitsLater && flushing.machine.changed()
         let isReported = reportsChange(of: hashedName.text)
         return (
             .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,

@@ -225,7 +225,7 @@ final class Store: Sendable {
     private func armTimer(after delay: Duration) {
         flushQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
             guard let self else { return }
-            let action = state.withLock { state in state.flush.timerFired(isDirty: state.isDirty) }
+            let action = state.withLock { $0.flushing.timerFired() }
             // On the flush queue, so `holdTimedCommits(true)` can wait for a timed commit under way.
             perform(action)
         }
@@ -245,14 +245,14 @@ final class Store: Sendable {
     /// For tests that look at the file between their own `synchronize()` calls: however long those
     /// take, no commit of the timer's runs in between. Holding waits for a timed commit under way.
     func holdTimedCommits(_ held: Bool) {
-        let action = state.withLock { state in state.flush.hold(held, isDirty: state.isDirty) }
+        let action = state.withLock { $0.flushing.hold(held) }
         if held { flushQueue.sync {} }
         perform(action)
     }
 
     /// Arms the timer for a commit when changes are waiting and nothing has armed it.
     func armTimerIfDirty() {
-        perform(state.withLock { state in state.flush.pending(isDirty: state.isDirty) })
+        perform(state.withLock { $0.flushing.pending() })
     }
 
     /// Records why the file may not be written now (`nil`: it may); writes are refused meanwhile.
