@@ -30,6 +30,9 @@ final class GatedBackend: Defaults.Backend {
         return .stored
     }
 
+    /// What the suite's store handed the backend to report with.
+    var receivedUpdates: Defaults.BackendUpdates? { updates.withLock { $0 } }
+
     /// Tells the suite whether it may write, as the backend's own state changes.
     func refuseWrites(because reason: String?) {
         updates.withLock { $0 }?.refusesWrites(because: reason)
@@ -72,5 +75,22 @@ final class GatedBackend: Defaults.Backend {
         #expect(backend.stored.withLock { $0.values["x"] } == .number("4"))
         #expect(backend.stored.withLock { $0.commits } == commitsWhileRefused + 1)
         #expect(errors.withLock { $0.count } == 2)
+    }
+
+    /// A backend that acts for its suites beside reporting (the JSON file moves a broken file
+    /// aside and writes their folder) does it while they are there, and not once they are gone.
+    @Test func aBackendActsForItsSuitesOnlyWhileOneIsThere() throws {
+        let backend = GatedBackend()
+        var suite: Defaults.Suite? = Defaults.Suite(backend: backend)
+        weak let weakSuite = suite
+        let updates = try #require(backend.receivedUpdates)
+        #expect(updates.whileReceiving { 7 } == 7)
+        suite = nil
+        #expect(weakSuite == nil)
+        #expect(updates.whileReceiving { 7 } == nil)
+
+        // Updates a backend's own tests make have a receiver that is always there.
+        let own = Defaults.BackendUpdates(changed: { _, _ in }, replaced: { _ in }, report: { _ in })
+        #expect(own.whileReceiving { 7 } == 7)
     }
 }

@@ -235,9 +235,9 @@ extension Defaults {
         private let onCommitWaiting: @Sendable () -> Void
         /// How many values reports were made: ``reportCount``.
         private let reports = Atomic<Int>(0)
-        /// What only the JSON file reports, beside its values; `nil` in updates made with the
-        /// public initializer.
-        let fileReports: FileReports?
+        /// The receiver of the reports, held while a backend acts for it (``whileReceiving(_:)``);
+        /// `nil` in updates made with the public initializer, whose receiver is always there.
+        private let receiver: (@Sendable () -> AnyObject?)?
 
         /// Creates a receiver of reports from closures.
         ///
@@ -263,11 +263,11 @@ extension Defaults {
                 reconnected: reconnected,
                 writability: writability,
                 commitWaiting: commitWaiting,
-                fileReports: nil
+                receiver: nil
             )
         }
 
-        /// Creates a receiver of reports, with the file's too.
+        /// Creates a receiver of reports that may go away: `receiver` returns it while it is there.
         init(
             changed: @escaping @Sendable ([String: JSONValue?], UInt64?) -> Void,
             replaced: @escaping @Sendable (BackendContents) -> Void,
@@ -275,7 +275,7 @@ extension Defaults {
             reconnected: @escaping @Sendable () -> Void,
             writability: @escaping @Sendable (String?) -> Void,
             commitWaiting: @escaping @Sendable () -> Void,
-            fileReports: FileReports?
+            receiver: (@Sendable () -> AnyObject?)?
         ) {
             onChanged = changed
             onReplaced = replaced
@@ -283,16 +283,27 @@ extension Defaults {
             onReconnected = reconnected
             onWritability = writability
             onCommitWaiting = commitWaiting
-            self.fileReports = fileReports
+            self.receiver = receiver
         }
 
-        /// What the JSON file asks beside its reports: whether the receiver is still there.
+        /// Runs `body` while the suites these updates report to are kept, and returns what it
+        /// returns; once they are all gone, returns `nil` and does not run it.
         ///
-        /// It reaches the store by the same door as the values, not through a pointer to it.
-        struct FileReports: Sendable {
-            /// The receiver, held by the file while it reads and acts, so its suites' folder is not
-            /// let go meanwhile; `nil` once it is gone.
-            let receiver: @Sendable () -> AnyObject?
+        /// For a backend that acts on what it finds besides reporting it: the JSON file reads
+        /// itself again, moves a broken file aside and writes its suites' folder inside this, since
+        /// a store whose last suite is gone lets that folder go and nothing may act for it after.
+        /// Updates made with the public initializer always run `body`.
+        ///
+        /// ```swift
+        /// updates.whileReceiving { reloadAndReport() }
+        /// ```
+        ///
+        /// - Parameter body: What the backend does for the suites.
+        /// - Returns: What `body` returned, or `nil` when it did not run.
+        public func whileReceiving<Result>(_ body: () throws -> Result) rethrows -> Result? {
+            guard let receiver else { return try body() }
+            guard let held = receiver() else { return nil }
+            return try withExtendedLifetime(held) { try body() }
         }
 
         /// Reports one change made elsewhere: the new value of each key it touched (`nil`: removed).

@@ -45,12 +45,15 @@ extension FileBackend {
 
     /// Feeds `event` to the state machine of the file and runs what it decides.
     private func run(_ event: FileChangeMachine.Event) {
-        // The receiver (the store) is held for the whole run: a store that is gone lets the
-        // suite's folder go, and nothing must write there after.
-        let (reports, isAttached) = files.withLock { ($0.updates?.fileReports, $0.isAttached) }
-        let receiver = reports?.receiver()
-        if isAttached && receiver == nil { return }
-        defer { withExtendedLifetime(receiver) {} }
+        // The store is held for the whole run: a store that is gone lets the suite's folder go,
+        // and nothing must write there after (nor before it reports).
+        let (updates, isAttached) = files.withLock { ($0.updates, $0.isAttached) }
+        guard isAttached else { return handle(event) }
+        _ = updates?.whileReceiving { handle(event) }
+    }
+
+    /// ``run(_:)`` while the store, if one is attached, is held.
+    private func handle(_ event: FileChangeMachine.Event) {
         var action = reloads.withLock { $0.handle(event) }
         if action == .read {
             followLinks()

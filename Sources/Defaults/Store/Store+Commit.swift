@@ -30,7 +30,7 @@ extension Store {
             },
             writability: { [weak self] reason in self?.setReadOnlyReason(reason) },
             commitWaiting: { [weak self] in self?.armTimerIfDirty() },
-            fileReports: Defaults.BackendUpdates.FileReports(receiver: { [weak self] in self })
+            receiver: { [weak self] in self }
         )
     }
 
