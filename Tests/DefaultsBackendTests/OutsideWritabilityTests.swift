@@ -93,4 +93,13 @@ final class GatedBackend: Defaults.Backend {
         let own = Defaults.BackendUpdates(changed: { _, _ in }, replaced: { _ in }, report: { _ in })
         #expect(own.whileReceiving { 7 } == 7)
     }
+
+    /// A `removeAll()` keeps the keys a system file locks: an outside backend that applies the
+    /// changes with `applied(to:)` keeps them as the file does.
+    @Test func aRemovalOfEverythingKeepsWhatItSaysToKeep() {
+        let changes = Defaults.BackendChanges(values: ["b": .number("2")], removesEverything: true, keeping: ["a"])
+        let stored: [String: Defaults.JSONValue] = ["a": .number("1"), "c": .number("3")]
+        #expect(changes.applied(to: stored) == ["a": .number("1"), "b": .number("2")])
+        #expect(Defaults.BackendChanges(values: [:], removesEverything: true).applied(to: stored).isEmpty)
+    }
 }

@@ -139,21 +139,19 @@ extension Defaults {
         /// Whether every key stored is removed before `values` are applied: a `removeAll()`, which
         /// also removes keys other parties wrote that this suite never saw.
         public var removesEverything: Bool
-        /// The keys whose stored values stay when ``removesEverything``.
-        ///
-        /// Those a system file locks: the user's value is kept beneath the lock. Set by the store
-        /// for the file backend.
-        var keeping: Set<String> = []
+        /// The keys whose stored values stay when ``removesEverything``: those a system file
+        /// locks, whose user's value is kept beneath the lock (only a file suite has system files).
+        public var keeping: Set<String>
 
         /// Creates a change set.
-        public init(values: [String: JSONValue?], removesEverything: Bool = false) {
+        ///
+        /// - Parameters:
+        ///   - values: The value of each key changed; `nil` removes the key.
+        ///   - removesEverything: Whether every key stored is removed first.
+        ///   - keeping: The keys whose stored values stay when every key is removed.
+        public init(values: [String: JSONValue?], removesEverything: Bool = false, keeping: Set<String> = []) {
             self.values = values
             self.removesEverything = removesEverything
-        }
-
-        /// A change set whose `removeAll()` keeps the stored values of `keeping`.
-        init(values: [String: JSONValue?], removesEverything: Bool, keeping: Set<String>) {
-            self.init(values: values, removesEverything: removesEverything)
             self.keeping = keeping
         }
 
@@ -165,7 +163,7 @@ extension Defaults {
 
         /// `stored` after the changes.
         public func applied(to stored: [String: JSONValue]) -> [String: JSONValue] {
-            var result = removesEverything ? [:] : stored
+            var result = removesEverything ? stored.filter { keeping.contains($0.key) } : stored
             for (name, value) in values { result[name] = value }
             return result
         }
