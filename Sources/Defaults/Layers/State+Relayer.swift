@@ -40,7 +40,7 @@ extension Store.State {
     /// run's overrides set it, or when it is locked or unlocked (even when the value stays).
     mutating func replaceSystemLayer(_ index: Int, with layer: SystemLayers.Layer) -> Store.ReadsChanged {
         var outcome = Store.ReadsChanged()
-        guard let before = layers else { return outcome }
+        guard let before = layered.systemFiles else { return outcome }
         var after = before
         after.replace(index, with: layer)
         var names: Set<String> = []
@@ -49,8 +49,7 @@ extension Store.State {
         for name in after.locks.keys where before.locks[name] == nil { names.insert(name) }
         for name in before.locks.keys where after.locks[name] == nil { names.insert(name) }
         let seenBefore = names.map { seen($0, under: before) }
-        layers = after
-        updateLayering()
+        layered.systemFiles = after
         guard !names.isEmpty else { return outcome }
         generation &+= 1
         let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
@@ -88,8 +87,8 @@ extension Store.State {
     ) -> (value: JSONValue?, decoded: Defaults.Suite.CacheEntry?, isOverridden: Bool, beneath: JSONValue?) {
         let beneath = layers.seen(name, stored: values[name])
         if layers.locks[name] != nil { return (beneath, nil, true, beneath) }
-        if let candidate = overrideCandidates(for: name).first {
-            return (candidate.forms.first, overrides!.cache[name], true, beneath)
+        if let candidate = layered.overrideCandidates(for: name).first {
+            return (candidate.forms.first, layered.overrides!.cache[name], true, beneath)
         }
         return (beneath, nil, false, beneath)
     }

@@ -6,11 +6,11 @@ extension Store.State {
     /// With `isAdding` (keys' migrations just added), the entries as they are come too, when
     /// they are up to date with the values and no other working-out is under way.
     mutating func startWorkingOutMigrationLayer(adding isAdding: Bool) -> MigrationLayer.Start {
-        let layer = migrationLayer!
+        let layer = layered.migrations!
         let isCurrent = layer.valuesGeneration == generation && layer.installed == layer.started
-        migrationLayer!.started += 1
+        layered.migrations!.started += 1
         return MigrationLayer.Start(
-            ticket: migrationLayer!.started,
+            ticket: layered.migrations!.started,
             readThroughs: layer.readThroughs,
             values: values,
             generation: generation,
@@ -75,30 +75,29 @@ extension Store.State {
         let (entries, ticket, base) = (workedOut.entries, workedOut.ticket, workedOut.base)
         let generation = workedOut.generation
         // A later working-out was taken in already: it saw later values.
-        guard ticket > migrationLayer!.installed else { return Store.ReadsChanged() }
-        if let base, migrationLayer!.installed != base || self.generation != generation { return nil }
+        guard ticket > layered.migrations!.installed else { return Store.ReadsChanged() }
+        if let base, layered.migrations!.installed != base || self.generation != generation { return nil }
         // Worked out from the values memory holds now: the next key's alone is worked out.
         let isCurrent = self.generation == generation
-        migrationLayer!.valuesGeneration = generation
-        let before = migrationLayer!.entries
+        layered.migrations!.valuesGeneration = generation
+        let before = layered.migrations!.entries
         let names = Set(before.keys).union(entries.keys).filter { before[$0] != entries[$0] }
         // What reads saw: an older form stored under a converted key's name since its entry
         // was worked out was taken in without a change (`refusedChanges`), and reads kept the
         // converted value the entry made.
-        let converted = migrationLayer!.convertedNames
+        let converted = layered.migrations!.convertedNames
         let seenBefore = names.map { name -> JSONValue? in
             if converted.contains(name), let entry = before[name], entry.basedOn != values[name] {
                 return entry.value
             }
             return layeredValue(named: name)
         }
-        migrationLayer!.entries = entries
-        migrationLayer!.installed = ticket
-        updateLayering()
+        layered.migrations!.entries = entries
+        layered.migrations!.installed = ticket
         guard !names.isEmpty else { return Store.ReadsChanged() }
         let outcome = changesOfReads(names, seenBefore: seenBefore, checksOverrides: true)
         // Telling of the change moved the generation on, not the values.
-        if isCurrent { migrationLayer!.valuesGeneration = self.generation }
+        if isCurrent { layered.migrations!.valuesGeneration = self.generation }
         return outcome
     }
 }

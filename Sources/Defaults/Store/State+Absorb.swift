@@ -41,7 +41,7 @@ extension Store.State {
             guard old != new else { return }
             let entry = keys[Defaults.Suite.HashedName(name)]
             guard !hasLocalChanges || entry?.isChanged != true else { return }
-            if !found.refused.isEmpty, let new, found.refused[name] == new, !isLocked(name) {
+            if !found.refused.isEmpty, let new, found.refused[name] == new, !layered.isLocked(name) {
                 // Of none of the types the key is read as: memory takes the value as
                 // stored (a write, or an exclusive commit's compare, is made against it), and
                 // reads keep the last good one, which was the old value, and nobody is told.
@@ -52,9 +52,9 @@ extension Store.State {
             }
             // What reads see of the key: a locked key does not change, and a system
             // file's value stands in for the user's where the user's file has none.
-            let seenOld = layeredValue(named: name, stored: old)
-            let seenNew = layeredValue(named: name, stored: new)
-            guard layering.isDisjoint(with: .seenByReads) || (!isLocked(name) && seenOld != seenNew)
+            let seenOld = layered.seen(name, stored: old)
+            let seenNew = layered.seen(name, stored: new)
+            guard layered.layering.isDisjoint(with: .seenByReads) || (!layered.isLocked(name) && seenOld != seenNew)
             else {
                 listed.append((name, new, nil))
                 return
@@ -64,7 +64,7 @@ extension Store.State {
                 new: seenNew,
                 oldDecoded: entry?.decoded,
                 // Decoded from the stored value, which reads see when no layer is there.
-                newDecoded: layering.contains(.systemFiles) || isSecret(name)
+                newDecoded: layered.layering.contains(.systemFiles) || layered.isSecret(name)
                     || found.decoded.isEmpty ? nil : found.decoded[name],
                 observers: entry?.observers
             )
@@ -118,8 +118,8 @@ extension Store.State {
         }
         generation &+= 1
         guard !changes.isEmpty else { return ([:], nil) }
-        guard layering.contains(.overrides) else { return (changes, suiteObservers) }
-        let reported = reported(changes)
+        guard layered.layering.contains(.overrides) else { return (changes, suiteObservers) }
+        let reported = layered.reported(changes)
         for (name, change) in changes where reported[name] == nil { dropped.append(change.oldDecoded) }
         return (reported, suiteObservers)
     }

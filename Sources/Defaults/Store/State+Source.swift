@@ -10,17 +10,17 @@ extension Store.State {
         in suite: Defaults.Suite,
         storeFileURL: URL?
     ) -> Defaults.ValueSource {
-        if let secrets, let value = secrets.values[name] {
+        if let secrets = layered.secrets, let value = secrets.values[name] {
             guard value != nil, let file = secrets.fileURL(of: name) else { return .defaultValue }
             return .secret(file)
         }
-        if let layers, let index = layers.locks[name] {
+        if let layers = layered.systemFiles, let index = layers.locks[name] {
             return .locked(
                 by: layers.layers[index].url,
                 valueFrom: layers.origin(of: name).map { layers.layers[$0].url }
             )
         }
-        if let candidate = overrideCandidates(for: name).first {
+        if let candidate = layered.overrideCandidates(for: name).first {
             switch candidate.source {
             case .launchArgument: return .launchArgument
             case .environment(let variable): return .environment(variable: variable)
@@ -34,12 +34,12 @@ extension Store.State {
         }
         // A key read through a migration (its former name's value) has its value from the
         // user's file too.
-        let seen = layering.contains(.migrations) ? migrationLayer!.seen(name, stored: stored) : stored
+        let seen = layered.layering.contains(.migrations) ? layered.migrations!.seen(name, stored: stored) : stored
         if seen != nil {
             guard let storeFileURL else { return .suiteStorage }
             return .userFile(suite.fileURL ?? storeFileURL)
         }
-        if let layers, let index = layers.origin(of: name) {
+        if let layers = layered.systemFiles, let index = layers.origin(of: name) {
             return .systemFile(layers.layers[index].url)
         }
         return .defaultValue

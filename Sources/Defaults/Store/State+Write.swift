@@ -41,8 +41,8 @@ extension Store.State {
                 (old, oldDecoded, observers) = (changedFrom, decodedBefore, keyObservers)
             }
             // What reads see: where the user's file has no value, a system file's stands in.
-            let seenOld = layeredValue(named: name, stored: old)
-            let seenNew = layeredValue(named: name, stored: new)
+            let seenOld = layered.seen(name, stored: old)
+            let seenNew = layered.seen(name, stored: new)
             let change = Defaults.StoredChange(
                 old: seenOld,
                 new: seenNew,
@@ -57,7 +57,7 @@ extension Store.State {
             changes[name] = change
         }
         // A file this process may not write is not cleared either (the removals were refused).
-        let clears = removesEverything && commitsLater && readOnlyReason == nil
+        let clears = removesEverything && commitsLater && layered.readOnlyReason == nil
         if clears {
             flushing.removeAll()
             // The record of migrations, which `removeAll()` keeps, is written again after
@@ -69,7 +69,7 @@ extension Store.State {
         guard !changes.isEmpty || !all.isEmpty || clears else { return nil }
         generation &+= 1
         // Reads of an overridden key return the override, which did not change.
-        let told = self.reported(changes)
+        let told = self.layered.reported(changes)
         all.merge(changes) { kept, _ in kept }
         let schedule = commitsLater && flushing.machine.changed()
         return (told, schedule, suiteObservers)
@@ -83,10 +83,10 @@ extension Store.State {
     /// - Returns: Those that would have changed something.
     mutating func refuse(_ writes: inout [String: JSONValue?]) -> [(name: String, refusal: Defaults.Suite.WriteRefusal)]
     {
-        guard !layering.isDisjoint(with: [.refusals, .secrets]) else { return [] }
+        guard !layered.layering.isDisjoint(with: [.refusals, .secrets]) else { return [] }
         var refused: [(name: String, refusal: Defaults.Suite.WriteRefusal)] = []
         for (name, new) in writes {
-            guard let refusal = refusal(ofWriteTo: name, isRemoval: new == nil) else { continue }
+            guard let refusal = layered.refusal(ofWriteTo: name, isRemoval: new == nil) else { continue }
             writes[name] = nil
             if values[name] != new { refused.append((name, refusal)) }
         }

@@ -219,7 +219,7 @@ extension Store.State {
         var changes: [String: JSONValue?] = .init(minimumCapacity: changed.count)
         for name in changed { changes[name] = .some(values[name]) }
         // A `removeAll()` keeps the user's values of the keys a system file locks.
-        let keeping = clears ? layers.map { Set($0.locks.keys) } ?? [] : []
+        let keeping = clears ? layered.systemFiles.map { Set($0.locks.keys) } ?? [] : []
         return (changes, changed, clears, keeping)
     }
 }

@@ -66,9 +66,9 @@ extension Store {
     /// system file locks, and the secret keys.
     func migrationLimits() -> (readOnly: Bool, locked: Set<String>) {
         state.withLock { state in
-            var locked = Set(state.layers.map { Array($0.locks.keys) } ?? [])
-            if let secrets = state.secrets { locked.formUnion(secrets.values.keys) }
-            return (state.readOnlyReason != nil, locked)
+            var locked = Set(state.layered.systemFiles.map { Array($0.locks.keys) } ?? [])
+            if let secrets = state.layered.secrets { locked.formUnion(secrets.values.keys) }
+            return (state.layered.readOnlyReason != nil, locked)
         }
     }
 }
@@ -79,8 +79,8 @@ extension Store {
     /// Reads `readThroughs` through from now on, and works the layer out again.
     func readThrough(_ readThroughs: [MigrationLayer.ReadThrough]) {
         let added = state.withLock { state in
-            if state.migrationLayer == nil { state.migrationLayer = MigrationLayer() }
-            return readThroughs.filter { state.migrationLayer!.add($0) }
+            if state.layered.migrations == nil { state.layered.migrations = MigrationLayer() }
+            return readThroughs.filter { state.layered.migrations!.add($0) }
         }
         guard !added.isEmpty else { return }
         hasMigrationLayer.store(true, ordering: .releasing)
@@ -97,7 +97,7 @@ extension Store {
     /// works the layer out again.
     func stopReadingThrough(_ ids: Set<String>) {
         guard hasMigrationLayer.load(ordering: .acquiring) else { return }
-        let removed = state.withLock { $0.migrationLayer?.remove(ids) ?? [] }
+        let removed = state.withLock { $0.layered.migrations?.remove(ids) ?? [] }
         if !removed.isEmpty { refreshMigrationLayer() }
     }
 
@@ -110,7 +110,7 @@ extension Store {
     /// Whether a change of `names` (of every name, when `isWhole`) may change the layer.
     func changesMigrationSources(_ names: some Sequence<String>, isWhole: Bool) -> Bool {
         state.withLock { state in
-            guard let layer = state.migrationLayer else { return false }
+            guard let layer = state.layered.migrations else { return false }
             return isWhole || names.contains { layer.isSource($0) }
         }
     }

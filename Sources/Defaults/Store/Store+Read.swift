@@ -37,9 +37,9 @@ extension Store {
         -> Lookup?
     {
         // A lock wins over this run's overrides: the key reads its system value.
-        if state.isLocked(name) { return nil }
-        if let entry = state.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
-        return state.overrides!.candidates(for: name).isEmpty ? nil : .overridden
+        if state.layered.isLocked(name) { return nil }
+        if let entry = state.layered.overrides!.cache[name], entry.type == typeID { return .cached(entry.box) }
+        return state.layered.overrides!.candidates(for: name).isEmpty ? nil : .overridden
     }
 
     /// The first write refused since the last `synchronize()`, forgotten as it is taken.
@@ -61,22 +61,22 @@ extension Store {
     /// The overrides of `name` still in force, strongest first.
     func overrideCandidates(for name: String) -> [Overrides.Candidate] {
         state.withLock { state in
-            state.overrideCandidates(for: name)
+            state.layered.overrideCandidates(for: name)
         }
     }
 
     /// Keeps `entry` as the decoded override of `name`.
     func keepOverride(_ entry: CacheEntry, for name: String) {
         state.withLock { state in
-            guard state.overrides != nil else { return }
-            state.overrides!.cache[name] = entry
+            guard state.layered.overrides != nil else { return }
+            state.layered.overrides!.cache[name] = entry
         }
     }
 
     /// Stops `source` from overriding `name`; `false` when it was stopped already.
     func rejectOverride(_ source: Overrides.Source, of name: String) -> Bool {
         state.withLock { state in
-            state.overrides?.reject(source, of: name) ?? false
+            state.layered.overrides?.reject(source, of: name) ?? false
         }
     }
 
@@ -86,8 +86,8 @@ extension Store {
     func storedValue(named name: String, in suite: Defaults.Suite) -> JSONValue? {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                let stored = scope.storedValue(named: name, countsRead: !state.isSecret(name))
-                return state.layeredValue(named: name, stored: stored)
+                let stored = scope.storedValue(named: name, countsRead: !state.layered.isSecret(name))
+                return state.layered.seen(name, stored: stored)
             }
             return state.layeredValue(named: name)
         }
@@ -103,7 +103,7 @@ extension Store {
     func userStoredValues(in suite: Defaults.Suite) -> [String: JSONValue] {
         state.withLock { state in
             if state.openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-                return scope.storedValues(isUncounted: { state.isSecret($0) })
+                return scope.storedValues(isUncounted: { state.layered.isSecret($0) })
             }
             return state.values
         }
@@ -129,14 +129,14 @@ extension Store.State {
         typeID: ObjectIdentifier,
         in suite: Defaults.Suite
     ) -> Store.Lookup {
-        if layering.contains(.overrides),
+        if layered.layering.contains(.overrides),
             let overridden = Store.overrideLookup(&self, named: name.text, typeID: typeID)
         {
             return overridden
         }
         if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
             // A secret's read is its file's: what is stored under its name is not read.
-            let stored = scope.storedValue(named: name.text, countsRead: !isSecret(name.text))
+            let stored = scope.storedValue(named: name.text, countsRead: !layered.isSecret(name.text))
             // A key the transaction has not written reads as it does outside: its decoded
             // value is that of what is stored (or the last good one, when a value of another
             // type was kept out).
@@ -145,7 +145,7 @@ extension Store.State {
             {
                 return .cached(box)
             }
-            guard let json = layeredValue(named: name.text, stored: stored) else { return .absent }
+            guard let json = layered.seen(name.text, stored: stored) else { return .absent }
             return .uncached(Defaults.Suite.Box(json))
         }
         if let index = keys.index(forKey: name) {
@@ -163,12 +163,12 @@ extension Store.State {
     /// Every value reads see as stored, for ``Store/storedValues(in:)``.
     mutating func storedValues(in suite: Defaults.Suite) -> [String: JSONValue] {
         if openTransactions > 0, let scope = TransactionScope.find(for: suite) {
-            let secrets = layering.contains(.secrets) ? secrets : nil
-            return layeredValues(stored: scope.storedValues(isUncounted: { secrets?.contains($0) ?? false }))
+            let secrets = layered.layering.contains(.secrets) ? layered.secrets : nil
+            return layered.seen(stored: scope.storedValues(isUncounted: { secrets?.contains($0) ?? false }))
         }
         // Read first: as an argument, the values' mutating accessor overlapped the call's
         // borrow of `self`, which was copied for it.
         let values = values
-        return layeredValues(stored: values)
+        return layered.seen(stored: values)
     }
 }

@@ -115,10 +115,10 @@ extension Store.State {
         of checks: [(String, JSONValue, ReadTypes)]
     ) -> (changed: [(String, JSONValue, JSONValue?, ReadTypes)], converted: Set<String>) {
         let changed = checks.compactMap { name, value, known -> (String, JSONValue, JSONValue?, ReadTypes)? in
-            if isLocked(name) { return nil }
+            if layered.isLocked(name) { return nil }
             let old = values[name]
             return old == value ? nil : (name, value, old, known)
         }
-        return (changed, migrationLayer?.convertedNames ?? [])
+        return (changed, layered.migrations?.convertedNames ?? [])
     }
 }

@@ -5,22 +5,22 @@ import Foundation
 extension Store {
     /// The directory secrets are read from now: the one given, or `$CREDENTIALS_DIRECTORY`.
     var secretsDirectory: URL? {
-        Secrets(directory: state.withLock { $0.secrets?.directory }).effectiveDirectory
+        Secrets(directory: state.withLock { $0.layered.secrets?.directory }).effectiveDirectory
     }
 
     /// Whether `name` is a secret key.
     func isSecret(_ name: String) -> Bool {
         guard hasSecrets.load(ordering: .acquiring) else { return false }
-        return state.withLock { $0.secrets?.contains(name) ?? false }
+        return state.withLock { $0.layered.secrets?.contains(name) ?? false }
     }
 
     /// Starts a reading of the secret files: its number, the directory given (`nil`: the
     /// environment's), the secret names, and the directory to read.
     private func startReadingSecrets() -> (reading: UInt64, given: URL?, names: [String], directory: URL?) {
         state.withLock { state in
-            if state.secrets == nil { state.secrets = Secrets(directory: nil) }
-            let reading = state.secrets!.startReading()
-            let secrets = state.secrets!
+            if state.layered.secrets == nil { state.layered.secrets = Secrets(directory: nil) }
+            let reading = state.layered.secrets!.startReading()
+            let secrets = state.layered.secrets!
             return (reading, secrets.directory, Array(secrets.values.keys), secrets.effectiveDirectory)
         }
     }
@@ -132,7 +132,7 @@ extension Store.State {
         _ change: (inout Secrets) -> Bool,
         makingFiles makeFiles: () -> SecretFiles
     ) -> SecretsChanged? {
-        let before = secrets ?? Secrets(directory: nil)
+        let before = layered.secrets ?? Secrets(directory: nil)
         var after = before
         guard change(&after) else { return nil }
         var follow: (files: SecretFiles, names: [String], directory: URL?)?
@@ -145,18 +145,17 @@ extension Store.State {
 
     /// Makes `after` the secrets, and returns what reads saw change.
     mutating func replaceSecrets(with after: Secrets) -> Store.ReadsChanged {
-        let before = secrets ?? Secrets(directory: nil)
+        let before = layered.secrets ?? Secrets(directory: nil)
         var names: [String] = []
         for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
         // What reads saw: an override's stored form where one stood in front, else the layers'.
         let seenBefore = names.map { name -> JSONValue? in
-            if !isLocked(name), let candidate = overrideCandidates(for: name).first {
+            if !layered.isLocked(name), let candidate = layered.overrideCandidates(for: name).first {
                 return candidate.forms.first
             }
             return layeredValue(named: name)
         }
-        secrets = after
-        updateLayering()
+        layered.secrets = after
         guard !names.isEmpty else { return Store.ReadsChanged() }
         // A secret's read is its file's: overrides are passed over.
         return changesOfReads(names, seenBefore: seenBefore, checksOverrides: false)

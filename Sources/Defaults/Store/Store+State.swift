@@ -80,22 +80,12 @@ extension Store {
         var flushing = Flushing()
         /// Transactions open on this suite, on any thread; reads consult the task-local scope only then.
         var openTransactions = 0
-        /// Values for this run from launch arguments or the environment; `nil` when none were asked for.
-        var overrides: Overrides?
-        /// The system files beneath the user's file, when the suite was opened with some.
-        var layers: SystemLayers?
-        /// The secret keys and what their files hold; `nil` until a key is declared secret.
-        var secrets: Secrets?
-        /// The key migrations read through rather than applied; `nil` until one is.
-        var migrationLayer: MigrationLayer?
+        /// What reads see beyond the user's values, and which writes are refused: system files,
+        /// this run's overrides, secrets, migrations read through, and the file's read-only state.
+        var layered = Layered()
         /// The ids the record of migrations lists, known current as of a ``generation``; `nil`
         /// until asked.
         var recordIndex: (generation: UInt64, index: RecordIndex)?
-        /// Why this process may not write the suite's file, when it may not.
-        var readOnlyReason: String?
-        /// What reads and writes must consult beyond the user's values, worked out from the three
-        /// above by ``updateLayering()`` whenever one of them changes.
-        var layering: Layering = []
 
         /// Whether `name` was changed here since the last successful write.
         ///
@@ -187,7 +177,7 @@ extension Store {
         /// Out of line, so a write with no layers pays only for the test of an empty set.
         @inline(never)
         private func isInPlaceAllowed(for name: HashedName) -> Bool {
-            layering == .secrets && !secrets!.contains(name.text)
+            layered.layering == .secrets && !layered.secrets!.contains(name.text)
         }
 
         /// What ``writeInPlace(of:_:savingOldTo:observers:writer:encoder:)`` did.
@@ -223,7 +213,8 @@ extension Store {
         ) -> InPlaceOutcome {
             // No transaction, system files, overrides, refusals or whole-suite observers; not a
             // secret key's name.
-            guard openTransactions == 0, suiteObservers == nil, layering.isEmpty || isInPlaceAllowed(for: name) else {
+            guard openTransactions == 0, suiteObservers == nil, layered.layering.isEmpty || isInPlaceAllowed(for: name)
+            else {
                 return .general
             }
             // Every NaN is stored as "NaN": whether one is a change is the general path's to say.
@@ -313,7 +304,7 @@ extension Store {
             marksChanged: Bool
         ) -> WriteOutcome {
             let old: JSONValue?
-            if !layering.isDisjoint(with: [.refusals, .secrets]) {
+            if !layered.layering.isDisjoint(with: [.refusals, .secrets]) {
                 old = values[name.text]
                 guard old != new else {
                     // The same JSON may be stored as another type (a base64 string other code
@@ -321,7 +312,9 @@ extension Store {
                     mode.writeThrough?.set(new, forKey: name.text)
                     return .unchanged
                 }
-                if let refusal = refusal(ofWriteTo: name.text, isRemoval: new == nil) { return .refused(refusal) }
+                if let refusal = layered.refusal(ofWriteTo: name.text, isRemoval: new == nil) {
+                    return .refused(refusal)
+                }
                 values[name.text] = new
             } else {
                 // Replaced before comparing, one search of the table: equal JSON is the same

@@ -140,12 +140,11 @@ extension Store {
     /// Changes this run's overrides with `change`; they are looked up afresh after it.
     func changeOverrides(_ change: (inout Overrides) -> Void) {
         state.withLock { state in
-            var overrides = state.overrides ?? Overrides()
+            var overrides = state.layered.overrides ?? Overrides()
             change(&overrides)
             overrides.reset()
             // None at all keeps reads on their fastest path.
-            state.overrides = overrides.isEmpty ? nil : overrides
-            state.updateLayering()
+            state.layered.overrides = overrides.isEmpty ? nil : overrides
         }
     }
 }
@@ -164,8 +163,8 @@ extension Store.State {
         Store.OneKeyCommit, JSONValue?, Defaults.Suite.CacheEntry?, (any Defaults.ObserverSlot)?,
         (any Defaults.ObserverSlot)?
     ) {
-        if openTransactions > 0 || !layering.isDisjoint(with: .checkedByWrites)
-            || layering.contains(.secrets) && secrets!.contains(hashedName.text)
+        if openTransactions > 0 || !layered.layering.isDisjoint(with: .checkedByWrites)
+            || layered.layering.contains(.secrets) && layered.secrets!.contains(hashedName.text)
         {
             return (.general, nil, nil, nil, nil)
         }
@@ -181,7 +180,7 @@ extension Store.State {
         }
         generation &+= 1
         let schedulesFlush = mode.commitsLater && flushing.machine.changed()
-        let isReported = reportsChange(of: hashedName.text)
+        let isReported = layered.reportsChange(of: hashedName.text)
         return (
             .changed(isReported: isReported, schedulesFlush: schedulesFlush), old, oldDecoded, observers,
             suiteObservers

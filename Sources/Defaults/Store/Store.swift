@@ -118,10 +118,9 @@ final class Store: Sendable {
         var initial = Store.State()
         initial.take(contents?.values ?? [:], deferredRecord: contents?.deferredRecord)
         initial.backendRevision = contents?.revision
-        initial.readOnlyReason = readOnlyReason
+        initial.layered.readOnlyReason = readOnlyReason
         initial.mode = State.WriteMode(commitsLater: commitsLater, writeThrough: writeThrough)
-        if let layers, !layers.layers.isEmpty { initial.layers = layers }
-        initial.updateLayering()
+        if let layers, !layers.layers.isEmpty { initial.layered.systemFiles = layers }
         self.state = Lock(initial)
     }
 
@@ -258,8 +257,7 @@ final class Store: Sendable {
     /// Records why the file may not be written now (`nil`: it may); writes are refused meanwhile.
     func setReadOnlyReason(_ reason: String?) {
         state.withLock { state in
-            state.readOnlyReason = reason
-            state.updateLayering()
+            state.layered.readOnlyReason = reason
         }
     }
 
