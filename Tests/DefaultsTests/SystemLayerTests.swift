@@ -332,6 +332,26 @@ import Glibc
         }
     }
 
+    @Test func aSystemFileChangeUnderASecretIsNoChangeOfItsReads() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, user: "{}", site: nil, vendor: #"{"token": "one", "c": 1}"#)
+            defer { fixture.finish() }
+            let secrets = directory.appendingPathComponent("secrets", isDirectory: true)
+            try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+            try Data("from the secret".utf8).write(to: secrets.appendingPathComponent("token"))
+            fixture.suite.readSecrets(from: secrets)
+            let token = Defaults.Key<String>(secret: "token", suite: fixture.suite)
+            #expect(fixture.suite[token] == "from the secret")
+
+            // Reads of the secret see its file, whatever a system file says beneath it: only `c`
+            // changes for reads (the secret's name was told as a change from "one" to "two").
+            try fixture.save(#"{"token": "two", "c": 2}"#, to: fixture.vendor)
+            #expect(await fixture.changes(afterEvents: 1) == ["c": StoreValueChange(.number("1"), .number("2"))])
+            #expect(fixture.suite[token] == "from the secret")
+            #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
+        }
+    }
+
     @Test func aSuiteWithOtherSystemFilesHasAStateOfItsOwn() throws {
         try withStoreTemporaryDirectory { directory in
             let fixture = try Fixture(in: directory, user: #"{"a": 1}"#, site: #"{"b": 2}"#, vendor: nil)

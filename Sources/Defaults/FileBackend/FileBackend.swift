@@ -17,8 +17,8 @@ import Synchronization
 ///
 /// It reads the file through the path it was given, so it follows the links on the way as they
 /// are at each read, and writes where they lead (the links stay links). Whether the file may be
-/// written it reports beside its values, through the file's part of the updates it is handed
-/// (``Defaults/BackendUpdates/FileReports``). The system files beneath it are the store's
+/// written it reports through the updates it is handed, as any backend may
+/// (``Defaults/BackendUpdates/refusesWrites(because:)``). The system files beneath it are the store's
 /// (``SystemFiles``); a `removeAll()` keeps the keys the store names (``Defaults/BackendChanges/keeping``).
 final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what changes is behind locks
     let storage: FileStorage

@@ -148,30 +148,4 @@ extension Store.State {
         guard !layered.layering.isDisjoint(with: .seenByReads) else { return stored }
         return layered.seen(name, stored: stored)
     }
-
-    /// The changes of what reads see of `names` after a layer beneath them changed.
-    ///
-    /// `seenBefore` is what they saw before, in the same order: for a secret's change, or a
-    /// migration read through. Every key's decoded value is dropped (released after the lock); a
-    /// change of a key this run overrides is not told when `checksOverrides`.
-    mutating func changesOfReads(
-        _ names: some Sequence<String>,
-        seenBefore: [JSONValue?],
-        checksOverrides: Bool
-    ) -> Store.ReadsChanged {
-        generation &+= 1
-        let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
-        var outcome = Store.ReadsChanged()
-        for (name, old) in zip(names, seenBefore) {
-            let new = layeredValue(named: name)
-            outcome.dropped.append(forgetDecoded(name))
-            guard old != new, !checksOverrides || layered.reportsChange(of: name) else { continue }
-            outcome.count += 1
-            let observers = keys[Defaults.Suite.HashedName(name)]?.observers
-            guard isAllReported || observers != nil else { continue }
-            outcome.changes[name] = Defaults.StoredChange(old: old, new: new, observers: observers)
-        }
-        outcome.suiteObservers = suiteObservers
-        return outcome
-    }
 }

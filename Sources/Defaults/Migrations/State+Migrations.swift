@@ -86,16 +86,14 @@ extension Store.State {
         // was worked out was taken in without a change (`refusedChanges`), and reads kept the
         // converted value the entry made.
         let converted = layered.migrations!.convertedNames
-        let seenBefore = names.map { name -> JSONValue? in
-            if converted.contains(name), let entry = before[name], entry.basedOn != values[name] {
-                return entry.value
-            }
-            return layeredValue(named: name)
+        var kept: [String: JSONValue?] = [:]
+        for name in names where converted.contains(name) {
+            if let entry = before[name], entry.basedOn != values[name] { kept[name] = .some(entry.value) }
         }
-        layered.migrations!.entries = entries
-        layered.migrations!.installed = ticket
-        guard !names.isEmpty else { return Store.ReadsChanged() }
-        let outcome = changesOfReads(names, seenBefore: seenBefore, checksOverrides: true)
+        let outcome = relayer(names, seenBefore: kept) { layered in
+            layered.migrations!.entries = entries
+            layered.migrations!.installed = ticket
+        }
         // Telling of the change moved the generation on, not the values.
         if isCurrent { layered.migrations!.valuesGeneration = self.generation }
         return outcome

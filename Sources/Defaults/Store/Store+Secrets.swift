@@ -148,16 +148,7 @@ extension Store.State {
         let before = layered.secrets ?? Secrets(directory: nil)
         var names: [String] = []
         for (name, value) in after.values where before.values[name] != .some(value) { names.append(name) }
-        // What reads saw: an override's stored form where one stood in front, else the layers'.
-        let seenBefore = names.map { name -> JSONValue? in
-            if !layered.isLocked(name), let candidate = layered.overrideCandidates(for: name).first {
-                return candidate.forms.first
-            }
-            return layeredValue(named: name)
-        }
-        layered.secrets = after
-        guard !names.isEmpty else { return Store.ReadsChanged() }
-        // A secret's read is its file's: overrides are passed over.
-        return changesOfReads(names, seenBefore: seenBefore, checksOverrides: false)
+        // A secret's read is its file's: overrides are passed over (``Store/Layered/isLocked(_:)``).
+        return relayer(names) { $0.secrets = after }
     }
 }
