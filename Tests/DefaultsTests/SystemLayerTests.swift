@@ -342,11 +342,17 @@ import Glibc
             fixture.suite.readSecrets(from: secrets)
             let token = Defaults.Key<String>(secret: "token", suite: fixture.suite)
             #expect(fixture.suite[token] == "from the secret")
+            // The secret stands in front of the system file's value: one change, told once.
+            #expect(
+                await fixture.changes(afterEvents: 1) == [
+                    "token": StoreValueChange(.string("one"), .string("from the secret"))
+                ]
+            )
 
             // Reads of the secret see its file, whatever a system file says beneath it: only `c`
             // changes for reads (the secret's name was told as a change from "one" to "two").
             try fixture.save(#"{"token": "two", "c": 2}"#, to: fixture.vendor)
-            #expect(await fixture.changes(afterEvents: 1) == ["c": StoreValueChange(.number("1"), .number("2"))])
+            #expect(await fixture.changes(afterEvents: 2) == ["c": StoreValueChange(.number("1"), .number("2"))])
             #expect(fixture.suite[token] == "from the secret")
             #expect(fixture.errors.errors.isEmpty, "\(fixture.errors.errors)")
         }
