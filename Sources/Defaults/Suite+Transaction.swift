@@ -113,7 +113,8 @@ extension Defaults.Suite {
     /// - Parameter body: The work to do; it runs on the calling thread.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or a ``Defaults/StorageError`` when the file could not be
-    ///   locked, read or written (also reported to the error handler).
+    ///   locked, read or written (also reported to the error handler: a failed commit of what was
+    ///   pending once while the same failure lasts, as `synchronize()` and the timer report it).
     @discardableResult
     public func exclusiveTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         if let outer = TransactionScope.find(for: self) {
@@ -167,8 +168,9 @@ extension Defaults.Suite {
             }
         } catch let error as Defaults.StorageError where !bodyRan {
             // The file could not be locked, read or written before the body ran: a read-only file,
-            // a lock that failed, pending changes that could not be committed.
-            report(error)
+            // a lock that failed, pending changes that could not be committed. Once while it lasts,
+            // as every failed commit is (``Store/reportsCommitFailure(_:)``).
+            if store.reportsCommitFailure(error) { report(error) }
             throw error
         }
         // After the lock, and after the outside changes taken in while catching up.
@@ -197,7 +199,8 @@ extension Defaults.Suite {
         while true {
             // What is pending first, so the values the body reads are the backend's.
             if case .failure(let error) = store.flushNow() {
-                report(error)
+                // Once while it lasts, as every failed commit is (``Store/reportsCommitFailure(_:)``).
+                if store.reportsCommitFailure(error) { report(error) }
                 // A refusal thrown here is not kept for the next `synchronize()` as well.
                 if error.isRefusal { _ = takeRefusal() }
                 throw error

@@ -103,3 +103,64 @@ final class GatedBackend: Defaults.Backend {
         #expect(Defaults.BackendChanges(values: [:], removesEverything: true).applied(to: stored).isEmpty)
     }
 }
+
+/// A backend written outside the package whose commits fail while it is down (a database whose
+/// server went away), and which offers exclusive commits.
+final class FailingBackend: Defaults.Backend {
+    /// Whether commits fail now, and what it stores.
+    let state = Mutex<(isDown: Bool, values: [String: Defaults.JSONValue])>((false, [:]))
+
+    var name: String { "failing test backend" }
+
+    func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
+        Defaults.BackendContents(values: state.withLock { $0.values })
+    }
+
+    func startReporting(to updates: Defaults.BackendUpdates) {}
+
+    func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
+        try state.withLock { state throws(Defaults.StorageError) in
+            guard !state.isDown else { throw .backendFailed(backend: name, reason: "the server is down") }
+            state.values = changes.applied(to: state.values)
+            return .stored
+        }
+    }
+
+    var supportsConditionalCommit: Bool { true }
+
+    func commit(
+        _ changes: Defaults.BackendChanges,
+        ifUnchanged expected: [String: Defaults.JSONValue?]
+    ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
+        try state.withLock { state throws(Defaults.StorageError) in
+            guard !state.isDown else { throw .backendFailed(backend: name, reason: "the server is down") }
+            let current = expected.keys.reduce(into: [String: Defaults.JSONValue?]()) { $0[$1] = state.values[$1] }
+            guard current == expected else { return .conflict(current: current) }
+            state.values = changes.applied(to: state.values)
+            return .committed
+        }
+    }
+}
+
+@Suite struct FailedCommitReportTests {
+    /// An exclusive transaction over a backend whose commits fail reports the failure as every
+    /// failed commit is: once while it lasts (each transaction reported it again).
+    @Test func anExclusiveTransactionReportsAFailedCommitOnceWhileItLasts() throws {
+        let backend = FailingBackend()
+        let errors = Mutex<[Defaults.StorageError]>([])
+        let suite = Defaults.Suite(backend: backend) { error in errors.withLock { $0.append(error) } }
+        let x = Defaults.Key<Int>("x", default: 0, suite: suite)
+        backend.state.withLock { $0.isDown = true }
+        suite[x] = 1
+        #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+        for _ in 0..<2 {
+            #expect(throws: Defaults.StorageError.self) { try suite.exclusiveTransaction { suite[x] = 2 } }
+        }
+        let reported = errors.withLock { $0 }
+        #expect(reported.count == 1, "each call throws it, none reports it again: \(reported)")
+
+        backend.state.withLock { $0.isDown = false }
+        try suite.synchronize()
+        #expect(backend.state.withLock { $0.values["x"] } == .number("1"))
+    }
+}

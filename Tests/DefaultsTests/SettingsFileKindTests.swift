@@ -128,6 +128,37 @@ import Glibc
         }
     }
 
+    /// An exclusive transaction that finds the pending write failing reports it as every failed
+    /// commit is: once while it lasts (each transaction reported it again, where `synchronize()`
+    /// and the timer's retries did not).
+    @Test func anExclusiveTransactionReportsAFailedCommitOnceWhileItLasts() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"port": 9090}"#.utf8))
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let port = Defaults.Key<Int>("port", default: 8080, suite: suite)
+            #expect(suite[port] == 9090)
+            let staged = directory.appendingPathComponent("staged")
+            try Obstacle.emptyDevice.make(at: staged)
+            #expect(rename(staged.path, file.path) == 0)
+            #expect(await errors.wait(forCount: 1), "the watch reports it")
+            suite[port] = 9191
+            #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+            for _ in 0..<2 {
+                #expect(throws: Defaults.StorageError.self) { try suite.exclusiveTransaction { suite[port] = 9292 } }
+            }
+            #expect(errors.errors.count == 1, "each call throws it, none reports it again: \(errors.errors)")
+
+            // Mended, so the write is committed and nothing is left to commit.
+            let good = directory.appendingPathComponent("good.json")
+            try Data(#"{"port": 9090}"#.utf8).write(to: good)
+            #expect(rename(good.path, file.path) == 0)
+            try suite.synchronize()
+            #expect(try storeFileObject(file)["port"] as? Int == 9191)
+        }
+    }
+
     /// A write waiting behind a FIFO or a device is reported once while it stays, though each try fails.
     ///
     /// Probe finding 2: with a write waiting behind a FIFO (or a device) put in place of the file,
