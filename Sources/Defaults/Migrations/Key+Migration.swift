@@ -48,6 +48,8 @@ extension Defaults.Key {
             declaredMigration: (nil, isFinal)
         )
         precondition(!formerly.contains(""), "Defaults.Key: a former name cannot be empty")
+        // The one look a program whose migrations ran pays: nothing to move (``declareMigration`` asks it too).
+        if isFinal, suite.isMigrationSettled(hashedName, formerly: formerly) { return }
         suite.declareMigration(
             of: hashedName,
             formerly: formerly,
@@ -115,6 +117,13 @@ extension Defaults.Key {
             declaredMigration: (convertsFrom, isFinal)
         )
         precondition(!formerly.contains(""), "Defaults.Key: a former name cannot be empty")
+        // As for a rename, when the key's own name is no former one (a value there may be an
+        // older form an old version stored after the conversion ran: ``declareMigration`` looks).
+        if isFinal, !formerly.isEmpty, !formerly.contains(name),
+            suite.isMigrationSettled(hashedName, formerly: formerly)
+        {
+            return
+        }
         suite.declareMigration(
             of: hashedName,
             formerly: formerly,

@@ -255,6 +255,15 @@ extension Defaults.Suite {
         }
     }
 
+    /// Whether a key's final migration from `formerly` has nothing to do: the one look a program
+    /// whose migrations ran pays for each key that declares one (``Store/State/isSettled(_:formerly:)``).
+    ///
+    /// Never over a backend other code writes directly (`UserDefaults`): what it holds is not in
+    /// memory until read.
+    func isMigrationSettled(_ name: HashedName, formerly: [String]) -> Bool {
+        store.writeThrough == nil && store.isSettled(name, formerly: formerly)
+    }
+
     /// Declares a key's own migration (the one `make` makes): unless the store records `id`, it
     /// runs shortly, with those of the other keys created meanwhile (``Store/addPendingMigration(_:from:)``),
     /// and the key reads it through in memory until then; while it is not final, it is only read

@@ -36,7 +36,7 @@ extension Store {
         let convertsOwnName = convertsFrom != nil && (formerly.isEmpty || formerly.contains(name.text))
         let isSettledWhenMoved = isFinal && !convertsOwnName
         // The common answer first, with no transaction open: a look that keeps no suite.
-        if isSettledWhenMoved, state.withLock({ $0.openTransactions == 0 && $0.isSettled(name, formerly: formerly) }) {
+        if isSettledWhenMoved, isSettled(name, formerly: formerly) {
             return (true, false, nil)
         }
         return state.withLock {
@@ -49,6 +49,11 @@ extension Store {
                 isSettledWhenMoved: isSettledWhenMoved
             )
         }
+    }
+
+    /// ``State/isSettled(_:formerly:)`` outside any transaction; `false` inside one.
+    func isSettled(_ name: HashedName, formerly: [String]) -> Bool {
+        state.withLock { $0.openTransactions == 0 && $0.isSettled(name, formerly: formerly) }
     }
 
     /// Whether any of `names` holds a user's value; inside a transaction of `suite` on this task,
