@@ -105,25 +105,25 @@ final class GatedBackend: Defaults.Backend {
 }
 
 /// A backend written outside the package whose commits fail while it is down (a database whose
-/// server went away), and which offers exclusive commits.
+/// server went away): the article's ``DictionaryBackend`` (exclusive commits included) behind a
+/// switch.
 final class FailingBackend: Defaults.Backend {
-    /// Whether commits fail now, and what it stores.
-    let state = Mutex<(isDown: Bool, values: [String: Defaults.JSONValue])>((false, [:]))
+    /// What it stores, while it is up.
+    let stored = DictionaryBackend()
+    /// Whether commits fail now.
+    let isDown = Atomic<Bool>(false)
 
     var name: String { "failing test backend" }
 
     func load() throws(Defaults.StorageError) -> Defaults.BackendContents {
-        Defaults.BackendContents(values: state.withLock { $0.values })
+        try stored.load()
     }
 
     func startReporting(to updates: Defaults.BackendUpdates) {}
 
     func commit(_ changes: Defaults.BackendChanges) throws(Defaults.StorageError) -> Defaults.BackendCommitResult {
-        try state.withLock { state throws(Defaults.StorageError) in
-            guard !state.isDown else { throw .backendFailed(backend: name, reason: "the server is down") }
-            state.values = changes.applied(to: state.values)
-            return .stored
-        }
+        try checkUp()
+        return try stored.commit(changes)
     }
 
     var supportsConditionalCommit: Bool { true }
@@ -132,12 +132,13 @@ final class FailingBackend: Defaults.Backend {
         _ changes: Defaults.BackendChanges,
         ifUnchanged expected: [String: Defaults.JSONValue?]
     ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
-        try state.withLock { state throws(Defaults.StorageError) in
-            guard !state.isDown else { throw .backendFailed(backend: name, reason: "the server is down") }
-            let current = expected.keys.reduce(into: [String: Defaults.JSONValue?]()) { $0[$1] = state.values[$1] }
-            guard current == expected else { return .conflict(current: current) }
-            state.values = changes.applied(to: state.values)
-            return .committed
+        try checkUp()
+        return try stored.commit(changes, ifUnchanged: expected)
+    }
+
+    private func checkUp() throws(Defaults.StorageError) {
+        guard !isDown.load(ordering: .relaxed) else {
+            throw .backendFailed(backend: name, reason: "the server is down")
         }
     }
 }
@@ -150,7 +151,7 @@ final class FailingBackend: Defaults.Backend {
         let errors = Mutex<[Defaults.StorageError]>([])
         let suite = Defaults.Suite(backend: backend) { error in errors.withLock { $0.append(error) } }
         let x = Defaults.Key<Int>("x", default: 0, suite: suite)
-        backend.state.withLock { $0.isDown = true }
+        backend.isDown.store(true, ordering: .relaxed)
         suite[x] = 1
         #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
         for _ in 0..<2 {
@@ -159,8 +160,8 @@ final class FailingBackend: Defaults.Backend {
         let reported = errors.withLock { $0 }
         #expect(reported.count == 1, "each call throws it, none reports it again: \(reported)")
 
-        backend.state.withLock { $0.isDown = false }
+        backend.isDown.store(false, ordering: .relaxed)
         try suite.synchronize()
-        #expect(backend.state.withLock { $0.values["x"] } == .number("1"))
+        #expect(try backend.stored.load().values["x"] == .number("1"))
     }
 }
