@@ -33,4 +33,28 @@ import Testing
             for (index, key) in keys.enumerated() { #expect(suite[key] == (holdsOldValues ? index : -1)) }
         }
     }
+
+    /// Once a store records its migrations, a key asks whether its former names hold a value
+    /// by a sieve of the names held, made when first asked: each of 300 former names an old
+    /// version writes afterwards, in this process, is still found and moved.
+    @Test func everyFormerNameWrittenAfterTheRecordIsFoundAndMoved() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try storeWriteFile(file, Array(#"{"": {"migrations": ["first from first-old"]}, "first": 1}"#.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            // The sieve is made here, over the values as they are.
+            #expect(suite[Defaults.Key<Int>("first", default: 0, suite: suite, formerly: ["first-old"])] == 1)
+            let names = (0..<300).map { "n\($0 * 7919 % 1000)-\(String(repeating: "x", count: $0 % 13))" }
+            suite.setStoredValues(Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, .number("\($0)")) }))
+            for (index, former) in names.enumerated() {
+                let key = Defaults.Key<Int>("new-\(index)", default: -1, suite: suite, formerly: [former])
+                #expect(suite[key] == index, "\(former)")
+            }
+            try suite.synchronize()
+            let stored = try storeFileObject(file)
+            #expect(names.allSatisfy { stored[$0] == nil }, "former names left: \(names.filter { stored[$0] != nil })")
+            let wrong = (0..<300).filter { index in stored["new-" + String(index)] as? Int != index }
+            #expect(wrong.isEmpty, "new names without their value: \(wrong)")
+        }
+    }
 }

@@ -8,7 +8,18 @@ extension Store {
     struct StoredValues {
         /// The values, without the JSON of the keys written in place since they were last settled,
         /// and without a deferred record: read them through ``Store/State/values``, which settles first.
-        var unsettled: [String: JSONValue]
+        var unsettled: [String: JSONValue] {
+            _read { yield held }
+            _modify {
+                sieve = nil
+                yield &held
+            }
+        }
+        /// The storage of ``unsettled``.
+        private var held: [String: JSONValue]
+        /// Which names ``unsettled`` may hold, made when ``holds(named:keys:)`` first asks after
+        /// they changed: `nil` until then.
+        private var sieve: NameSieve?
         /// The record of migrations as the backend held it when memory took it in, left unparsed
         /// until something reads the values whole: a program whose migrations all ran opens without it.
         private var deferredRecord: DeferredJSON?
@@ -20,7 +31,7 @@ extension Store {
 
         /// Holds `values`, with nothing deferred.
         init(_ values: [String: JSONValue] = [:]) {
-            unsettled = values
+            held = values
         }
 
         /// Whether ``unsettled`` is the whole of the values.
@@ -35,14 +46,21 @@ extension Store {
         /// The stored value of `name`; leaves a deferred record unparsed unless it is the one asked for.
         mutating func value(named name: String, keys: inout [HashedName: KeyState]) -> JSONValue? {
             if !staleJSON.isEmpty || name.isEmpty && deferredRecord != nil { settle(keys: &keys) }
-            return unsettled[name]
+            return held[name]
         }
 
         /// Whether `name` holds a stored value; leaves a deferred record unparsed.
+        ///
+        /// Asked of each former name of every key that declares a migration, when the key is
+        /// created: most hold nothing, and the sieve says so without hashing them.
         mutating func holds(named name: String, keys: inout [HashedName: KeyState]) -> Bool {
             if name.isEmpty && deferredRecord != nil { return true }
             settleJSON(keys: &keys)
-            return unsettled.index(forKey: name) != nil
+            // The record is asked for with each key: it is there, or the key's own value.
+            if name.isEmpty { return held.index(forKey: name) != nil }
+            if sieve == nil { sieve = NameSieve(held.keys) }
+            guard sieve!.mayHold(name) else { return false }
+            return held.index(forKey: name) != nil
         }
 
         /// Notes that `name` was written in place, so its JSON is made with `encoder` when asked.
