@@ -97,6 +97,10 @@ extension Defaults.AnySerializable: Defaults.Serializable, JSONRepresentable {
     public static let bridge = Defaults.NativeBridge<Defaults.AnySerializable>()
     var jsonValue: JSONValue? { json }
     static func make(from json: JSONValue) -> Defaults.AnySerializable? { .init(json: json) }
+    /// Any JSON.
+    static var storedSchema: [String: JSONValue] { [:] }
+    static var propertyListShape: PropertyListShape { .any }
+    var propertyListShapeOfValue: PropertyListShape { shape }
 }
 
 extension Defaults.AnySerializable: CustomStringConvertible {

@@ -51,6 +51,9 @@ import Glibc
         var wide: Defaults.Key<Int64> { .init("wide", default: 0, suite: suite) }
         var ratio: Defaults.Key<Double> { .init("ratio", default: 0.5, suite: suite, summary: "A ratio") }
         var scale: Defaults.Key<Float> { .init("scale", default: 1, suite: suite) }
+        // Described since the compiler asks every built-in type for its schema: before, asking
+        // for a CGFloat's recursed until the stack ran out.
+        var zoom: Defaults.Key<CGFloat> { .init("zoom", default: 1, suite: suite) }
         var opacity: Defaults.Key<Double> { .init("opacity", default: 1, suite: suite, range: 0...1) }
         var enabled: Defaults.Key<Bool> { .init("enabled", default: false, suite: suite) }
         var name: Defaults.Key<String?> { .init("name", suite: suite, summary: "Who") }
@@ -74,7 +77,7 @@ import Glibc
 
         var all: [Defaults.Keys] {
             [
-                fontSize, small, huge, wide, ratio, scale, opacity, enabled, name, since, blob, home, id, recent,
+                fontSize, small, huge, wide, ratio, scale, zoom, opacity, enabled, name, since, blob, home, id, recent,
                 counts,
                 window, theme, speed, span, tags, maybe, legacy,
             ]
@@ -88,6 +91,7 @@ import Glibc
             suite[wide] = variant == 0 ? .min : .max
             suite[ratio] = variant == 0 ? .nan : -.infinity
             suite[scale] = variant == 0 ? .greatestFiniteMagnitude : .infinity
+            suite[zoom] = variant == 0 ? .nan : 2.5
             suite[opacity] = 0.25
             suite[enabled] = true
             suite[name] = "Ada"

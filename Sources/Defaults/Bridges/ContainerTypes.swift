@@ -2,7 +2,8 @@ import Foundation
 
 // MARK: - Containers
 
-extension Optional: Defaults.Serializable, JSONRepresentable where Wrapped: Defaults.Serializable {
+extension Optional: Defaults.Serializable, JSONRepresentable, SchemaDescribed, PropertyListShaped
+where Wrapped: Defaults.Serializable {
     /// An empty optional is "nothing stored"; inside a container it is JSON `null`.
     public static var bridge: Defaults.NativeBridge<Wrapped?> { .init() }
     var jsonValue: JSONValue? { self.flatMap { ValueCoding.encode($0) } }
@@ -11,9 +12,17 @@ extension Optional: Defaults.Serializable, JSONRepresentable where Wrapped: Defa
         guard let wrapped = ValueCoding.decode(json, as: Wrapped.self) else { return nil }
         return .some(wrapped)
     }
+    static var storedSchema: [String: JSONValue] { ValueSchema.optional(ValueSchema.schema(for: Wrapped.self)) }
+    static var propertyListShape: PropertyListShape { ValueCoding.propertyListShape(of: Wrapped.self) }
+    var propertyListShapeOfValue: PropertyListShape {
+        map { ValueCoding.propertyListShape(of: $0) } ?? .plain
+    }
+    /// Whether the wrapped type is natively supported.
+    public static var isNativelySupportedType: Bool { Wrapped.isNativelySupportedType }
 }
 
-extension Array: Defaults.Serializable, JSONRepresentable where Element: Defaults.Serializable {
+extension Array: Defaults.Serializable, JSONRepresentable, SchemaDescribed, PropertyListShaped
+where Element: Defaults.Serializable {
     /// Stored as a JSON array.
     public static var bridge: Defaults.NativeBridge<[Element]> { .init() }
     var jsonValue: JSONValue? {
@@ -35,9 +44,19 @@ extension Array: Defaults.Serializable, JSONRepresentable where Element: Default
         }
         return result
     }
+    static var storedSchema: [String: JSONValue] {
+        ["type": .string("array"), "items": .object(ValueSchema.schema(for: Element.self))]
+    }
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
+    var propertyListShapeOfValue: PropertyListShape {
+        .elements(map { ValueCoding.propertyListShape(of: $0) })
+    }
+    /// Whether the element type is natively supported.
+    public static var isNativelySupportedType: Bool { Element.isNativelySupportedType }
 }
 
-extension Set: Defaults.Serializable, JSONRepresentable where Element: Defaults.Serializable {
+extension Set: Defaults.Serializable, JSONRepresentable, SchemaDescribed, PropertyListShaped
+where Element: Defaults.Serializable {
     /// Stored as a JSON array in a stable order, so writing an equal set is not a change.
     public static var bridge: Defaults.NativeBridge<Set<Element>> { .init() }
     var jsonValue: JSONValue? {
@@ -46,6 +65,16 @@ extension Set: Defaults.Serializable, JSONRepresentable where Element: Defaults.
     }
     static func make(from json: JSONValue) -> Set<Element>? {
         [Element].make(from: json).map(Set.init)
+    }
+    static var storedSchema: [String: JSONValue] {
+        ["type": .string("array"), "items": .object(ValueSchema.schema(for: Element.self))]
+    }
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
+    var propertyListShapeOfValue: PropertyListShape {
+        // In the order the set's JSON has (see `stableOrder`), so each shape meets its element.
+        let ordered = map { (JSONWriter.compactBytes(ValueCoding.encodeElement($0) ?? .null), $0) }
+            .sorted { $0.0.lexicographicallyPrecedes($1.0) }
+        return .elements(ordered.map { ValueCoding.propertyListShape(of: $0.1) })
     }
 }
 
@@ -56,7 +85,7 @@ func stableOrder(_ values: [JSONValue]) -> [JSONValue] {
         .map(\.1)
 }
 
-extension Dictionary: Defaults.Serializable, JSONRepresentable
+extension Dictionary: Defaults.Serializable, JSONRepresentable, SchemaDescribed, PropertyListShaped
 where Key: LosslessStringConvertible, Value: Defaults.Serializable {
     /// Stored as a JSON object whose member names are the keys' `description`.
     public static var bridge: Defaults.NativeBridge<[Key: Value]> { .init() }
@@ -79,9 +108,31 @@ where Key: LosslessStringConvertible, Value: Defaults.Serializable {
         }
         return result
     }
+    /// An object; member names must read as `Key` (whole numbers for an integer key).
+    static var storedSchema: [String: JSONValue] {
+        var schema: [String: JSONValue] = [
+            "type": .string("object"), "additionalProperties": .object(ValueSchema.schema(for: Value.self)),
+        ]
+        if Key.self is any FixedWidthInteger.Type {
+            schema["propertyNames"] = .object(["pattern": .string("^-?[0-9]+$")])
+        }
+        return schema
+    }
+    static var propertyListShape: PropertyListShape { .dictionary(ValueCoding.propertyListShape(of: Value.self)) }
+    var propertyListShapeOfValue: PropertyListShape {
+        .members(
+            [String: PropertyListShape](
+                map { ($0.key.description, ValueCoding.propertyListShape(of: $0.value)) },
+                uniquingKeysWith: { _, last in last }
+            )
+        )
+    }
+    /// Whether the keys are `String`s and the value type is natively supported.
+    public static var isNativelySupportedType: Bool { Key.self == String.self && Value.isNativelySupportedType }
 }
 
-extension Range: Defaults.Serializable, JSONRepresentable where Bound: Defaults.Serializable {
+extension Range: Defaults.Serializable, JSONRepresentable, SchemaDescribed, PropertyListShaped
+where Bound: Defaults.Serializable {
     /// Stored as a two-element array `[lowerBound, upperBound]`.
     public static var bridge: Defaults.NativeBridge<Range<Bound>> { .init() }
     var jsonValue: JSONValue? { boundsJSON(lowerBound, upperBound) }
@@ -89,9 +140,12 @@ extension Range: Defaults.Serializable, JSONRepresentable where Bound: Defaults.
         guard let (lower, upper) = bounds(from: json, as: Bound.self), lower <= upper else { return nil }
         return lower..<upper
     }
+    static var storedSchema: [String: JSONValue] { ValueSchema.pair(Bound.self) }
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Bound.self)) }
 }
 
-extension ClosedRange: Defaults.Serializable, JSONRepresentable where Bound: Defaults.Serializable {
+extension ClosedRange: Defaults.Serializable, JSONRepresentable, SchemaDescribed, PropertyListShaped
+where Bound: Defaults.Serializable {
     /// Stored as a two-element array `[lowerBound, upperBound]`.
     public static var bridge: Defaults.NativeBridge<ClosedRange<Bound>> { .init() }
     var jsonValue: JSONValue? { boundsJSON(lowerBound, upperBound) }
@@ -99,6 +153,8 @@ extension ClosedRange: Defaults.Serializable, JSONRepresentable where Bound: Def
         guard let (lower, upper) = bounds(from: json, as: Bound.self), lower <= upper else { return nil }
         return lower...upper
     }
+    static var storedSchema: [String: JSONValue] { ValueSchema.pair(Bound.self) }
+    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Bound.self)) }
 }
 
 private func boundsJSON<Bound: Defaults.Serializable>(_ lower: Bound, _ upper: Bound) -> JSONValue? {

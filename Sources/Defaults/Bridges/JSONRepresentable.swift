@@ -1,10 +1,26 @@
 /// A type the store converts to and from JSON itself, without a user-visible bridge.
-protocol JSONRepresentable: SendableMetatype {
+///
+/// Everything the package says of such a type is in its one extension in `Bridges/`, and the
+/// compiler holds it complete: its JSON (here), its JSON Schema (``SchemaDescribed``) and its
+/// layout in a `UserDefaults` (``PropertyListShaped``); a leaf type also says how a `Codable`
+/// member of its type is described (``ScalarRepresentable``).
+protocol JSONRepresentable: SendableMetatype, SchemaDescribed, PropertyListShaped {
     /// The stored form; `nil` means "nothing stored" (an empty optional).
     var jsonValue: JSONValue? { get }
     /// The value for a stored form, or `nil` when it does not fit this type.
     static func make(from json: JSONValue) -> Self?
 }
+
+/// A built-in type with no parts of its own (a number, a string, a date…).
+protocol ScalarRepresentable: JSONRepresentable {
+    /// A value of the type, and the schema of what `JSONEncoder` writes for it: how a member of
+    /// this type in a `Codable` type's `init(from:)` is described (`CodableSchema`).
+    static var codableMember: (value: Self, schema: [String: JSONValue]) { get }
+}
+
+/// The built-in types whose stored form reads back as exactly the same value: a written value
+/// can stand in for the decoded one.
+protocol LosslessStorable {}
 
 /// The one place where values become JSON and back, following bridges as deep as they go.
 enum ValueCoding {

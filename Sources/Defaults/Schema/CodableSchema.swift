@@ -85,21 +85,21 @@ private final class Recorder: Decoder {
     /// The value of a leaf type `JSONEncoder` writes itself, or that the package already describes.
     private static func placeholder<T>(of type: T.Type) -> (value: T, schema: [String: JSONValue])? {
         let found: (Any, [String: JSONValue])? =
-            switch type {
-            case is Bool.Type: (false, Bool.storedSchema)
-            case is String.Type: ("", String.storedSchema)
-            case is Double.Type: (0.0, Double.storedSchema)
-            case is Float.Type: (Float(0), Float.storedSchema)
-            // JSONEncoder's default strategies: seconds since 2001 for a date, base64 for data.
-            case is Date.Type: (Date(timeIntervalSinceReferenceDate: 0), ["type": .string("number")])
-            case is Data.Type: (Data(), Data.storedSchema)
-            case is URL.Type: (URL(fileURLWithPath: "/"), URL.storedSchema)
-            case is UUID.Type: (UUID(), UUID.storedSchema)
-            case is Decimal.Type: (Decimal(0), ["type": .string("number")])
-            default: (type as? any FixedWidthInteger.Type).map { integerPlaceholder($0) }
+            if let scalar = type as? any ScalarRepresentable.Type {
+                codableMember(of: scalar)
+            } else if type is Decimal.Type {
+                (Decimal(0), ["type": .string("number")])
+            } else {
+                // A width of integer the package stores none of (`Int128`).
+                (type as? any FixedWidthInteger.Type).map { integerPlaceholder($0) }
             }
         guard let (value, schema) = found, let typed = value as? T else { return nil }
         return (typed, schema)
+    }
+
+    private static func codableMember<S: ScalarRepresentable>(of type: S.Type) -> (Any, [String: JSONValue]) {
+        let (value, schema) = type.codableMember
+        return (value, schema)
     }
 
     private static func integerPlaceholder<I: FixedWidthInteger>(_ type: I.Type) -> (Any, [String: JSONValue]) {

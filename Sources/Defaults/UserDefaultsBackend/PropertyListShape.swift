@@ -211,76 +211,7 @@ extension ValueCoding {
     }
 }
 
-// MARK: - The shape of each built-in type
-
-extension Bool: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension String: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension Int: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension Int8: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension Int16: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension Int32: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension Int64: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension UInt: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension UInt8: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension UInt16: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension UInt32: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension UInt64: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-extension Float: PropertyListShaped { static var propertyListShape: PropertyListShape { .float } }
-extension Double: PropertyListShaped { static var propertyListShape: PropertyListShape { .double } }
-extension CGFloat: PropertyListShaped { static var propertyListShape: PropertyListShape { .double } }
-extension Date: PropertyListShaped { static var propertyListShape: PropertyListShape { .date } }
-extension Data: PropertyListShaped { static var propertyListShape: PropertyListShape { .data } }
-// Sindresorhus/Defaults stores a URL through its Codable bridge: the JSON text of the string.
-extension URL: PropertyListShaped { static var propertyListShape: PropertyListShape { .jsonText } }
-extension UUID: PropertyListShaped { static var propertyListShape: PropertyListShape { .plain } }
-
-extension Optional: PropertyListShaped where Wrapped: Defaults.Serializable {
-    static var propertyListShape: PropertyListShape { ValueCoding.propertyListShape(of: Wrapped.self) }
-    var propertyListShapeOfValue: PropertyListShape {
-        map { ValueCoding.propertyListShape(of: $0) } ?? .plain
-    }
-}
-
-extension Array: PropertyListShaped where Element: Defaults.Serializable {
-    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
-    var propertyListShapeOfValue: PropertyListShape {
-        .elements(map { ValueCoding.propertyListShape(of: $0) })
-    }
-}
-
-extension Set: PropertyListShaped where Element: Defaults.Serializable {
-    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Element.self)) }
-    var propertyListShapeOfValue: PropertyListShape {
-        // In the order the set's JSON has (see `stableOrder`), so each shape meets its element.
-        let ordered = map { (JSONWriter.compactBytes(ValueCoding.encodeElement($0) ?? .null), $0) }
-            .sorted { $0.0.lexicographicallyPrecedes($1.0) }
-        return .elements(ordered.map { ValueCoding.propertyListShape(of: $0.1) })
-    }
-}
-
-extension Dictionary: PropertyListShaped where Key: LosslessStringConvertible, Value: Defaults.Serializable {
-    static var propertyListShape: PropertyListShape { .dictionary(ValueCoding.propertyListShape(of: Value.self)) }
-    var propertyListShapeOfValue: PropertyListShape {
-        .members(
-            [String: PropertyListShape](
-                map { ($0.key.description, ValueCoding.propertyListShape(of: $0.value)) },
-                uniquingKeysWith: { _, last in last }
-            )
-        )
-    }
-}
-
-extension Range: PropertyListShaped where Bound: Defaults.Serializable {
-    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Bound.self)) }
-}
-
-extension ClosedRange: PropertyListShaped where Bound: Defaults.Serializable {
-    static var propertyListShape: PropertyListShape { .array(ValueCoding.propertyListShape(of: Bound.self)) }
-}
-
-extension Defaults.AnySerializable: PropertyListShaped {
-    static var propertyListShape: PropertyListShape { .any }
-    var propertyListShapeOfValue: PropertyListShape { shape }
-}
+// The built-in types say their shapes where they say their JSON (`Bridges/`): `JSONRepresentable`
+// requires it.
 
 extension Defaults.CodableBridge: StoresJSONText {}

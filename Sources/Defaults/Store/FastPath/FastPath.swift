@@ -10,6 +10,9 @@
 //   whose one observer takes values of its type as bytes (`ObserverSlot.valueType`, set by
 //   `Defaults.observe` for such types) is written so too, again with room for the old value, and
 //   the observer told with both (`write-1`, ratios "WriteInt/Defaults.inMemory 1 observer").
+// - `NameSieve`: which names the values may hold, so a key declaring a migration the store records
+//   learns that its former names hold nothing without hashing them (`open100-migrated`, ratios
+//   "Migrations/open a suite and declare 100 keys").
 //
 // Measure with `valgrind --tool=callgrind --toggle-collect='*measured*'
 // Benchmarks/.build/release/defaults-profile <scenario> 20000` (see "Profiling" in
