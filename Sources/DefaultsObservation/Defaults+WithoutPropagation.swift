@@ -20,7 +20,7 @@ extension Defaults {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     public static func withoutPropagation<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try Propagation.$isSuppressed.withValue(true) { try body() }
+        try Propagation.suppressing { try body() }
     }
 
     /// Runs `body` with its writes kept from every observer of this library, across suspensions.
@@ -34,6 +34,6 @@ extension Defaults {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> Result
     ) async rethrows -> Result {
-        try await Propagation.$isSuppressed.withValue(true, operation: body, isolation: isolation)
+        try await Propagation.suppressing(isolation: isolation, body)
     }
 }

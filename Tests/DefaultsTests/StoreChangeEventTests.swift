@@ -117,7 +117,7 @@ import Testing
         defer { recorder.stop() }
 
         Defaults[key] = 1
-        Defaults.Propagation.$isSuppressed.withValue(true) {
+        Defaults.Propagation.suppressing {
             Defaults[key] = 2
             suite.transaction {
                 Defaults[key] = 3
@@ -135,7 +135,7 @@ import Testing
         let recorder = StoreChangeRecorder(suite)
         defer { recorder.stop() }
 
-        Defaults.Propagation.$isSuppressed.withValue(true) {
+        Defaults.Propagation.suppressing {
             let other = StoreThread { Defaults[key] = 1 }
             other.join()
         }

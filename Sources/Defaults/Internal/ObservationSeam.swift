@@ -286,8 +286,35 @@ extension Defaults {
 
     /// Whether writes made in the current task or thread are kept from observers.
     package enum Propagation {
-        /// Set by `Defaults.withoutPropagation`; task-local so other tasks and threads still propagate.
-        @TaskLocal package static var isSuppressed = false
+        /// Whether writes made in the current task or thread are kept from observers.
+        ///
+        /// Until a scope is first entered in the process, no write is, and the task-local is not
+        /// read: reading one costs about a tenth of an observed write (`defaults-profile write-1`).
+        @inline(__always)
+        package static var isSuppressed: Bool {
+            hasSuppressed.load(ordering: .acquiring) && suppressedHere
+        }
+
+        /// Runs `body` with the writes of the current task or thread (and of the tasks it starts)
+        /// kept from observers.
+        package static func suppressing<Result>(_ body: () throws -> Result) rethrows -> Result {
+            hasSuppressed.store(true, ordering: .releasing)
+            return try $suppressedHere.withValue(true) { try body() }
+        }
+
+        /// `suppressing(_:)` across suspensions.
+        package static func suppressing<Result>(
+            isolation: isolated (any Actor)? = #isolation,
+            _ body: () async throws -> Result
+        ) async rethrows -> Result {
+            hasSuppressed.store(true, ordering: .releasing)
+            return try await $suppressedHere.withValue(true, operation: body, isolation: isolation)
+        }
+
+        /// Set by `suppressing`; task-local so other tasks and threads still propagate.
+        @TaskLocal private static var suppressedHere = false
+        /// Whether `suppressing` was ever called in this process; stays set.
+        private static let hasSuppressed = Atomic<Bool>(false)
     }
 }
 
