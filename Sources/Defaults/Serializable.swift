@@ -42,9 +42,10 @@ public protocol _DefaultsSerializable: Sendable {
     /// Whether a Foundation `UserDefaults` holds values of this type as themselves, as a
     /// property-list type, rather than through the bridge's stored form.
     ///
-    /// `true` for `Bool`, `String`, the integer types, `Float`, `Double`, `CGFloat`, `Date` and
-    /// `Data`, for optionals and arrays of those, and for dictionaries with `String` keys and such
-    /// values; `false` for every other type, as in sindresorhus/Defaults. A bridge of your own can
+    /// `true` for `Bool`, `String`, the integer types up to 64 bits, `Float`, `Double`, `CGFloat`,
+    /// `Date` and `Data`, for optionals and arrays of those, and for dictionaries with `String` keys
+    /// and such values; `false` for every other type (`Int128` and `UInt128` too), as in
+    /// sindresorhus/Defaults. A bridge of your own can
     /// ask it of its element type, as the bridges of sindresorhus/Defaults do. Suites store every
     /// type by its bridge whatever this says; a suite over a `UserDefaults` stores the natively
     /// supported ones as their property-list types.

@@ -49,6 +49,8 @@ import Glibc
         var small: Defaults.Key<Int8> { .init("small", default: 0, suite: suite) }
         var huge: Defaults.Key<UInt64> { .init("huge", default: 0, suite: suite) }
         var wide: Defaults.Key<Int64> { .init("wide", default: 0, suite: suite) }
+        var giant: Defaults.Key<Int128> { .init("giant", default: 0, suite: suite) }
+        var vast: Defaults.Key<UInt128> { .init("vast", default: 0, suite: suite) }
         var ratio: Defaults.Key<Double> { .init("ratio", default: 0.5, suite: suite, summary: "A ratio") }
         var scale: Defaults.Key<Float> { .init("scale", default: 1, suite: suite) }
         // Described since the compiler asks every built-in type for its schema: before, asking
@@ -77,7 +79,8 @@ import Glibc
 
         var all: [Defaults.Keys] {
             [
-                fontSize, small, huge, wide, ratio, scale, zoom, opacity, enabled, name, since, blob, home, id, recent,
+                fontSize, small, huge, wide, giant, vast, ratio, scale, zoom, opacity, enabled, name, since, blob, home,
+                id, recent,
                 counts,
                 window, theme, speed, span, tags, maybe, legacy,
             ]
@@ -89,6 +92,8 @@ import Glibc
             suite[small] = variant == 0 ? .min : .max
             suite[huge] = .max
             suite[wide] = variant == 0 ? .min : .max
+            suite[giant] = variant == 0 ? .min : .max
+            suite[vast] = variant == 0 ? .max : .max - 1
             suite[ratio] = variant == 0 ? .nan : -.infinity
             suite[scale] = variant == 0 ? .greatestFiniteMagnitude : .infinity
             suite[zoom] = variant == 0 ? .nan : 2.5
@@ -145,6 +150,8 @@ import Glibc
     @Test(arguments: [
         ("fontSize", #""big""#), ("fontSize", "100"), ("fontSize", "5"), ("fontSize", "1.5"),
         ("small", "128"), ("huge", "-1"), ("huge", "18446744073709551616"), ("wide", "9223372036854775808"),
+        ("giant", "170141183460469231731687303715884105728"), ("giant", "-170141183460469231731687303715884105729"),
+        ("vast", "340282366920938463463374607431768211456"), ("vast", "-1"),
         ("ratio", #""nan""#), ("scale", "1e39"), ("opacity", "1.5"), ("opacity", #""NaN""#),
         ("enabled", "1"), ("name", "3"), ("since", "true"), ("blob", #""not base64!""#), ("home", "7"),
         ("id", #""not-a-uuid""#), ("recent", #"[1]"#), ("counts", #"{"one": 1}"#), ("counts", #"{"1": "x"}"#),

@@ -1,4 +1,4 @@
-// @testable: checks the integer formatter `decimalText(_:)` against `String(value)`.
+// @testable: checks the integer formatter `decimalText(_:)` against `String(value)`, and reads hand-written 128-bit numbers through `ValueCoding`.
 @testable import Defaults
 import Foundation
 import Testing
@@ -29,6 +29,54 @@ import Testing
         batch.expectLossless(true, default: false, storedAs: .bool(true))
         batch.expectLossless(false, default: true, storedAs: .bool(false))
         try batch.run()
+    }
+
+    @Test func int128AndUInt128SurviveTheFileAtTheirExtremesWrittenInFull() throws {
+        var batch = SerializationBatch()
+        batch.expectLossless(Int128.min, default: 0, storedAs: .number("-170141183460469231731687303715884105728"))
+        batch.expectLossless(Int128.max, default: 0, storedAs: .number("170141183460469231731687303715884105727"))
+        batch.expectLossless(UInt128.min, default: 1, storedAs: .number("0"))
+        batch.expectLossless(UInt128.max, default: 0, storedAs: .number("340282366920938463463374607431768211455"))
+        // One past 64 bits each way: where digits formatted through a `UInt64` would wrap.
+        batch.expectLossless(Int128(UInt64.max) + 1, default: 0, storedAs: .number("18446744073709551616"))
+        batch.expectLossless(-Int128(UInt64.max) - 1, default: 0, storedAs: .number("-18446744073709551616"))
+        batch.expectLossless(UInt128(UInt64.max) + 1, default: 0, storedAs: .number("18446744073709551616"))
+        try batch.run()
+        for value: Int128 in [.min, .max, .min + 1, .max - 1, 0, -1, Int128(Int64.min) - 1, Int128(UInt64.max) + 1] {
+            #expect(decimalText(value) == String(value))
+        }
+        for value: UInt128 in [.max, .max - 1, UInt128(UInt64.max) + 1] { #expect(decimalText(value) == String(value)) }
+        // A hand-edited exponent is shifted exactly, 39 digits too; one past the range is not read.
+        #expect(
+            ValueCoding.decode(.number("1.7e38"), as: Int128.self) == Int128("17" + String(repeating: "0", count: 37))
+        )
+        #expect(ValueCoding.decode(.number("340282366920938463463374607431768211456"), as: UInt128.self) == nil)
+    }
+
+    @Test func int128AndUInt128GoThroughAUserDefaultsAsOtherIntegersDo() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("SerializationScalarTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // An absolute suite name is the file's path without ".plist": in the temporary folder.
+        let userDefaults = try #require(UserDefaults(suiteName: directory.appendingPathComponent("prefs").path))
+        // NB: written before the folder goes (defers run last first), as UserDefaultsPropertyListTests does.
+        defer { userDefaults.synchronize() }
+        let suite = Defaults.Suite(userDefaults: userDefaults)
+        let small = Defaults.Key<Int128>("small", default: 0, suite: suite)
+        let big = Defaults.Key<Int128>("big", default: 0, suite: suite)
+        let vast = Defaults.Key<UInt128>("vast", default: 0, suite: suite)
+        suite[small] = -42
+        suite[big] = .min
+        suite[vast] = .max
+        // Within 64 bits an integer, as any other width; past them (no property-list type holds
+        // one) the JSON text the adapter keeps for any number a property list would change.
+        #expect(userDefaults.integer(forKey: "small") == -42)
+        #expect(userDefaults.object(forKey: "big") is Data)
+        let reader = Defaults.Suite(userDefaults: userDefaults)
+        #expect(reader[small] == -42)
+        #expect(reader[big] == .min)
+        #expect(reader[vast] == .max)
     }
 
     @Test func integersAreWrittenAsTheirStandardDecimalText() {

@@ -47,9 +47,11 @@ private func wholeNumberText(_ text: String) -> String? {
 ///
 /// Written digit by digit into a string of the exact length: for up to 15 characters that is a
 /// small string, with no allocation, and it costs a fraction of the generic formatting, on every
-/// write of an integer.
+/// write of an integer. Wider than 64 bits (`Int128`, `UInt128`), the generic formatting: the
+/// digits below go through a `UInt64`.
 @inline(__always)
 func decimalText<T: FixedWidthInteger>(_ value: T) -> String {
+    if T.bitWidth > 64 { return String(value) }
     let magnitude = UInt64(truncatingIfNeeded: value.magnitude)
     var digits = 1
     var limit: UInt64 = 10
@@ -155,6 +157,24 @@ extension UInt64: Defaults.Serializable, StoredInteger, LosslessStorable {
     public static let bridge = Defaults.NativeBridge<UInt64>()
     /// `true`: a `UserDefaults` holds it as itself.
     public static var isNativelySupportedType: Bool { true }
+}
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Int128: Defaults.Serializable, StoredInteger, LosslessStorable {
+    /// Stored as a JSON number written in full, all 39 digits at the extremes.
+    public static let bridge = Defaults.NativeBridge<Int128>()
+    /// `false`: a `UserDefaults` cannot hold 128 bits; a suite over one stores a value that fits
+    /// 64 bits as an integer, and any other as its JSON text.
+    public static var isNativelySupportedType: Bool { false }
+}
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension UInt128: Defaults.Serializable, StoredInteger, LosslessStorable {
+    /// Stored as a JSON number written in full, all 39 digits at the extremes.
+    public static let bridge = Defaults.NativeBridge<UInt128>()
+    /// `false`: a `UserDefaults` cannot hold 128 bits; a suite over one stores a value that fits
+    /// 64 bits as an integer, and any other as its JSON text.
+    public static var isNativelySupportedType: Bool { false }
 }
 
 /// Floating-point values are stored as their shortest round-tripping decimal text; NaN and the
