@@ -78,6 +78,30 @@ import Testing
         otherObservation.invalidate()
     }
 
+    /// A task started inside the scope inherits it, and its writes stay silent after the scope
+    /// has ended; a write of this task after the scope propagates. (The store reads the scope's
+    /// task-local only once a scope was ever entered, and never forgets that one was: a count of
+    /// the scopes open would say "none" while the task writes.)
+    @Test func aTaskStartedInsideWritesSilentlyAfterTheScopeEnded() async {
+        let calls = Atomic<Int>(0)
+        let key = key
+        let observation = Defaults.observe(key, options: []) { _ in calls.add(1, ordering: .relaxed) }
+        let (started, go) = AsyncStream.makeStream(of: Void.self)
+        let task = Defaults.withoutPropagation {
+            Task {
+                for await _ in started { break }
+                Defaults[key] = 7
+            }
+        }
+        go.yield()
+        await task.value
+        #expect(Defaults[key] == 7)
+        #expect(calls.load(ordering: .relaxed) == 0)
+        Defaults[key] = 8
+        #expect(calls.load(ordering: .relaxed) == 1)
+        observation.invalidate()
+    }
+
     @Test func theAsyncOverloadHoldsAcrossASuspension() async {
         let calls = Atomic<Int>(0)
         let observation = Defaults.observe(key, options: []) { _ in calls.add(1, ordering: .relaxed) }
