@@ -41,14 +41,21 @@ extension Defaults {
         /// `nil` when the key declares none. Its id is ``declaredMigrationID``.
         ///
         /// Shown in the suite's published schema.
-        let declaredMigration: (convertsFrom: String?, isFinal: Bool)?
+        let declaredMigration: (convertsFrom: (any Defaults.Serializable.Type)?, isFinal: Bool)?
+
+        /// The name of the type the key's own migration converts from, as its id and the schema say it.
+        ///
+        /// `nil` for a rename, or when the key declares none. Made when asked: a key whose
+        /// migration the store records never needs it.
+        var convertsFromName: String? {
+            declaredMigration?.convertsFrom.map { _typeName($0, qualified: false) }
+        }
 
         /// The id of the key's own migration, made when asked: a key whose migration the store
         /// records never needs it.
         var declaredMigrationID: String? {
-            declaredMigration.map {
-                Defaults.Suite.migrationID(name: name, formerly: formerNames, convertsFrom: $0.convertsFrom)
-            }
+            guard declaredMigration != nil else { return nil }
+            return Defaults.Suite.migrationID(name: name, formerly: formerNames, convertsFrom: convertsFromName)
         }
 
         init(
@@ -58,12 +65,13 @@ extension Defaults {
             storedRange: (JSONValue, JSONValue)? = nil,
             isSecret: Bool = false,
             formerNames: [String] = [],
-            declaredMigration: (convertsFrom: String?, isFinal: Bool)? = nil
+            declaredMigration: (convertsFrom: (any Defaults.Serializable.Type)?, isFinal: Bool)? = nil,
+            hashedName: Suite.HashedName? = nil
         ) {
             precondition(!name.isEmpty, "Defaults.Key: a key name cannot be empty")
             self.name = name
             self.suite = suite
-            self.hashedName = Suite.HashedName(name)
+            self.hashedName = hashedName ?? Suite.HashedName(name)
             self.summary = summary
             self.storedRange = storedRange
             self.isSecret = isSecret
@@ -164,7 +172,7 @@ extension Defaults {
             storedRange: (JSONValue, JSONValue)?,
             isSecret: Bool = false,
             formerNames: [String] = [],
-            declaredMigration: (convertsFrom: String?, isFinal: Bool)? = nil
+            declaredMigration: (convertsFrom: (any Defaults.Serializable.Type)?, isFinal: Bool)? = nil
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true
@@ -179,6 +187,33 @@ extension Defaults {
                     declaredMigration: declaredMigration
                 )
             if isSecret { suite.declareSecret(name) }
+        }
+
+        /// Creates a key that declares a migration (``Defaults/Key/init(_:default:suite:summary:formerly:isFinal:)``):
+        /// the initializer with a summary, keeping the former names and the migration.
+        ///
+        /// Apart from the one with a range: a program whose every key declares a migration
+        /// creates each through this one (`defaults-profile open100-migrated`).
+        init(
+            _ name: String,
+            default defaultValue: Value,
+            suite: Suite,
+            summary: String?,
+            hashedName: Suite.HashedName,
+            formerNames: [String],
+            declaredMigration: (convertsFrom: (any Defaults.Serializable.Type)?, isFinal: Bool)
+        ) {
+            self.makeDefault = { defaultValue }
+            self.hasFixedDefault = true
+            super
+                .init(
+                    name: name,
+                    suite: suite,
+                    summary: summary,
+                    formerNames: formerNames,
+                    declaredMigration: declaredMigration,
+                    hashedName: hashedName
+                )
         }
 
         /// Creates a key whose default is computed on every read while nothing is stored.

@@ -216,6 +216,35 @@ import Glibc
         #expect(keys.small.summary == nil)
     }
 
+    /// A key's migration in its entry: its former names, the id the store records, the type a
+    /// conversion reads (named from the type only when asked), and `x-final` when it is not.
+    @Test func theSchemaSaysEachKeysMigration() throws {
+        let suite = Defaults.Suite.inMemory()
+        let renamed = Defaults.Key<Int>("editor.fontSize", default: 13, suite: suite, formerly: ["fontSize"])
+        let converted = Defaults.Key<Double>("hours", default: 1, suite: suite, formerly: ["minutes"], isFinal: false) {
+            (minutes: Int) in Double(minutes) / 60
+        }
+        let plain = Defaults.Key<Int>("plain", default: 0, suite: suite)
+        guard case .object(let document) = suite.schema(for: [renamed, converted, plain]),
+            case .object(let properties)? = document["properties"],
+            case .object(let rename)? = properties["editor.fontSize"],
+            case .object(let conversion)? = properties["hours"],
+            case .object(let none)? = properties["plain"]
+        else {
+            Issue.record("not a schema with properties")
+            return
+        }
+        #expect(rename["x-formerly"] == .array([.string("fontSize")]))
+        #expect(rename["x-migration"] == .string("editor.fontSize from fontSize"))
+        #expect(rename["x-converts-from"] == nil)
+        #expect(rename["x-final"] == nil)
+        #expect(conversion["x-formerly"] == .array([.string("minutes")]))
+        #expect(conversion["x-migration"] == .string("hours from minutes (Int)"))
+        #expect(conversion["x-converts-from"] == .string("Int"))
+        #expect(conversion["x-final"] == .bool(false))
+        #expect(none["x-migration"] == nil && none["x-formerly"] == nil)
+    }
+
     @Test func publishingTheSameKeysAgainDoesNotRewriteTheFile() throws {
         try withTemporaryDirectory(prefix: "SchemaTests") { directory in
             let suite = Defaults.Suite(fileURL: directory.appendingPathComponent("app/settings.json"))

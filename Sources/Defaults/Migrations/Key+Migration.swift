@@ -38,18 +38,34 @@ extension Defaults.Key {
         formerly: [String],
         isFinal: Bool = true
     ) {
+        precondition(!formerly.contains(where: \.isEmpty), "Defaults.Key: a former name cannot be empty")
+        let hashedName = Defaults.Suite.HashedName(name)
+        // The one look a program whose migrations ran pays: nothing to move (``declareMigration``
+        // asks it too). Asked before the key is made, so that `self.init` is the last use of
+        // `suite` and `formerly` when it says so: using an initializer's arguments after handing
+        // them on costs a retain and a release of each (the suite's on the slow path, as it is
+        // weakly referenced), a fifth of what a key whose migration ran adds to opening.
+        if isFinal, suite.isMigrationSettled(hashedName, formerly: formerly) {
+            self.init(
+                name,
+                default: defaultValue,
+                suite: suite,
+                summary: summary,
+                hashedName: hashedName,
+                formerNames: formerly,
+                declaredMigration: (nil, isFinal)
+            )
+            return
+        }
         self.init(
             name,
             default: defaultValue,
             suite: suite,
             summary: summary,
-            storedRange: nil,
+            hashedName: hashedName,
             formerNames: formerly,
             declaredMigration: (nil, isFinal)
         )
-        precondition(!formerly.contains(""), "Defaults.Key: a former name cannot be empty")
-        // The one look a program whose migrations ran pays: nothing to move (``declareMigration`` asks it too).
-        if isFinal, suite.isMigrationSettled(hashedName, formerly: formerly) { return }
         suite.declareMigration(
             of: hashedName,
             formerly: formerly,
@@ -105,25 +121,36 @@ extension Defaults.Key {
         isFinal: Bool = true,
         migrating transform: @escaping @Sendable (Old) throws -> Value
     ) {
-        // The type's name without the reflection `String(describing:)` goes through.
-        let convertsFrom = _typeName(Old.self, qualified: false)
+        precondition(!formerly.contains(where: \.isEmpty), "Defaults.Key: a former name cannot be empty")
+        let hashedName = Defaults.Suite.HashedName(name)
+        // As for a rename (and asked before the key is made for the same reason), when the key's
+        // own name is no former one (a value there may be an older form an old version stored
+        // after the conversion ran: ``declareMigration`` looks).
+        if isFinal, !formerly.isEmpty, !formerly.contains(name),
+            suite.isMigrationSettled(hashedName, formerly: formerly)
+        {
+            self.init(
+                name,
+                default: defaultValue,
+                suite: suite,
+                summary: summary,
+                hashedName: hashedName,
+                formerNames: formerly,
+                declaredMigration: (Old.self, isFinal)
+            )
+            return
+        }
         self.init(
             name,
             default: defaultValue,
             suite: suite,
             summary: summary,
-            storedRange: nil,
+            hashedName: hashedName,
             formerNames: formerly,
-            declaredMigration: (convertsFrom, isFinal)
+            declaredMigration: (Old.self, isFinal)
         )
-        precondition(!formerly.contains(""), "Defaults.Key: a former name cannot be empty")
-        // As for a rename, when the key's own name is no former one (a value there may be an
-        // older form an old version stored after the conversion ran: ``declareMigration`` looks).
-        if isFinal, !formerly.isEmpty, !formerly.contains(name),
-            suite.isMigrationSettled(hashedName, formerly: formerly)
-        {
-            return
-        }
+        // The type's name without the reflection `String(describing:)` goes through.
+        let convertsFrom = _typeName(Old.self, qualified: false)
         suite.declareMigration(
             of: hashedName,
             formerly: formerly,

@@ -102,10 +102,10 @@ extension ValueSchema {
         entry["x-swift-type"] = .string(String(describing: Value.self))
         if let summary = key.summary { entry["description"] = .string(summary) }
         if !key.formerNames.isEmpty { entry["x-formerly"] = .array(key.formerNames.map { .string($0) }) }
-        if let (convertsFrom, isFinal) = key.declaredMigration, let id = key.declaredMigrationID {
+        if let (_, isFinal) = key.declaredMigration, let id = key.declaredMigrationID {
             entry["x-migration"] = .string(id)
             if !isFinal { entry["x-final"] = .bool(false) }
-            if let convertsFrom { entry["x-converts-from"] = .string(convertsFrom) }
+            if let convertsFrom = key.convertsFromName { entry["x-converts-from"] = .string(convertsFrom) }
         }
         if key.isSecret {
             entry["x-secret"] = .bool(true)
