@@ -28,7 +28,7 @@ extension Store.State {
     /// holds neither, and its migrations wait for its values.
     mutating func isSettled(_ name: Defaults.Suite.HashedName, formerly: [String]) -> Bool {
         (holdsValue(named: Defaults.Suite.migrationRecordName) || holdsValue(named: name.text))
-            && !formerly.contains(where: { $0 != name.text && holdsValue(named: $0) })
+            && !formerly.contains(where: { holdsValue(named: $0) && $0 != name.text })
     }
 
     /// ``Store/recordedState(of:formerly:convertsFrom:isFinal:in:)``, under the lock.
