@@ -193,7 +193,13 @@ extension JSONParser {
         }
         while true {
             skipIndentation()
-            try skipValue(depth: depth + 1)
+            // A string (each id of a record of migrations) straight to its own check: what
+            // `skipValue` would do, without its dispatch.
+            if index < count, buffer[index] == UInt8(ascii: "\""), depth + 1 < Self.maximumDepth {
+                try skipString()
+            } else {
+                try skipValue(depth: depth + 1)
+            }
             skipIndentation()
             guard index < count else { throw failure("unexpected end of data") }
             switch buffer[index] {

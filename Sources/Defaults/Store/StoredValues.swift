@@ -55,7 +55,7 @@ extension Store {
         /// created: most hold nothing, and the sieve says so without hashing them.
         mutating func holds(named name: String, keys: inout [HashedName: KeyState]) -> Bool {
             if name.isEmpty && deferredRecord != nil { return true }
-            settleJSON(keys: &keys)
+            if !staleJSON.isEmpty { settleJSON(keys: &keys) }
             // The record is asked for with each key: it is there, or the key's own value.
             if name.isEmpty { return held.index(forKey: name) != nil }
             if sieve == nil { sieve = NameSieve(held.keys) }
