@@ -57,4 +57,23 @@ import Testing
             #expect(wrong.isEmpty, "new names without their value: \(wrong)")
         }
     }
+
+    /// A former name an old version wrote again is found by the sieve and moved, whether the
+    /// file spells it with an escape or not, in ASCII or not (the sieve goes by the name's UTF-8
+    /// text, which an escape does not change).
+    @Test(arguments: [#"old\u002dx"#, #"old-x"#, #"\u00e9t\u00e9"#, "été"])
+    func aFormerNameWrittenAgainIsFoundInAFileWhoseRecordComesFirst(written: String) throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            let former = written.contains("\\u002d") || written == "old-x" ? "old-x" : "été"
+            let text = #"{"": {"migrations": ["new from "# + former + #""]}, "new": 1, ""# + written + #"": 5}"#
+            try storeWriteFile(file, Array(text.utf8))
+            let suite = Defaults.Suite(fileURL: file)
+            #expect(suite[Defaults.Key<Int>("new", default: 0, suite: suite, formerly: [former])] == 1)
+            try suite.synchronize()
+            let stored = try storeFileObject(file)
+            #expect(stored[former] == nil, "the former name was left: \(stored)")
+            #expect(stored["new"] as? Int == 1)
+        }
+    }
 }
