@@ -170,22 +170,11 @@ extension Defaults {
             suite: Suite,
             summary: String?,
             storedRange: (JSONValue, JSONValue)?,
-            isSecret: Bool = false,
-            formerNames: [String] = [],
-            declaredMigration: (convertsFrom: (any Defaults.Serializable.Type)?, isFinal: Bool)? = nil
+            isSecret: Bool = false
         ) {
             self.makeDefault = { defaultValue }
             self.hasFixedDefault = true
-            super
-                .init(
-                    name: name,
-                    suite: suite,
-                    summary: summary,
-                    storedRange: storedRange,
-                    isSecret: isSecret,
-                    formerNames: formerNames,
-                    declaredMigration: declaredMigration
-                )
+            super.init(name: name, suite: suite, summary: summary, storedRange: storedRange, isSecret: isSecret)
             if isSecret { suite.declareSecret(name) }
         }
 
