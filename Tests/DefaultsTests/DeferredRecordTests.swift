@@ -61,6 +61,16 @@ import Testing
         Array(#"{"migrations" : ["abc"#.utf8) + [0x01] + Array(#"de", "f"]}"#.utf8),
         Array(#"{"migrations" : ["abcdefghab"#.utf8) + [0xC3, 0x28] + Array(#"", "f"]}"#.utf8),
         Array(#"{"migrations" : ["abcdefghabc\x"]}"#.utf8),
+        // What the one loop over a list of plain ids leaves to the full check: a comma too
+        // many or missing, and the wrong closing bracket.
+        Array(#"{"migrations" : ["a",]}"#.utf8),
+        Array(#"{"migrations" : ["abcdefghijklmnop",   ]}"#.utf8),
+        Array(#"{"migrations" : ["a" "b"]}"#.utf8),
+        Array(#"{"migrations" : [,"a"]}"#.utf8),
+        Array(#"{"migrations" : [,]}"#.utf8),
+        Array(#"{"migrations" : ["a",,"b"]}"#.utf8),
+        Array(#"{"migrations" : ["a"}"#.utf8),
+        Array(#"{"migrations" : ["abcdefgh", "ijklmnop"#.utf8),
         Array(repeating: UInt8(ascii: "["), count: 600) + Array(repeating: UInt8(ascii: "]"), count: 600),
         Array(String(repeating: #"{"a" : "#, count: 600).utf8) + Array(repeating: UInt8(ascii: "}"), count: 600),
     ]

@@ -125,20 +125,13 @@ extension JSONParser {
     /// A string of plain ASCII with no escape (a record's ids) is passed over here, eight bytes
     /// at a time; any other is checked by `parseString` from its start, with its messages.
     private mutating func skipString() throws(Failure) {
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        var at = index + 1
-        while at + 8 <= count {
-            let word = UnsafeRawPointer(buffer.baseAddress! + at).loadUnaligned(as: UInt64.self)
-            // The lowest byte flagged is the first that is not plain ASCII: the closing quote, or
-            // one for `parseString` to check.
-            let stops = Self.runEnds(word) | word & highs
-            guard stops == 0 else {
-                let stop = at + stops.trailingZeroBitCount / 8
-                guard buffer[stop] == UInt8(ascii: "\"") else { break }
-                index = stop + 1
+        var (at, isFound) = plainRun(from: index + 1)
+        if isFound {
+            if buffer[at] == UInt8(ascii: "\"") {
+                index = at + 1
                 return
             }
-            at += 8
+            at = count
         }
         while at < count {
             let byte = buffer[at]
@@ -185,6 +178,10 @@ extension JSONParser {
 
     /// ``skipValue(depth:)`` of an array: the same checks, in the same order, as `parseArray`.
     private mutating func skipElements(depth: Int) throws(Failure) {
+        if depth + 1 < Self.maximumDepth, let end = endOfPlainStrings(from: index) {
+            index = end
+            return
+        }
         index += 1
         skipIndentation()
         if index < count, buffer[index] == UInt8(ascii: "]") {
@@ -212,29 +209,80 @@ extension JSONParser {
         }
     }
 
+    /// Where the array opening at `start` ends, when it holds only strings of plain ASCII without
+    /// escapes (a record's ids) and whitespace between them: one loop, no call per element.
+    ///
+    /// `nil` at anything else, with nothing moved: ``skipElements(depth:)`` then checks the array
+    /// from its start, with its messages. What it passes, the full check passes too.
+    private func endOfPlainStrings(from start: Int) -> Int? {
+        var at = passingWhitespace(from: start + 1)
+        guard at < count else { return nil }
+        if buffer[at] == UInt8(ascii: "]") { return at + 1 }
+        while true {
+            guard at < count, buffer[at] == UInt8(ascii: "\"") else { return nil }
+            let (end, isFound) = plainRun(from: at + 1)
+            guard isFound, buffer[end] == UInt8(ascii: "\"") else { return nil }
+            at = passingWhitespace(from: end + 1)
+            guard at < count else { return nil }
+            switch buffer[at] {
+            case UInt8(ascii: ","): at = passingWhitespace(from: at + 1)
+            case UInt8(ascii: "]"): return at + 1
+            default: return nil
+            }
+        }
+    }
+
+    /// Where a run of plain string bytes from `start` ends, passed eight bytes at a time: the
+    /// offset of the first byte that is a quote, a backslash, a control byte or not ASCII
+    /// (`isFound`), or where fewer than eight bytes were left to look at (not `isFound`).
+    @inline(__always)
+    private func plainRun(from start: Int) -> (end: Int, isFound: Bool) {
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var at = start
+        while at + 8 <= count {
+            let word = UnsafeRawPointer(buffer.baseAddress! + at).loadUnaligned(as: UInt64.self)
+            // The lowest byte flagged is the first that is not plain ASCII.
+            let stops = Self.runEnds(word) | word & highs
+            guard stops == 0 else { return (at + stops.trailingZeroBitCount / 8, true) }
+            at += 8
+        }
+        return (at, false)
+    }
+
+    /// The offset of the first byte from `start` that is not whitespace; a run of spaces (a
+    /// line's indentation) is passed eight bytes at a time.
+    @inline(__always)
+    private func passingWhitespace(from start: Int) -> Int {
+        var at = start
+        while at < count {
+            let byte = buffer[at]
+            if byte == 0x20 {
+                at += 1
+                while at + 8 <= count {
+                    let others =
+                        UnsafeRawPointer(buffer.baseAddress! + at).loadUnaligned(as: UInt64.self)
+                        ^ 0x2020_2020_2020_2020
+                    guard others == 0 else {
+                        at += others.trailingZeroBitCount / 8
+                        break
+                    }
+                    at += 8
+                }
+            } else if byte == 0x0A || byte == 0x09 || byte == 0x0D {
+                at += 1
+            } else {
+                return at
+            }
+        }
+        return at
+    }
+
     /// ``skipWhitespace()`` that passes a run of spaces (a pretty-printed file's indentation)
     /// eight bytes at a time: the lowest byte that is not a space ends it.
     ///
     /// For values checked and not made: in the parse of the values, the few spaces of a member's
     /// indentation cost less byte by byte.
     private mutating func skipIndentation() {
-        while index < count {
-            switch buffer[index] {
-            case 0x20:
-                index += 1
-                while index + 8 <= count {
-                    let others =
-                        UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
-                        ^ 0x2020_2020_2020_2020
-                    guard others == 0 else {
-                        index += others.trailingZeroBitCount / 8
-                        break
-                    }
-                    index += 8
-                }
-            case 0x09, 0x0A, 0x0D: index += 1
-            default: return
-            }
-        }
+        index = passingWhitespace(from: index)
     }
 }
