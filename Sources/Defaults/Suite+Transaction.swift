@@ -158,6 +158,7 @@ extension Defaults.Suite {
                         // The file was read under this lock as the body began, so it brings
                         // nothing new unless a broken file was put back meanwhile.
                         let found = try file.writeLocked(writes, removesEverything: false)
+                        store.committedOutsideFlush()
                         if !found.isEmpty { store.absorbOutside(found, isWhole: false, revision: nil) }
                     } catch {
                         failure = error
@@ -177,7 +178,9 @@ extension Defaults.Suite {
         store.waitForQueuedDeliveries()
         outcome?.1?.deliver()
         if let failure {
-            report(failure)
+            // Once while it lasts, as every failed commit is: a `migrate()` or a transaction
+            // tried again over the same obstacle says nothing new.
+            if store.reportsCommitFailure(failure) { report(failure) }
             throw failure
         }
         return outcome!.0
@@ -228,7 +231,7 @@ extension Defaults.Suite {
             store.waitForQueuedDeliveries()
             delivery?.deliver()
             if let failure {
-                report(failure)
+                if store.reportsCommitFailure(failure) { report(failure) }
                 throw failure
             }
             return result

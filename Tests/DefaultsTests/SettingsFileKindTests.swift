@@ -159,6 +159,40 @@ import Glibc
         }
     }
 
+    /// A `migrate()` whose record cannot be written reports it once while it lasts, as a
+    /// `synchronize()` does; each call throws it.
+    ///
+    /// Probe finding (this stop's black-box probe, F1): with a directory where the settings file
+    /// should be, each `migrate()` reported the same "renaming into place: Is a directory" again.
+    @Test func aMigrationThatCannotWriteReportsTheFailureOnceWhileItLasts() throws {
+        try withTemporaryDirectory { directory in
+            let file = storeSettingsURL(in: directory)
+            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+            let errors = StoreErrorCollector()
+            let suite = Defaults.Suite(fileURL: file, errorHandler: errors.handler)
+            let retiring = [Defaults.Migration.retiring(["legacyMode"])]
+            #expect(throws: Defaults.StorageError.self) { try suite.migrate(retiring) }
+            let reported = errors.errors.count
+            #expect(reported >= 1, "the first failure is reported")
+            for _ in 0..<2 {
+                #expect(throws: Defaults.StorageError.self) { try suite.migrate(retiring) }
+            }
+            #expect(throws: Defaults.StorageError.self) { try suite.exclusiveTransaction { suite.removeAll() } }
+            #expect(errors.errors.count == reported, "each call throws it, none reports it again: \(errors.errors)")
+
+            // Mended: the migration runs; a failure after that success is news again.
+            try FileManager.default.removeItem(at: file)
+            try suite.migrate(retiring)
+            #expect(suite.appliedMigrations.contains(retiring[0].id))
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+            #expect(throws: Defaults.StorageError.self) {
+                try suite.migrate([.retiring(["betaFeatures"])])
+            }
+            #expect(errors.errors.count > reported, "reported again after a success: \(errors.errors)")
+        }
+    }
+
     /// A write waiting behind a FIFO or a device is reported once while it stays, though each try fails.
     ///
     /// Probe finding 2: with a write waiting behind a FIFO (or a device) put in place of the file,

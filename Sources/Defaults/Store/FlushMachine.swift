@@ -92,6 +92,15 @@ struct FlushMachine {
         backendProblem = nil
     }
 
+    /// A commit outside the machine (an exclusive transaction's) succeeded.
+    ///
+    /// Whatever stood in the way is gone, and the next failure is news. What waits for a commit
+    /// still waits.
+    mutating func committedOutside() {
+        reportedFailure = nil
+        backendProblem = nil
+    }
+
     /// The backend refused the commit: its changes are given up, not retried.
     mutating func refused() {
         isCommitting = false

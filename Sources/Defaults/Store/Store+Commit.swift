@@ -66,6 +66,12 @@ extension Store {
         return state.withLock { $0.flushing.machine.reportsFailure(text) }
     }
 
+    /// An exclusive transaction's commit succeeded: a failure reported before is behind it, so
+    /// the next one is news (``reportsCommitFailure(_:)``).
+    func committedOutsideFlush() {
+        state.withLock { $0.flushing.machine.committedOutside() }
+    }
+
     /// Takes in what the backend reported, now or after the commit under way.
     func receive(_ report: BackendConnection.Report) {
         guard case .backend(let custom) = backend else { return }
@@ -196,6 +202,7 @@ extension Store {
         )
         switch outcome {
         case .success(.committed):
+            committedOutsideFlush()
             noteActivity(.committed(keys: writes.count))
             return .success(true)
         case .success(.conflict(let current)):
