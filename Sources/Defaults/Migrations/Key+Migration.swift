@@ -28,7 +28,8 @@ extension Defaults.Key {
     ///   - defaultValue: The value read while nothing is stored.
     ///   - suite: Where the value is stored.
     ///   - summary: One line saying what the key means.
-    ///   - formerly: The names earlier versions stored the value under, newest first.
+    ///   - formerly: The names earlier versions stored the value under, newest first. An empty
+    ///     name stops the program, as an empty `name` does.
     ///   - isFinal: Whether to move the value now; `false` while old versions still run.
     public convenience init(
         _ name: String,
@@ -106,7 +107,7 @@ extension Defaults.Key {
     ///   - suite: Where the value is stored.
     ///   - summary: One line saying what the key means.
     ///   - formerly: The names earlier versions stored the value under, newest first; empty when
-    ///     only the type changed.
+    ///     only the type changed. An empty name stops the program, as an empty `name` does.
     ///   - isFinal: Whether to store the converted value now; `false` while old versions still run.
     ///   - transform: Makes the new value from the old one; it must not use the suite. It is
     ///     always handed the old value, and may be called more than once (to read the value
