@@ -26,6 +26,7 @@ extension Store.State {
     /// it needs no suite, so the look keeps no reference to one. Memory holds what the store
     /// held when it holds a record or the key's own value: a store that could not be read yet
     /// holds neither, and its migrations wait for its values.
+    @inline(__always)
     mutating func isSettled(_ name: Defaults.Suite.HashedName, formerly: [String]) -> Bool {
         (holdsValue(named: Defaults.Suite.migrationRecordName) || holdsValue(named: name.text))
             && !formerly.contains(where: { holdsValue(named: $0) && $0 != name.text })

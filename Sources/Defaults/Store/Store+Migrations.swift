@@ -52,6 +52,7 @@ extension Store {
     }
 
     /// ``State/isSettled(_:formerly:)`` outside any transaction; `false` inside one.
+    @inline(__always)
     func isSettled(_ name: HashedName, formerly: [String]) -> Bool {
         state.withLock { $0.openTransactions == 0 && $0.isSettled(name, formerly: formerly) }
     }

@@ -38,6 +38,7 @@ extension Store {
             stored.value(named: name, keys: &keys)
         }
         /// Whether `name` holds a stored value; leaves a deferred record of migrations unparsed.
+        @inline(__always)
         mutating func holdsValue(named name: String) -> Bool {
             stored.holds(named: name, keys: &keys)
         }

@@ -53,6 +53,7 @@ extension Store {
         ///
         /// Asked of each former name of every key that declares a migration, when the key is
         /// created: most hold nothing, and the sieve says so without hashing them.
+        @inline(__always)
         mutating func holds(named name: String, keys: inout [HashedName: KeyState]) -> Bool {
             if name.isEmpty && deferredRecord != nil { return true }
             if !staleJSON.isEmpty { settleJSON(keys: &keys) }

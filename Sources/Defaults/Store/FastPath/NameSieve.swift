@@ -22,11 +22,13 @@ extension Store {
         }
 
         /// Whether `name` may be one of the names the sieve was made of: `false` only when it is none.
+        @inline(__always)
         func mayHold(_ name: String) -> Bool {
             let (first, second) = Self.bits(of: name)
             return isSet(first) && isSet(second)
         }
 
+        @inline(__always)
         private func isSet(_ bit: Int) -> Bool {
             let word =
                 switch bit >> 6 {
@@ -53,6 +55,7 @@ extension Store {
         ///
         /// Names that differ only inside (`window.width`, `window.heigth`) share bits; names of
         /// one prefix and a number (`item-1` … `item-99`) spread over ten pairs or so.
+        @inline(__always)
         private static func bits(of name: String) -> (Int, Int) {
             let utf8 = name.utf8
             let count = utf8.count
