@@ -313,7 +313,8 @@ func overview() -> String {
     lines += [
         "",
         "Exit status: 0 done; 1 suite or key not found; 2 usage or invalid value;",
-        "3 the file could not be read or written (or the editor failed); 4 a system file locks the key.",
+        "3 the file, or a suite kept elsewhere (etcd out of reach, or refusing), could not be read or",
+        "written (or the editor failed); 4 a system file locks the key.",
     ]
     return lines.joined(separator: "\n")
 }

@@ -16,15 +16,17 @@
 // that asks for a client certificate. On a cluster with authentication on, `ETCD_USER=billing`
 // names the user; its password is read from `ETCD_PASSWORD_FILE`, or from `etcd-password` in
 // `$CREDENTIALS_DIRECTORY` (where systemd's `LoadCredential=etcd-password:/etc/billing/etcd-password`
-// puts it). Without `ETCD_USER`, etcdctl's `ETCDCTL_USER` and `ETCDCTL_PASSWORD` are taken.
+// puts it; the current directory when that is unset). Without `ETCD_USER`, etcdctl's `ETCDCTL_USER`
+// and `ETCDCTL_PASSWORD` are taken. `--help` says all this.
 //
 // With `--set <int>` it writes the rate limit itself, for every other instance to see, and exits.
 // With `--reloads <n>` it exits after n reloads.
 //
 // Every error is one line on standard error, starting `etcd-service: `. Exit status: 0 done; 2
-// wrong arguments or settings (the line says which); 3 the settings could not be read at start,
-// from etcd or from the values last seen (etcd refused the user, or could not be reached, and
-// this machine never read them), or the rate limit was not stored (etcd refused it, could not be
+// wrong arguments or endpoints (the line says which); 3 the settings could not be read at start,
+// from etcd or from the values last seen (etcd refused the user, could not be reached, or a
+// password or TLS file could not be read, and this machine never read them), or the rate limit
+// was not stored (etcd refused it, could not be
 // reached, or may or may not have stored it: the line says which). Once serving, a problem (etcd
 // out of reach, the watch reconnecting, the password refused after a restart of etcd) is one line,
 // and the service goes on with the settings it has: it catches up by itself once etcd answers or
@@ -60,9 +62,32 @@ enum Mode {
     case set(Int)
 }
 
+/// What `--help` prints.
+let help = """
+    usage: etcd-service [--set <rate limit> | --reloads <count>]
+
+    Prints the rate limit and log level kept in etcd under /config/billing/, then one line each time
+    they change. --set writes the rate limit and exits; --reloads exits after that many reloads.
+
+    ETCD_ENDPOINTS (or ETCDCTL_ENDPOINTS)  client URLs, comma-separated (default http://127.0.0.1:2379)
+    ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY  TLS files, as etcdctl takes them
+    ETCD_USER                              the user, when etcd's authentication is on; its password is
+                                           read from ETCD_PASSWORD_FILE, or else from etcd-password in
+                                           $CREDENTIALS_DIRECTORY (in the current directory when unset)
+    ETCDCTL_USER, ETCDCTL_PASSWORD         the user and password without ETCD_USER, as etcdctl takes them
+
+    Exit status: 0 done; 2 wrong arguments or endpoints; 3 the settings could not be read at start
+    (etcd refused the user, could not be reached, or a password or TLS file could not be read, and
+    none were seen here before), or the rate limit was not stored.
+    """
+
 /// The mode `arguments` ask for; exits with status 2 when they are not understood.
 func mode(_ arguments: [String]) -> Mode {
     let usage = "usage: etcd-service [--set <rate limit> | --reloads <count>]"
+    if arguments == ["--help"] || arguments == ["-h"] {
+        print(help)
+        exit(0)
+    }
     switch arguments.count {
     case 0: return .serve(reloads: .max)
     case 2:
@@ -157,7 +182,9 @@ case .set(let value):
     } catch {
         // A write the user may not make, etcd out of reach, a commit whose outcome could not be
         // found out: each says itself.
-        fail(3, "rateLimit=\(value) was not stored: \(error)")
+        // The service exits here: nothing is retried, whatever the library's message says of a
+        // program that goes on.
+        fail(3, "rateLimit=\(value) was not stored: \(error); etcd-service exits, retrying nothing")
     }
     log("rateLimit=\(value) written")
     exit(0)

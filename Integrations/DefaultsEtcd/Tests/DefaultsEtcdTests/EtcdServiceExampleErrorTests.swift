@@ -104,6 +104,20 @@ import Testing
         #expect(run.output.contains(said), "\(run.output)")
     }
 
+    /// `--help` says what it reads from the environment, on standard output, with status 0.
+    ///
+    /// Probe finding (this stop's etcd probe): the only help was the usage line, on standard
+    /// error with status 2, naming none of the variables.
+    @Test func helpListsTheVariablesItReads() async throws {
+        let run = try await runProduct("etcd-service", ["--help"], environment: [:])
+        #expect(run.status == 0, "\(run)")
+        for variable in [
+            "ETCD_ENDPOINTS", "ETCDCTL_CACERT", "ETCD_USER", "ETCD_PASSWORD_FILE", "CREDENTIALS_DIRECTORY",
+        ] {
+            #expect(run.output.contains(variable), "\(variable): \(run.output)")
+        }
+    }
+
     /// Over TLS with a client certificate, the files named as etcdctl's `ETCDCTL_CACERT`,
     /// `ETCDCTL_CERT` and `ETCDCTL_KEY`.
     @Test func itTakesEtcdctlsTLSVariables() async throws {
