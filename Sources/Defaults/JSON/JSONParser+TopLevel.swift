@@ -126,21 +126,18 @@ extension JSONParser {
     /// at a time; any other is checked by `parseString` from its start, with its messages.
     private mutating func skipString() throws(Failure) {
         var (at, isFound) = plainRun(from: index + 1)
-        if isFound {
-            if buffer[at] == UInt8(ascii: "\"") {
-                index = at + 1
-                return
+        if !isFound {
+            // Fewer than eight bytes were left: the rest one by one.
+            while at < count, buffer[at] >= 0x20, buffer[at] < 0x80, buffer[at] != UInt8(ascii: "\""),
+                buffer[at] != UInt8(ascii: "\\")
+            {
+                at += 1
             }
-            at = count
+            isFound = at < count
         }
-        while at < count {
-            let byte = buffer[at]
-            if byte == UInt8(ascii: "\"") {
-                index = at + 1
-                return
-            }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { break }
-            at += 1
+        if isFound, buffer[at] == UInt8(ascii: "\"") {
+            index = at + 1
+            return
         }
         discardsStrings = true
         defer { discardsStrings = false }
@@ -190,13 +187,7 @@ extension JSONParser {
         }
         while true {
             skipIndentation()
-            // A string (each id of a record of migrations) straight to its own check: what
-            // `skipValue` would do, without its dispatch.
-            if index < count, buffer[index] == UInt8(ascii: "\""), depth + 1 < Self.maximumDepth {
-                try skipString()
-            } else {
-                try skipValue(depth: depth + 1)
-            }
+            try skipValue(depth: depth + 1)
             skipIndentation()
             guard index < count else { throw failure("unexpected end of data") }
             switch buffer[index] {
