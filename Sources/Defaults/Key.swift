@@ -79,6 +79,10 @@ extension Defaults {
             self.declaredMigration = declaredMigration
         }
 
+        /// `name.hashValue`, worked out when the key was made; for the observation module, which
+        /// finds the key's observers by it.
+        package var nameHash: Int { hashedName.hash }
+
         /// The JSON Schema of the key's stored value, with its summary and default; `Key` says.
         func schema() -> [String: JSONValue] { [:] }
 

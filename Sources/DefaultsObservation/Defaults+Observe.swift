@@ -32,9 +32,12 @@ extension Defaults {
         // NB: inlinable, so this is specialized for the key's type where `observe` is called: in
         // unspecialized code, making each `KeyChange<Value>` is a runtime metadata lookup
         // (`defaults-profile write-1`). Called with the parts of each change of the key, so a
-        // write of it makes no event.
+        // write of it makes no event. Both handlers capture one object holding the key and the
+        // handler, which is then their context: each capturing both made one context apiece.
+        let observed = ObservedKey(key, handler)
         let keyHandler: Subscriber.KeyHandler = { old, new, oldDecoded, newDecoded in
-            handler(
+            let key = observed.key
+            observed.handler(
                 Defaults.KeyChange(
                     oldValue: key.value(from: old, decoded: oldDecoded),
                     newValue: key.value(from: new, decoded: newDecoded),
@@ -47,13 +50,13 @@ extension Defaults {
         var valueHandler: Subscriber.ValueHandler?
         if _isPOD(Value.self) {
             valueHandler = { old, new in
-                handler(
+                observed.handler(
                     Defaults.KeyChange(
                         oldValue: old.load(as: Value.self),
                         newValue: new.load(as: Value.self),
                         // A write under a secret's name never stays in place (it is refused), so
                         // only the key's own declaration can say so here.
-                        isSecret: key.isSecret
+                        isSecret: observed.key.isSecret
                     )
                 )
             }
@@ -111,5 +114,18 @@ extension Defaults {
         let observation = Observation(subscriber: Subscriber(keys: keys) { _ in handler() })
         if options.contains(.initial) { handler() }
         return observation
+    }
+}
+
+/// A key and the handler of one observation of it, which the observation's handlers share.
+@usableFromInline
+final class ObservedKey<Value: Defaults.Serializable>: Sendable {
+    @usableFromInline let key: Defaults.Key<Value>
+    @usableFromInline let handler: @Sendable (Defaults.KeyChange<Value>) -> Void
+
+    @usableFromInline
+    init(_ key: Defaults.Key<Value>, _ handler: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) {
+        self.key = key
+        self.handler = handler
     }
 }

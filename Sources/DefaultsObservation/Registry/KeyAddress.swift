@@ -15,7 +15,11 @@ struct KeyAddress: Hashable, Sendable {
     }
 
     init(_ key: Defaults._AnyKey) {
-        self.init(suite: key.suite.stateIdentifier, name: key.name)
+        // The key's hash, worked out when it was declared: hashing the name again was a tenth of
+        // an observe-and-invalidate pair.
+        self.suite = key.suite.stateIdentifier
+        self.name = key.name
+        self.nameHash = key.nameHash
     }
 
     static func == (lhs: KeyAddress, rhs: KeyAddress) -> Bool {

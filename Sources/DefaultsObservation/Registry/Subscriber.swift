@@ -4,10 +4,16 @@ import Synchronization
 /// One subscription: the keys, what to call, and an optional tie to an owner's lifetime.
 @usableFromInline
 final class Subscriber: Sendable {
-    /// A watched key: where it is, and a suite it is in.
+    /// A watched key: where it is, and the key, which keeps its suite alive.
+    ///
+    /// The key rather than its suite: a suite is weakly referenced (by its store), so every
+    /// retain and release of one takes the runtime's slow path, and a subscriber's life made four.
     struct Target: Sendable {
         let address: KeyAddress
-        let suite: Defaults.Suite
+        let key: Defaults._AnyKey
+
+        /// The suite the key is in.
+        var suite: Defaults.Suite { key.suite }
     }
 
     /// The first key watched; `nil` for a subscriber of whole suites only.
@@ -49,9 +55,18 @@ final class Subscriber: Sendable {
     nonisolated(unsafe) var joinedBucket: Bucket?
 
     /// Keeps the observation alive while `owner` lives.
-    struct LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used
+    ///
+    /// A class, so the subscriber's optional tie is one pointer: a struct with a weak reference
+    /// in it is copied, tested and destroyed through runtime calls, on every stop of every
+    /// subscriber, tied or not (`defaults-profile observe-pair`).
+    final class LifetimeTie: @unchecked Sendable {  // `owner` is only ever compared to nil, never used
         weak var owner: AnyObject?
         let observation: Defaults.Observation
+
+        init(owner: AnyObject, observation: Defaults.Observation) {
+            self.owner = owner
+            self.observation = observation
+        }
     }
 
     /// What a subscriber of one key is called with: the old and new stored values of the key, and
@@ -77,7 +92,7 @@ final class Subscriber: Sendable {
         valueType: ObjectIdentifier? = nil,
         valueHandler: ValueHandler? = nil
     ) {
-        self.firstTarget = Target(address: KeyAddress(key), suite: key.suite)
+        self.firstTarget = Target(address: KeyAddress(key), key: key)
         self.otherTargets = []
         self.wholeSuites = []
         self.onStop = nil
@@ -98,12 +113,12 @@ final class Subscriber: Sendable {
         // would be most of what making the subscriber costs.
         var targets: [Target]
         if keys.count < 2 {
-            targets = keys.map { Target(address: KeyAddress($0), suite: $0.suite) }
+            targets = keys.map { Target(address: KeyAddress($0), key: $0) }
         } else {
             var seen: Set<KeyAddress> = []
             targets = keys.compactMap { key in
                 let address = KeyAddress(key)
-                return seen.insert(address).inserted ? Target(address: address, suite: key.suite) : nil
+                return seen.insert(address).inserted ? Target(address: address, key: key) : nil
             }
         }
         self.firstTarget = targets.first
