@@ -61,47 +61,23 @@ extension Defaults.Suite {
         let store = store
         if store.writeThrough != nil { return false }
         // The key's encoder is fetched only when the key's JSON starts to wait, not on every write.
+        // Room for the value replaced, for observers that take values as bytes: a write of an
+        // observed key is then made in one pass, as any other.
+        var old: InPlaceWriter.ValueBytes = (0, 0)
         var observers: (any Defaults.ObserverSlot)?
         let outcome = store.writeInPlace(
             of: key.hashedName,
             value,
-            savingOldTo: nil,
+            savingOldTo: &old,
             observers: &observers,
             writer: writer
         ) { key.nativeEncoder! }
-        switch outcome {
-        case .general:
-            return false
-        case .observed:
-            return writeObservedInPlace(value, named: key.hashedName, writer: writer, encoder: key.nativeEncoder!)
-        case .done(_, let schedulesFlush):
-            if schedulesFlush { store.armTimer() }
-            return true
-        }
-    }
-
-    /// ``writeInPlace(_:of:writer:)`` of a key whose observers take its values as bytes: again,
-    /// keeping the value it replaces, then tells them with both values.
-    ///
-    /// Apart, so a write of a key nobody observes pays nothing for it.
-    @inline(never)
-    private func writeObservedInPlace(
-        _ value: UnsafeRawPointer,
-        named name: HashedName,
-        writer: InPlaceWriter,
-        encoder: @escaping ValueCoding.NativeEncoder
-    ) -> Bool {
-        var old: InPlaceWriter.ValueBytes = (0, 0)
-        var observers: (any Defaults.ObserverSlot)?
-        let outcome = withUnsafeMutableBytes(of: &old) { old in
-            store.writeInPlace(of: name, value, savingOldTo: old.baseAddress!, observers: &observers, writer: writer) {
-                encoder
-            }
-        }
         guard case .done(_, let schedulesFlush) = outcome else { return false }
         if schedulesFlush { store.armTimer() }
-        guard let observers else { return true }
-        withUnsafeBytes(of: old) { old in tellValue(to: observers, named: name.text, old: old.baseAddress!, new: value)
+        if let observers {
+            withUnsafeBytes(of: old) { old in
+                tellValue(to: observers, named: key.name, old: old.baseAddress!, new: value)
+            }
         }
         return true
     }

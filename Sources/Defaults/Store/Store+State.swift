@@ -185,9 +185,6 @@ extension Store {
         enum InPlaceOutcome {
             /// Nothing: the write must take the general path.
             case general
-            /// Nothing: the key has observers that take its values as bytes, so the write must
-            /// be made again with room for the value it replaces.
-            case observed
             /// The write is done; `changed` is false when the key held the value already.
             case done(changed: Bool, schedulesFlush: Bool)
         }
@@ -198,16 +195,16 @@ extension Store {
         ///
         /// Only when nothing needs the write's JSON now: no transaction open, no system file,
         /// override, read-only refusal or whole-suite observer (checked first), no sink that gets
-        /// every change (the caller checks), and no one else holds the key's box. A key with observers takes
-        /// it only when they take values of its type as bytes (``Defaults/ObserverSlot/valueType``),
-        /// and `old` is given: the value the write replaces is copied there, and `observers` set to
-        /// them when it changed, for the caller to tell after the lock.
-        // Inlined into both of the store's calls: out of line, it retained the state's parts.
+        /// every change (the caller checks), and no one else holds the key's box. A key with
+        /// observers takes it only when they take values of its type as bytes
+        /// (``Defaults/ObserverSlot/valueType``). The value the write replaces is copied to `old`,
+        /// and `observers` set to the key's when it changed, for the caller to tell after the lock.
+        // Inlined into the store's call: out of line, it retained the state's parts.
         @inline(__always)
         mutating func writeInPlace(
             of name: HashedName,
             _ value: UnsafeRawPointer,
-            savingOldTo old: UnsafeMutableRawPointer?,
+            savingOldTo old: inout InPlaceWriter.ValueBytes,
             observers: inout (any Defaults.ObserverSlot)?,
             writer: InPlaceWriter,
             encoder: () -> ValueCoding.NativeEncoder
@@ -221,17 +218,14 @@ extension Store {
             // Every NaN is stored as "NaN": whether one is a change is the general path's to say.
             if writer.nan != .none && writer.nan.isNaN(value) { return .general }
             guard let index = keys.index(forKey: name) else { return .general }
-            switch Self.assign(value, writer, into: &keys.values[index], savingOldTo: old) {
+            switch Self.assign(value, writer, into: &keys.values[index], savingOldTo: &old, observers: &observers) {
             case .notAssigned:
                 return .general
-            case .observed:
-                return .observed
             case .equal:
                 return .done(changed: false, schedulesFlush: false)
             case .assigned(let wasStale):
                 if !wasStale { stored.markStale(name, encoder: encoder()) }
                 generation &+= 1
-                if old != nil { observers = KeyState.observers(of: &keys.values[index]) }
                 guard mode.commitsLater else { return .done(changed: true, schedulesFlush: false) }
                 if !keys.values[index].markChanged() { flushing.changedCount += 1 }
                 return .done(changed: true, schedulesFlush: flushing.machine.changed())
@@ -242,8 +236,6 @@ extension Store {
         private enum Assignment {
             /// The entry cannot take the value in place.
             case notAssigned
-            /// The entry's observers take its values as bytes, and there is no room for the old one.
-            case observed
             /// The box held the same value, written in place before (so its JSON is the write's).
             case equal
             /// The box took the value; `wasStale` when its JSON was waiting already.
@@ -252,28 +244,32 @@ extension Store {
 
         /// Stores the value into `entry`'s box, when the entry has a box of the value's type that
         /// nothing else holds, and no observers, or observers that take values of that type as
-        /// bytes and room for the value replaced at `old`.
+        /// bytes; the value replaced is copied to `old`, and `observers` set to the entry's.
+        @inline(__always)
         private static func assign(
             _ value: UnsafeRawPointer,
             _ writer: InPlaceWriter,
             into entry: inout KeyState,
-            savingOldTo old: UnsafeMutableRawPointer?
+            savingOldTo old: inout InPlaceWriter.ValueBytes,
+            observers: inout (any Defaults.ObserverSlot)?
         ) -> Assignment {
             guard entry.decoded?.type == writer.type,
                 entry.decoded?.box != nil, isKnownUniquelyReferenced(&entry.decoded!.box!)
             else { return .notAssigned }
             if entry.observers != nil {
                 guard writer.isObservable, entry.observers!.valueType == writer.type else { return .notAssigned }
-                if old == nil { return .observed }
             }
             let wasStale = entry.isJSONStale
             // Equal bits are equal JSON only for a value this path wrote: a value decoded from
             // the file may be spelled otherwise there ("1.0" for 1), which a write must replace,
             // so the general path compares JSON then.
-            guard writer.boxType.replace(value, in: entry.decoded!.box!, savingOldTo: old) else {
+            guard writer.replace(value, in: entry.decoded!.box!, savingOldTo: &old) else {
                 return wasStale ? .equal : .notAssigned
             }
             entry.isJSONStale = true
+            // Read here, where the entry is lent already: another access to it searched the
+            // table's storage again.
+            if entry.observers != nil { observers = entry.observers }
             return .assigned(wasStale: wasStale)
         }
 

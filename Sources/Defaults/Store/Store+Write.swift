@@ -23,15 +23,14 @@ extension Store {
     /// when nothing needs its JSON now: no transaction open, no system file, override or refusal,
     /// no whole-suite observers.
     ///
-    /// A key with observers that take its values as bytes is written only when `old` is given,
-    /// with room for the value the write replaces, and `observers` is set to them when it
-    /// changed; without `old`, the outcome is `.observed`.
+    /// A key with observers that take its values as bytes is written too: the value the write
+    /// replaces is copied to `old`, and `observers` set to them when it changed.
     // Inlined into the suite's write: a call of its own cost the hot path instructions.
     @inline(__always)
     func writeInPlace(
         of name: HashedName,
         _ value: UnsafeRawPointer,
-        savingOldTo old: UnsafeMutableRawPointer?,
+        savingOldTo old: inout InPlaceWriter.ValueBytes,
         observers: inout (any Defaults.ObserverSlot)?,
         writer: InPlaceWriter,
         encoder: () -> ValueCoding.NativeEncoder
@@ -40,7 +39,7 @@ extension Store {
             state.writeInPlace(
                 of: name,
                 value,
-                savingOldTo: old,
+                savingOldTo: &old,
                 observers: &observers,
                 writer: writer,
                 encoder: encoder

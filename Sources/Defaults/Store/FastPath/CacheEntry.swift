@@ -34,20 +34,9 @@ extension Defaults.Suite {
         @exclusivity(unchecked) package fileprivate(set) var value: Value
         init(_ value: Value) { self.value = value }
 
-        override class func replace(
-            _ value: UnsafeRawPointer,
-            in box: AnyBox,
-            savingOldTo old: UnsafeMutableRawPointer?
-        ) -> Bool {
-            // By address, with no copy of the value: the unspecialized generic copy cost more
-            // than the comparison. The caller made sure `Value` holds no references.
-            withUnsafeMutablePointer(to: &unsafeDowncast(box, to: Box<Value>.self).value) { held in
-                let size = MemoryLayout<Value>.size
-                if memcmp(held, value, size) == 0 { return false }
-                old?.copyMemory(from: held, byteCount: size)
-                UnsafeMutableRawPointer(held).copyMemory(from: value, byteCount: size)
-                return true
-            }
+        /// Where the box keeps its value; for tests of ``InPlaceWriter/boxValueOffset``.
+        static func valueAddress(of box: Box<Value>) -> UnsafeRawPointer {
+            withUnsafeMutablePointer(to: &box.value) { UnsafeRawPointer($0) }
         }
 
         override class func json(of box: AnyBox, encoder: ValueCoding.NativeEncoder) -> JSONValue? {
@@ -58,21 +47,9 @@ extension Defaults.Suite {
     /// What every ``Box`` is, so a cache entry holds a class reference whose uniqueness can be
     /// checked in place (an existential's cannot: it is opened into a copy).
     ///
-    /// The class methods are ``InPlaceWriter``'s: reached through the metatype, which, unlike a
-    /// closure, costs no reference counting on a write.
+    /// Its class method makes the JSON of a value written in place, when the state's values are
+    /// read: reached through the metatype, which, unlike a closure, costs no reference counting.
     package class AnyBox: @unchecked Sendable {  // no stored state; only class methods
-        /// Stores the value at `value`, which holds no references, into `box`, a box of the type
-        /// the subclass boxes, unless the box holds the same bits already; returns whether it did.
-        ///
-        /// When it does and `old` is given, the value it replaced is copied there first.
-        class func replace(
-            _ value: UnsafeRawPointer,
-            in box: AnyBox,
-            savingOldTo old: UnsafeMutableRawPointer?
-        ) -> Bool {
-            preconditionFailure("abstract")
-        }
-
         /// The stored form of the value in `box`, made by `encoder`.
         class func json(of box: AnyBox, encoder: ValueCoding.NativeEncoder) -> JSONValue? {
             preconditionFailure("abstract")

@@ -20,6 +20,8 @@ extension Defaults.Suite {
         /// Whether a write of an observed key can take this path too: the value fits the room the
         /// writer keeps for the value it replaces, which the observers are told with.
         let isObservable: Bool
+        /// `MemoryLayout<Value>.size`.
+        let size: Int
 
         /// How the value's bits show a NaN, for floating-point values: every NaN is stored as
         /// `"NaN"`, whatever its bits, so bits are no test of a change, and a NaN is written by
@@ -72,15 +74,49 @@ extension Defaults.Suite {
         /// No closure in here: a copy of the writer would retain it on every write.
         static func make<Value: Sendable>(for _: Value.Type) -> InPlaceWriter? {
             guard _isPOD(Value.self), ValueCoding.nativeEncoder(for: Value.self) != nil,
-                let nan = NaNBits.of(Value.self)
+                MemoryLayout<Value>.alignment <= boxValueOffset, let nan = NaNBits.of(Value.self)
             else { return nil }
             return InPlaceWriter(
                 type: ObjectIdentifier(Value.self),
                 boxType: Box<Value>.self,
                 isObservable: MemoryLayout<Value>.size <= maximumObservedSize
                     && MemoryLayout<Value>.alignment <= MemoryLayout<UInt64>.alignment,
+                size: MemoryLayout<Value>.size,
                 nan: nan
             )
+        }
+
+        /// Where a ``Box`` keeps its value, from the start of the object: right after the
+        /// object's header (its type and its reference counts, a word each), for a value aligned
+        /// to at most that much, as every value this writer takes is
+        /// (`InPlaceWriterTests` holds it to the value's address for each kind of value).
+        static let boxValueOffset = 2 * MemoryLayout<UInt>.size
+
+        /// Stores the value at `value` into `box`, unless the box holds the same bits already.
+        ///
+        /// `box` is a box of the writer's type. Returns whether it stored; when it does, the
+        /// value it replaced is copied into `old` first, if it fits (``isObservable``).
+        ///
+        /// Not through the box's generic code: that looked the value's size up in the type's
+        /// runtime metadata, and copied and compared through calls, on every write; this knows
+        /// the size and where the value is, and moves a word in place.
+        @inline(__always)
+        func replace(_ value: UnsafeRawPointer, in box: AnyBox, savingOldTo old: inout ValueBytes) -> Bool {
+            let held = UnsafeMutableRawPointer(Unmanaged.passUnretained(box).toOpaque()) + Self.boxValueOffset
+            if size == MemoryLayout<UInt64>.size {
+                let new = value.loadUnaligned(as: UInt64.self)
+                let current = held.load(as: UInt64.self)
+                if new == current { return false }
+                old.0 = current
+                held.storeBytes(of: new, as: UInt64.self)
+                return true
+            }
+            if memcmp(held, value, size) == 0 { return false }
+            if isObservable {
+                withUnsafeMutableBytes(of: &old) { $0.baseAddress!.copyMemory(from: held, byteCount: size) }
+            }
+            held.copyMemory(from: value, byteCount: size)
+            return true
         }
     }
 }
