@@ -40,7 +40,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners declare-migrated declare-plain"
+        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 write-keys observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners declare-migrated declare-plain"
     )
     exit(2)
 }
@@ -273,6 +273,15 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
         let key = Defaults.Key<Int>("burst", default: 0, suite: suite)
         measured(iterations) { round in
             for index in 0..<10_000 { suite[key] = round * 10_000 + index }
+            try! suite.synchronize()
+        }
+    case "write-keys":
+        // As `defaults-bench-peer write-keys`: 10,000 new keys on a new file, each written once,
+        // then one flush; a round per file.
+        measured(iterations) { round in
+            let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/keys-\(round).json"))
+            let keys = (0..<10_000).map { Defaults.Key<Int>("p0-\($0)", default: -1, suite: suite) }
+            for (index, key) in keys.enumerated() { suite[key] = index }
             try! suite.synchronize()
         }
     case "declare-migrated", "declare-plain":
