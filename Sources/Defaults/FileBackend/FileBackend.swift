@@ -184,17 +184,21 @@ final class FileBackend: Defaults.Backend, @unchecked Sendable {  // what change
         {
             changes[record] = .some(new?.record)
         }
-        func compare(_ name: String) {
-            guard written.index(forKey: name) == nil, !(comparesRecord && name == record) else { return }
-            let value = after[name]
-            if before[name] != value { changes[name] = .some(value) }
+        // Each name looked up as few times as can be: a commit that finds thousands of keys another
+        // process wrote compares them all while every other writer waits for the lock.
+        func compare(_ name: String, _ value: JSONValue?) {
+            guard written.isEmpty || written.index(forKey: name) == nil, !(comparesRecord && name == record) else {
+                return
+            }
+            if (before.isEmpty ? nil : before[name]) != value { changes[name] = .some(value) }
         }
         if let new, let old, let names = new.changes.flatMap({ $0.base == old.serial ? $0.names : nil }) {
-            for name in names { compare(name) }
+            for name in names { compare(name, after[name]) }
             return changes
         }
-        for name in after.keys { compare(name) }
-        for name in before.keys where after[name] == nil { compare(name) }
+        if before.isEmpty { changes.reserveCapacity(after.count) }
+        for (name, value) in after { compare(name, value) }
+        for name in before.keys where after.index(forKey: name) == nil { compare(name, nil) }
         return changes
     }
 }

@@ -4,7 +4,19 @@ import Foundation
 // under the store's lock by `absorb`, acted on after it by ``Store/absorbOutside(_:isWhole:revision:leaving:)``.
 extension Store.State {
     /// A key, its new stored value, and its change when reads see one.
-    typealias Listed = (name: String, stored: JSONValue?, change: Defaults.StoredChange?)
+    ///
+    /// A struct, not a tuple: an array of tuples holding optionals was copied and destroyed
+    /// through the runtime's generic tuple witnesses, element by element.
+    struct Listed {
+        let name: String
+        let stored: JSONValue?
+        /// The change, when reads see one that someone may be told of or that moves a decoded
+        /// value; `nil` otherwise.
+        let change: Defaults.StoredChange?
+        /// Whether reads see a change, also when no ``change`` is made for it (nothing is kept
+        /// beside the key and nobody can be told).
+        let isSeen: Bool
+    }
 
     /// Takes `values` (`nil`: removed) from outside into memory, and returns the changes someone
     /// can be told of, with the observers of the whole suite.
@@ -34,6 +46,7 @@ extension Store.State {
         var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
         listed.reserveCapacity(values.count)
         let hasLocalChanges = flushing.isDirty
+        let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
         // What is kept beside a changed key, found with one search; only for keys that
         // changed, and searched by a name hashed once.
         func consider(_ name: String, _ new: JSONValue?) {
@@ -47,7 +60,16 @@ extension Store.State {
                 // reads keep the last good one, which was the old value, and nobody is told.
                 let kept = entry?.decoded.map { $0.box != nil } ?? false
                 if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
-                listed.append((name, new, nil))
+                listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
+                return
+            }
+            // Nothing kept beside the key, nothing decoded for it, nobody to tell: its value is
+            // all that changes (most keys of a file another process wrote, in a program that
+            // reads few of them).
+            if entry == nil, !isAllReported, layered.layering.isEmpty,
+                found.decoded.isEmpty || found.decoded[name] == nil
+            {
+                listed.append(Listed(name: name, stored: new, change: nil, isSeen: true))
                 return
             }
             // What reads see of the key: a locked key does not change, and a system
@@ -56,7 +78,7 @@ extension Store.State {
             let seenNew = layered.seen(name, stored: new)
             guard layered.layering.isDisjoint(with: .seenByReads) || (!layered.isLocked(name) && seenOld != seenNew)
             else {
-                listed.append((name, new, nil))
+                listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
                 return
             }
             let change = Defaults.StoredChange(
@@ -68,7 +90,7 @@ extension Store.State {
                     || found.decoded.isEmpty ? nil : found.decoded[name],
                 observers: entry?.observers
             )
-            listed.append((name, new, change))
+            listed.append(Listed(name: name, stored: new, change: change, isSeen: true))
         }
         for (name, new) in values { consider(name, new) }
         if isWhole {
@@ -99,10 +121,11 @@ extension Store.State {
         let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
         self.values.reserveCapacity(self.values.count + listed.count)
         var changes: [String: Defaults.StoredChange] = .init(minimumCapacity: isAllReported ? listed.count : 0)
-        for (name, stored, change) in listed {
-            self.values[name] = stored
+        for item in listed {
+            let name = item.name
+            self.values[name] = item.stored
             // A change reads do not see keeps the key's decoded value and tells nobody.
-            guard let change else { continue }
+            guard let change = item.change else { continue }
             // Only a key that had a decoded value kept has one to forget; one decoded from the
             // new value is kept in its place.
             if let newDecoded = change.newDecoded {

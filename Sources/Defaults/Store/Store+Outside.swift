@@ -40,8 +40,9 @@ extension Store {
             )
         }
         let observed = listed.compactMap(\.change)
+        let seen = listed.reduce(0) { $0 + ($1.isSeen ? 1 : 0) }
         listed = []
-        if !observed.isEmpty { noteActivity(.changedElsewhere(keys: observed.count)) }
+        if seen > 0 { noteActivity(.changedElsewhere(keys: seen)) }
         // What was decoded is released with `dropped`, on the delivery queue, not here.
         found = RefusedChanges()
         // Released on the delivery queue, before the event: the caller holds the store's gate

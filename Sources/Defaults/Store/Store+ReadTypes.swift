@@ -73,8 +73,17 @@ extension Store {
     func refusedChanges(in values: [String: JSONValue?]) -> RefusedChanges {
         let checks = readTypes.withLock { table -> [(String, JSONValue, ReadTypes)] in
             guard !table.isEmpty else { return [] }
-            return values.compactMap { name, value in
-                guard let value, let known = table[name] else { return nil }
+            // The smaller searched by the other's names: a file another process wrote brings
+            // thousands of keys this program never reads, or a program reads many keys of
+            // which a report names a few.
+            guard table.count < values.count else {
+                return values.compactMap { name, value in
+                    guard let value, let known = table[name] else { return nil }
+                    return (name, value, known)
+                }
+            }
+            return table.compactMap { name, known in
+                guard let value = values[name] ?? nil else { return nil }
                 return (name, value, known)
             }
         }
