@@ -40,7 +40,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print("usage: defaults-profile <scenario> [iterations]")
     print(
-        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 write-keys observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners declare-migrated declare-plain"
+        "scenarios: read-int read-int-file read-int-backend read-int-floor stored-value read-codable read-codable-file read-codable-backend write-floor write-unused write-0 write-file write-backend write-1 write-10k write-string write-string-1 write-keys commit-onto observe-pair tied-pair open10k open-one open-layers burst absorb10k tied-owners declare-migrated declare-plain"
     )
     exit(2)
 }
@@ -284,6 +284,26 @@ func run(_ scenario: String, _ iterations: Int, in directory: String) throws {
             for (index, key) in keys.enumerated() { suite[key] = index }
             try! suite.synchronize()
         }
+    case "commit-onto":
+        // The last of four writers (`defaults-bench-peer write-keys`): its suite opened on an empty
+        // file and wrote 2,500 keys; the others' 7,500 reach the file by rename just before it
+        // flushes, so the commit reads them, writes 10,000 and takes the 7,500 in. One flush;
+        // profile it with `--toggle-collect` on the commit or on `absorbOutside`, since the
+        // watcher may read the file first on a slow run (the flush then finds it read already).
+        let path = directory + "/onto.json"
+        let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: path))
+        let keys = (0..<2500).map { Defaults.Key<Int>("p3-\($0)", default: -1, suite: suite) }
+        var text = "{\n"
+        for writer in 0..<3 {
+            for index in 0..<2500 { text += "  \"p\(writer)-\(index)\" : \(index),\n" }
+        }
+        text.removeLast(2)
+        text += "\n}\n"
+        try! text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+        for (index, key) in keys.enumerated() { suite[key] = index }
+        rename(path + ".tmp", path)
+        measured(1) { _ in try! suite.synchronize() }
+        precondition(suite.storedValues().count == 10_000)
     case "declare-migrated", "declare-plain":
         // Creating four keys whose migrations the store records as run, or the same keys without.
         let suite = Defaults.Suite(fileURL: URL(fileURLWithPath: directory + "/declare.json"))
