@@ -101,12 +101,15 @@ enum JSONWriter {
     /// bytes compare the rest. (Comparing the text in each of the sort's comparisons was most of
     /// the cost of writing a 10,000-key file.)
     static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
-        var entries = members.map { member in (prefix: utf8Prefix(member.key), member: member) }
-        entries.sort { lhs, rhs in
+        let all = Array(members)
+        // The sort moves pairs of integers, not the members: moving a name and a value retains
+        // and releases both, at every step of the sort.
+        var order = all.indices.map { (prefix: utf8Prefix(all[$0].key), index: $0) }
+        order.sort { lhs, rhs in
             if lhs.prefix != rhs.prefix { return lhs.prefix < rhs.prefix }
-            return utf8Precedes(lhs.member.key, rhs.member.key)
+            return utf8Precedes(all[lhs.index].key, all[rhs.index].key)
         }
-        return entries.map(\.member)
+        return order.map { all[$0.index] }
     }
 
     /// The first eight UTF-8 bytes of `text` as a big-endian integer, zeros after a shorter text:
