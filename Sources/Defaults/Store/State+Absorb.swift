@@ -26,7 +26,8 @@ extension Store.State {
     /// (`found`) is taken as stored while reads keep the last good one; with `isWhole` the keys
     /// `values` lacks are removed, but for those in `kept`. Each key considered goes into
     /// `listed` (its change holds its observers, released by the caller after the lock), and what
-    /// leaves memory into `dropped`.
+    /// leaves memory into `dropped`; a key that only changes its stored value (see below) is
+    /// taken at once and counted in `plainChanges`.
     mutating func absorb(
         _ values: [String: JSONValue?],
         isWhole: Bool,
@@ -34,6 +35,7 @@ extension Store.State {
         leaving kept: Set<String>,
         found: RefusedChanges,
         listing listed: inout [Listed],
+        counting plainChanges: inout Int,
         dropping dropped: inout [Defaults.Suite.CacheEntry?]
     ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
         if let revision {
@@ -47,9 +49,19 @@ extension Store.State {
         listed.reserveCapacity(values.count)
         let hasLocalChanges = flushing.isDirty
         let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
+        // Nobody gets every change, no layer, nothing refused or decoded: a key nothing is kept
+        // beside changes its stored value and nothing else, taken with one search of the values
+        // (most keys of a file another process wrote, in a program that reads few of them).
+        let isPlain = !isAllReported && layered.layering.isEmpty && found.refused.isEmpty && found.decoded.isEmpty
+        if isPlain { self.values.reserveCapacity(self.values.count + values.count) }
         // What is kept beside a changed key, found with one search; only for keys that
         // changed, and searched by a name hashed once.
         func consider(_ name: String, _ new: JSONValue?) {
+            if isPlain, keys.index(forKey: Defaults.Suite.HashedName(name)) == nil {
+                let old = new.map { self.values.updateValue($0, forKey: name) } ?? self.values.removeValue(forKey: name)
+                if old != new { plainChanges += 1 }
+                return
+            }
             let old = self.values[name]
             guard old != new else { return }
             let entry = keys[Defaults.Suite.HashedName(name)]
@@ -64,8 +76,7 @@ extension Store.State {
                 return
             }
             // Nothing kept beside the key, nothing decoded for it, nobody to tell: its value is
-            // all that changes (most keys of a file another process wrote, in a program that
-            // reads few of them).
+            // all that changes (as above, with something refused or decoded for other keys).
             if entry == nil, !isAllReported, layered.layering.isEmpty,
                 found.decoded.isEmpty || found.decoded[name] == nil
             {
@@ -103,6 +114,7 @@ extension Store.State {
         for (name, good) in keptGood {
             dropped.append(keepDecoded(good, for: Defaults.Suite.HashedName(name)))
         }
+        if plainChanges > 0 { generation &+= 1 }
         return take(listed, dropping: &dropped)
     }
 

@@ -28,6 +28,7 @@ extension Store {
         // suite, which commits (taking the gate the caller holds), so it happens on the delivery
         // queue with `dropped`.
         var listed: [Store.State.Listed] = []
+        var plainChanges = 0
         let (changes, suiteObservers) = state.withLock { state in
             state.absorb(
                 values,
@@ -36,11 +37,12 @@ extension Store {
                 leaving: kept,
                 found: found,
                 listing: &listed,
+                counting: &plainChanges,
                 dropping: &dropped
             )
         }
         let observed = listed.compactMap(\.change)
-        let seen = listed.reduce(0) { $0 + ($1.isSeen ? 1 : 0) }
+        let seen = listed.reduce(plainChanges) { $0 + ($1.isSeen ? 1 : 0) }
         listed = []
         if seen > 0 { noteActivity(.changedElsewhere(keys: seen)) }
         // What was decoded is released with `dropped`, on the delivery queue, not here.

@@ -65,28 +65,34 @@ extension Store {
         readTypes.withLock { $0[name, default: ReadTypes()].learn(Value.self) }
     }
 
+    /// The values of `values` that name a key of `table`, with the types the key is read as.
+    ///
+    /// The smaller searched by the other's names: a file another process wrote brings thousands
+    /// of keys this program never reads, or a program reads many keys of which a report names a few.
+    private static func readKeys(
+        in values: [String: JSONValue?],
+        table: [String: ReadTypes]
+    ) -> [(String, JSONValue, ReadTypes)] {
+        guard !table.isEmpty else { return [] }
+        guard table.count < values.count else {
+            return values.compactMap { name, value in
+                guard let value, let known = table[name] else { return nil }
+                return (name, value, known)
+            }
+        }
+        return table.compactMap { name, known in
+            guard let value = values[name] ?? nil else { return nil }
+            return (name, value, known)
+        }
+    }
+
     /// The values of `values` (changes from elsewhere) that decode as none of the types their key
     /// is read as; reports each.
     ///
     /// The decoded values it made are the caller's to keep as the keys' decoded values, or to
     /// release where an old value is released.
     func refusedChanges(in values: [String: JSONValue?]) -> RefusedChanges {
-        let checks = readTypes.withLock { table -> [(String, JSONValue, ReadTypes)] in
-            guard !table.isEmpty else { return [] }
-            // The smaller searched by the other's names: a file another process wrote brings
-            // thousands of keys this program never reads, or a program reads many keys of
-            // which a report names a few.
-            guard table.count < values.count else {
-                return values.compactMap { name, value in
-                    guard let value, let known = table[name] else { return nil }
-                    return (name, value, known)
-                }
-            }
-            return table.compactMap { name, known in
-                guard let value = values[name] ?? nil else { return nil }
-                return (name, value, known)
-            }
-        }
+        let checks = readTypes.withLock { Self.readKeys(in: values, table: $0) }
         guard !checks.isEmpty else { return RefusedChanges() }
         // Only values that change memory (a whole report repeats every unchanged one), with
         // what memory holds now.
