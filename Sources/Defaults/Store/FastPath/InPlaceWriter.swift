@@ -15,8 +15,6 @@ extension Defaults.Suite {
     struct InPlaceWriter: Sendable {
         /// `ObjectIdentifier(Value.self)`.
         let type: ObjectIdentifier
-        /// `Box<Value>`.
-        let boxType: AnyBox.Type
         /// Whether a write of an observed key can take this path too: the value fits the room the
         /// writer keeps for the value it replaces, which the observers are told with.
         let isObservable: Bool
@@ -78,7 +76,6 @@ extension Defaults.Suite {
             else { return nil }
             return InPlaceWriter(
                 type: ObjectIdentifier(Value.self),
-                boxType: Box<Value>.self,
                 isObservable: MemoryLayout<Value>.size <= maximumObservedSize
                     && MemoryLayout<Value>.alignment <= MemoryLayout<UInt64>.alignment,
                 size: MemoryLayout<Value>.size,
