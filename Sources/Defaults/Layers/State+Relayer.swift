@@ -104,8 +104,8 @@ extension Store.State {
         for (name, old) in zip(names, before) {
             let new = seen(name)
             // Taken before its decoded value may be forgotten: that is the old one.
-            let entry = keys[Defaults.Suite.HashedName(name)]
-            if old.beneath != new.beneath { outcome.dropped.append(forgetDecoded(name)) }
+            let entry = table.keys[Defaults.Suite.HashedName(name)]
+            if old.beneath != new.beneath { outcome.dropped.append(table.forgetDecoded(name)) }
             let lockChanged = old.isLockedBySystemFile != new.isLockedBySystemFile
             guard old.value != new.value || lockChanged else { continue }
             outcome.count += 1

@@ -21,7 +21,7 @@ extension Defaults.Suite {
         var observers: (any Defaults.ObserverSlot)?
 
         /// Whether ``decoded`` holds a value written in place whose JSON the state's values do
-        /// not have yet (see `StoredValues`).
+        /// not have yet (see `Table`).
         var isJSONStale = false
 
         /// Whether the entry holds nothing, so it can go.

@@ -18,25 +18,34 @@ extension Store.State {
         let isSeen: Bool
     }
 
+    /// What ``absorb(_:isWhole:revision:leaving:found:into:)`` did, for the caller to act on
+    /// after the lock.
+    struct Absorbed {
+        /// Each key considered: its change holds its observers, released by the caller after
+        /// the lock.
+        var listed: [Listed] = []
+        /// The keys that changed only their stored value (nothing kept beside them, nobody to
+        /// tell), taken at once and counted, not listed.
+        var plainChanges = 0
+        /// What leaves memory, for the caller to release after the lock.
+        var dropped: [Defaults.Suite.CacheEntry?]
+    }
+
     /// Takes `values` (`nil`: removed) from outside into memory, and returns the changes someone
     /// can be told of, with the observers of the whole suite.
     ///
     /// What ``Store/absorbOutside(_:isWhole:revision:leaving:)`` says, decided: keys changed here
     /// and not committed yet keep their values; a value of none of the types its key is read as
     /// (`found`) is taken as stored while reads keep the last good one; with `isWhole` the keys
-    /// `values` lacks are removed, but for those in `kept`. Each key considered goes into
-    /// `listed` (its change holds its observers, released by the caller after the lock), and what
-    /// leaves memory into `dropped`; a key that only changes its stored value (see below) is
-    /// taken at once and counted in `plainChanges`.
+    /// `values` lacks are removed, but for those in `kept`. What it did goes into `absorbed`
+    /// (``Absorbed``).
     mutating func absorb(
         _ values: [String: JSONValue?],
         isWhole: Bool,
         revision: UInt64?,
         leaving kept: Set<String>,
         found: RefusedChanges,
-        listing listed: inout [Listed],
-        counting plainChanges: inout Int,
-        dropping dropped: inout [Defaults.Suite.CacheEntry?]
+        into absorbed: inout Absorbed
     ) -> ([String: Defaults.StoredChange], (any Defaults.ObserverSlot)?) {
         if let revision {
             // A whole report is the backend's word on everything, even at an older revision
@@ -46,7 +55,7 @@ extension Store.State {
             backendRevision = revision
         }
         var keptGood: [(String, Defaults.Suite.CacheEntry)] = []
-        listed.reserveCapacity(values.count)
+        absorbed.listed.reserveCapacity(values.count)
         let hasLocalChanges = flushing.isDirty
         let isAllReported = Defaults.hasEveryChangeSinks || suiteObservers != nil
         // Nobody gets every change, no layer, nothing refused or decoded: a key nothing is kept
@@ -57,14 +66,14 @@ extension Store.State {
         // What is kept beside a changed key, found with one search; only for keys that
         // changed, and searched by a name hashed once.
         func consider(_ name: String, _ new: JSONValue?) {
-            if isPlain, keys.index(forKey: Defaults.Suite.HashedName(name)) == nil {
+            if isPlain, table.keys.index(forKey: Defaults.Suite.HashedName(name)) == nil {
                 let old = new.map { self.values.updateValue($0, forKey: name) } ?? self.values.removeValue(forKey: name)
-                if old != new { plainChanges += 1 }
+                if old != new { absorbed.plainChanges += 1 }
                 return
             }
             let old = self.values[name]
             guard old != new else { return }
-            let entry = keys[Defaults.Suite.HashedName(name)]
+            let entry = table.keys[Defaults.Suite.HashedName(name)]
             guard !hasLocalChanges || entry?.isChanged != true else { return }
             if !found.refused.isEmpty, let new, found.refused[name] == new, !layered.isLocked(name) {
                 // Of none of the types the key is read as: memory takes the value as
@@ -72,7 +81,7 @@ extension Store.State {
                 // reads keep the last good one, which was the old value, and nobody is told.
                 let kept = entry?.decoded.map { $0.box != nil } ?? false
                 if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
-                listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
+                absorbed.listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
                 return
             }
             // Nothing kept beside the key, nothing decoded for it, nobody to tell: its value is
@@ -80,7 +89,7 @@ extension Store.State {
             if entry == nil, !isAllReported, layered.layering.isEmpty,
                 found.decoded.isEmpty || found.decoded[name] == nil
             {
-                listed.append(Listed(name: name, stored: new, change: nil, isSeen: true))
+                absorbed.listed.append(Listed(name: name, stored: new, change: nil, isSeen: true))
                 return
             }
             // What reads see of the key: a locked key does not change, and a system
@@ -89,7 +98,7 @@ extension Store.State {
             let seenNew = layered.seen(name, stored: new)
             guard layered.layering.isDisjoint(with: .seenByReads) || (!layered.isLocked(name) && seenOld != seenNew)
             else {
-                listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
+                absorbed.listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
                 return
             }
             let change = Defaults.StoredChange(
@@ -101,7 +110,7 @@ extension Store.State {
                     || found.decoded.isEmpty ? nil : found.decoded[name],
                 observers: entry?.observers
             )
-            listed.append(Listed(name: name, stored: new, change: change, isSeen: true))
+            absorbed.listed.append(Listed(name: name, stored: new, change: change, isSeen: true))
         }
         for (name, new) in values { consider(name, new) }
         if isWhole {
@@ -112,10 +121,10 @@ extension Store.State {
             for name in gone { consider(name, nil) }
         }
         for (name, good) in keptGood {
-            dropped.append(keepDecoded(good, for: Defaults.Suite.HashedName(name)))
+            absorbed.dropped.append(table.keepDecoded(good, for: Defaults.Suite.HashedName(name)))
         }
-        if plainChanges > 0 { generation &+= 1 }
-        return take(listed, dropping: &dropped)
+        if absorbed.plainChanges > 0 { generation &+= 1 }
+        return take(absorbed.listed, dropping: &absorbed.dropped)
     }
 
     /// Puts `listed` (a key, its new stored value, and its change when reads see one) into memory,
@@ -141,9 +150,9 @@ extension Store.State {
             // Only a key that had a decoded value kept has one to forget; one decoded from the
             // new value is kept in its place.
             if let newDecoded = change.newDecoded {
-                dropped.append(keepDecoded(newDecoded, for: Defaults.Suite.HashedName(name)))
+                dropped.append(table.keepDecoded(newDecoded, for: Defaults.Suite.HashedName(name)))
             } else if change.oldDecoded != nil {
-                dropped.append(forgetDecoded(name))
+                dropped.append(table.forgetDecoded(name))
             }
             if isAllReported || change.observers != nil {
                 changes[name] = change

@@ -4,7 +4,7 @@ import Foundation
 extension Store {
     /// The entries of the state's table of keys: keys with a decoded value kept, a change not yet
     /// flushed, or observers; for tests that it does not grow.
-    var keyEntryCount: Int { state.withLock { $0.keys.count } }
+    var keyEntryCount: Int { state.withLock { $0.table.keys.count } }
 
     /// Changes what hangs on the key `name` of the state (shared by every suite over this store): `body` gets the key's observer slot, under the state's lock, and may change it.
     ///
@@ -39,7 +39,7 @@ extension Store {
     /// Everything hanging on the keys of the state, and on the whole state.
     func observerSlots() -> [any Defaults.ObserverSlot] {
         state.withLock { state in
-            state.keys.values.compactMap(\.observers) + [state.suiteObservers].compactMap { $0 }
+            state.table.keys.values.compactMap(\.observers) + [state.suiteObservers].compactMap { $0 }
         }
     }
 }
@@ -53,18 +53,18 @@ extension Store.State {
         named name: Defaults.Suite.HashedName,
         _ body: (inout (any Defaults.ObserverSlot)?) -> Void
     ) -> (any Defaults.ObserverSlot)? {
-        guard let index = keys.index(forKey: name) else {
+        guard let index = table.keys.index(forKey: name) else {
             var slot: (any Defaults.ObserverSlot)?
             body(&slot)
-            if let slot { keys[name] = Defaults.Suite.KeyState(observers: slot) }
+            if let slot { table.keys[name] = Defaults.Suite.KeyState(observers: slot) }
             return nil
         }
         // The entry is lent in place (`inout`), here and below: read as a value, all of it
         // would be copied, and its references retained and released.
-        let old = Defaults.Suite.KeyState.observers(of: &keys.values[index])
-        body(&keys.values[index].observers)
+        let old = Defaults.Suite.KeyState.observers(of: &table.keys.values[index])
+        body(&table.keys.values[index].observers)
         // An entry left with nothing goes, so keys observed once leave nothing behind.
-        if Defaults.Suite.KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
+        if Defaults.Suite.KeyState.isEmpty(&table.keys.values[index]) { table.keys.remove(at: index) }
         return old
     }
 }

@@ -22,28 +22,19 @@ extension Store {
         // Checked before the lock: decoding runs the types' bridges, user code. What was
         // decoded becomes a key's decoded value, or leaves with what is dropped.
         var found = refusedChanges(in: values)
-        var dropped: [Defaults.Suite.CacheEntry?] = Array(found.decoded.values) + Array(found.lastGood.values)
         // Out here, not in the closure: each change in it holds its key's observers, and the last
         // reference to an observer that stopped meanwhile may be here. Its release can release a
         // suite, which commits (taking the gate the caller holds), so it happens on the delivery
-        // queue with `dropped`.
-        var listed: [Store.State.Listed] = []
-        var plainChanges = 0
+        // queue with what is dropped.
+        var absorbed = State.Absorbed(dropped: Array(found.decoded.values) + Array(found.lastGood.values))
         let (changes, suiteObservers) = state.withLock { state in
-            state.absorb(
-                values,
-                isWhole: isWhole,
-                revision: revision,
-                leaving: kept,
-                found: found,
-                listing: &listed,
-                counting: &plainChanges,
-                dropping: &dropped
-            )
+            state.absorb(values, isWhole: isWhole, revision: revision, leaving: kept, found: found, into: &absorbed)
         }
-        let observed = listed.compactMap(\.change)
-        let seen = listed.reduce(plainChanges) { $0 + ($1.isSeen ? 1 : 0) }
-        listed = []
+        let observed = absorbed.listed.compactMap(\.change)
+        let seen = absorbed.listed.reduce(absorbed.plainChanges) { $0 + ($1.isSeen ? 1 : 0) }
+        // Taken out, so nothing here keeps what leaves memory alive (see below).
+        let dropped = absorbed.dropped
+        absorbed = State.Absorbed(dropped: [])
         if seen > 0 { noteActivity(.changedElsewhere(keys: seen)) }
         // What was decoded is released with `dropped`, on the delivery queue, not here.
         found = RefusedChanges()

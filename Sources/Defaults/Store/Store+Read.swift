@@ -54,7 +54,7 @@ extension Store {
     func keepDecoded(_ entry: CacheEntry, for name: HashedName, ifStillAt generation: UInt64) -> CacheEntry? {
         state.withLock { state -> CacheEntry? in
             guard state.generation == generation else { return nil }
-            return state.keepDecoded(entry, for: name)
+            return state.table.keepDecoded(entry, for: name)
         }
     }
 
@@ -140,18 +140,18 @@ extension Store.State {
             // A key the transaction has not written reads as it does outside: its decoded
             // value is that of what is stored (or the last good one, when a value of another
             // type was kept out).
-            if stored == values[name.text], let index = keys.index(forKey: name),
-                let box = Self.decodedBox(&keys.values[index], as: typeID)
+            if stored == values[name.text], let index = table.keys.index(forKey: name),
+                let box = Self.decodedBox(&table.keys.values[index], as: typeID)
             {
                 return .cached(box)
             }
             guard let json = layered.seen(name.text, stored: stored) else { return .absent }
             return .uncached(Defaults.Suite.Box(json))
         }
-        if let index = keys.index(forKey: name) {
+        if let index = table.keys.index(forKey: name) {
             // The entry is lent in place (`inout`); read as a value, all of it would be
             // copied, and its observers retained and released, on every read.
-            if let box = Self.decodedBox(&keys.values[index], as: typeID) { return .cached(box) }
+            if let box = Self.decodedBox(&table.keys.values[index], as: typeID) { return .cached(box) }
         }
         // The decoded value kept is that of what reads see, system files and locks included.
         guard let json = layeredValue(named: name.text) else { return .absent }

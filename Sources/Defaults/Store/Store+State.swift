@@ -16,34 +16,22 @@ extension Store {
     /// Every decision that changes it is a `mutating` method here that returns an outcome, taken
     /// under the store's lock by the store's own files.
     struct State {
-        /// The stored values exactly as they sit in the file, including keys no `Key` names.
-        ///
-        /// Reaching it first settles the JSON of the keys written in place, and makes the record
-        /// of migrations if it was left unparsed (see ``StoredValues``).
+        /// The stored values exactly as they sit in the backend, including keys no `Key` names
+        /// (``Table/values``, which settles what was kept from them first).
         var values: [String: JSONValue] {
-            // NB: yielded, not returned: a getter would retain and release the dictionary on
-            // every access, and a file of thousands of keys is applied with one access per key.
-            mutating _read {
-                if !stored.isSettled { stored.settle(keys: &keys) }
-                yield stored.unsettled
-            }
-            _modify {
-                if !stored.isSettled { stored.settle(keys: &keys) }
-                yield &stored.unsettled
-            }
+            mutating _read { yield table.values }
+            _modify { yield &table.values }
         }
         /// The stored value of `name`: unlike ``values``, this leaves a deferred record of
         /// migrations unparsed unless it is the one asked for.
         mutating func storedValue(named name: String) -> JSONValue? {
-            stored.value(named: name, keys: &keys)
+            table.value(named: name)
         }
         /// Whether `name` holds a stored value; leaves a deferred record of migrations unparsed.
         @inline(__always)
         mutating func holdsValue(named name: String) -> Bool {
-            stored.holds(named: name, keys: &keys)
+            table.holds(named: name)
         }
-        /// The values, and what is kept from them until asked.
-        private var stored = StoredValues()
 
         /// How a store's writes go: set once, from its backend.
         struct WriteMode {
@@ -55,20 +43,17 @@ extension Store {
 
         /// Creates an empty state holding `values`.
         init(values: [String: JSONValue] = [:]) {
-            stored = StoredValues(values)
+            table = Table(values)
         }
 
         /// Holds `values`, with the record of migrations left unparsed when `record` is given.
         mutating func take(_ values: [String: JSONValue], deferredRecord record: DeferredJSON?) {
-            stored.take(values, deferredRecord: record)
+            table.take(values, deferredRecord: record)
         }
 
-        /// What is kept beside a key's stored value: its decoded value, whether it waits for the
-        /// next flush, and its observers.
-        ///
-        /// One table for the three, so a write searches it once. A key may have an entry and no
-        /// stored value (it is observed), or a stored value and no entry.
-        var keys: [HashedName: KeyState] = [:]
+        /// The values and the key table: what is kept beside each key (its decoded value, its mark
+        /// for the next flush, its observers).
+        var table: Table
         /// The observers of every key of this state, as the observation module keeps them.
         var suiteObservers: (any Defaults.ObserverSlot)?
         /// How the store's writes go, whatever is written: set once, when the store is made.
@@ -94,12 +79,12 @@ extension Store {
         /// meanwhile are not lost; the file watcher leaves them alone, so an unflushed local change
         /// wins until its flush.
         func isChanged(_ name: String) -> Bool {
-            keys[HashedName(name)]?.isChanged ?? false
+            table.isChanged(name)
         }
 
         /// Marks `name` as changed since the last flush.
         mutating func markChanged(_ name: String) {
-            if !keys[HashedName(name), default: KeyState()].markChanged() { flushing.changedCount += 1 }
+            if !table.markChanged(name) { flushing.changedCount += 1 }
         }
 
         /// Marks each of `names` as changed since the last flush.
@@ -110,22 +95,8 @@ extension Store {
         /// The keys changed since the last flush, which are no longer marked so.
         mutating func takeChanged() -> Set<String> {
             guard flushing.changedCount > 0 else { return [] }
-            var changed = Set<String>(minimumCapacity: flushing.changedCount)
-            var emptied = false
-            // By index, so clearing a mark searches nothing.
-            var index = keys.startIndex
-            while index != keys.endIndex {
-                if keys.values[index].isChanged {
-                    keys.values[index].isChanged = false
-                    changed.insert(keys.keys[index].text)
-                    emptied = emptied || keys.values[index].isEmpty
-                }
-                keys.formIndex(after: &index)
-            }
-            // Entries held only for the mark go, so keys written once and removed leave nothing.
-            if emptied { keys = keys.filter { !$0.value.isEmpty } }
-            flushing.changedCount = 0
-            return changed
+            defer { flushing.changedCount = 0 }
+            return table.takeChanged(count: flushing.changedCount)
         }
 
         /// The box kept in `entry` for a value decoded as the type `typeID` names: `.some(nil)` when
@@ -136,40 +107,6 @@ extension Store {
         ) -> AnyBox?? {
             guard let decoded = entry.decoded, decoded.type == typeID else { return nil }
             return .some(decoded.box)
-        }
-
-        /// Forgets the decoded value kept for `name`, if any.
-        ///
-        /// - Returns: The value forgotten, for the caller to release after the lock: a decoded value
-        ///   may be an instance of a class of the user's, whose `deinit` is user code.
-        mutating func forgetDecoded(_ name: String) -> CacheEntry? {
-            stored.settleJSON(keys: &keys)
-            guard let index = keys.index(forKey: HashedName(name)) else { return nil }
-            return forgetDecoded(at: index).old
-        }
-
-        /// Forgets the decoded value of the entry at `index`; returns it, and the entry's observers.
-        private mutating func forgetDecoded(
-            at index: Dictionary<HashedName, KeyState>.Index
-        ) -> (old: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
-            // Settled by the callers (recordChange, forgetDecoded(_:)): settling here would
-            // move the entry `index` points at.
-            var old: CacheEntry?
-            swap(&old, &keys.values[index].decoded)
-            let observers = KeyState.observers(of: &keys.values[index])
-            // An entry's other parts stay; an entry left with nothing goes.
-            if KeyState.isEmpty(&keys.values[index]) { keys.remove(at: index) }
-            return (old, observers)
-        }
-
-        /// Keeps `decoded` as the decoded value of `name`.
-        ///
-        /// - Returns: The value kept before, for the caller to release after the lock.
-        mutating func keepDecoded(_ decoded: CacheEntry, for name: HashedName) -> CacheEntry? {
-            stored.settleJSON(keys: &keys)
-            var old: CacheEntry? = decoded
-            swap(&old, &keys[name, default: KeyState()].decoded)
-            return old
         }
 
         /// Whether a write of `name` in place can go with ``layering``, not empty: only when it
@@ -217,17 +154,18 @@ extension Store {
             }
             // Every NaN is stored as "NaN": whether one is a change is the general path's to say.
             if writer.nan != .none && writer.nan.isNaN(value) { return .general }
-            guard let index = keys.index(forKey: name) else { return .general }
-            switch Self.assign(value, writer, into: &keys.values[index], savingOldTo: &old, observers: &observers) {
+            guard let index = table.keys.index(forKey: name) else { return .general }
+            switch Self.assign(value, writer, into: &table.keys.values[index], savingOldTo: &old, observers: &observers)
+            {
             case .notAssigned:
                 return .general
             case .equal:
                 return .done(changed: false, schedulesFlush: false)
             case .assigned(let wasStale):
-                if !wasStale { stored.markStale(name, encoder: encoder()) }
+                if !wasStale { table.markStale(name, encoder: encoder()) }
                 generation &+= 1
                 guard mode.commitsLater else { return .done(changed: true, schedulesFlush: false) }
-                if !keys.values[index].markChanged() { flushing.changedCount += 1 }
+                if !table.keys.values[index].markChanged() { flushing.changedCount += 1 }
                 return .done(changed: true, schedulesFlush: flushing.machine.changed())
             }
         }
@@ -334,25 +272,22 @@ extension Store {
             return .changed(old: old, oldDecoded: oldDecoded, observers: observers)
         }
 
-        /// Records one committed change of `name`, with one search of ``keys``: keeps `decoded` (or
-        /// forgets the old one), marks the key changed when `marksChanged`.
+        /// Records one committed change of `name` in the key table (``Table/recordChange(of:decoded:marksChanged:)``)
+        /// and counts a key newly marked changed.
         ///
         /// - Returns: The decoded value kept before, and the key's observers.
+        @inline(__always)
         mutating func recordChange(
             of name: HashedName,
             decoded: CacheEntry?,
             marksChanged: Bool
         ) -> (oldDecoded: CacheEntry?, observers: (any Defaults.ObserverSlot)?) {
-            stored.settleJSON(keys: &keys)
-            // A removal of an unobserved, unchanged key with nothing kept adds no entry.
-            if decoded == nil && !marksChanged {
-                guard let index = keys.index(forKey: name) else { return (nil, nil) }
-                let (old, observers) = forgetDecoded(at: index)
-                return (old, observers)
-            }
-            let (old, observers, wasChanged) = keys[name, default: KeyState()]
-                .record(decoded, marksChanged: marksChanged)
-            if marksChanged && !wasChanged { flushing.changedCount += 1 }
+            let (old, observers, newlyMarked) = table.recordChange(
+                of: name,
+                decoded: decoded,
+                marksChanged: marksChanged
+            )
+            if newlyMarked { flushing.changedCount += 1 }
             return (old, observers)
         }
     }

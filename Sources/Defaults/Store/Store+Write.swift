@@ -108,7 +108,7 @@ extension Store {
             guard state.values[name] != current else { return nil }
             state.values[name] = current
             state.generation &+= 1
-            return state.forgetDecoded(name)
+            return state.table.forgetDecoded(name)
         }
     }
 

@@ -155,19 +155,27 @@ final class FileWatcher: Sendable {
         // notification held.
         queue.async { [self] in
             var polling: [Client: Defaults.StorageError] = [:]
-            let moved = state.withLock { state -> [(any FileWatcherClient, Int)] in
-                guard state.backends.removeValue(forKey: identifier) != nil else { return [] }
-                for client in state.entries.keys where client.backend == identifier { remove(client, &state) }
-                // This pass may move other files' watches too (a directory of theirs came back
-                // since the last event was read): their backends must look, as after any move, or a
-                // file saved into that directory before its watch existed is never read.
-                defer { state.stopPollingIfIdle() }
-                return descriptor >= 0 ? state.backends(of: reconcile(&state, polling: &polling)) : []
-            }
+            let moved = state.withLock { removeBackend(identifier, &$0, polling: &polling) }
             // After the lock: looking and reporting take it again.
             for (backend, source) in moved { backend.fileMayHaveChanged(source: source) }
             report(polling)
         }
+    }
+
+    /// Forgets the backend `identifier` and every file of it; returns the other backends whose
+    /// watches moved meanwhile, and the file each must look at.
+    private func removeBackend(
+        _ identifier: ObjectIdentifier,
+        _ state: inout State,
+        polling: inout [Client: Defaults.StorageError]
+    ) -> [(any FileWatcherClient, Int)] {
+        guard state.backends.removeValue(forKey: identifier) != nil else { return [] }
+        for client in state.entries.keys where client.backend == identifier { remove(client, &state) }
+        // This pass may move other files' watches too (a directory of theirs came back since the
+        // last event was read): their backends must look, as after any move, or a file saved into
+        // that directory before its watch existed is never read.
+        defer { state.stopPollingIfIdle() }
+        return descriptor >= 0 ? state.backends(of: reconcile(&state, polling: &polling)) : []
     }
 
     /// Adds `client`'s entries to the watched ones.
