@@ -172,11 +172,11 @@ import Testing
         }
     }
 
-    @Test func aSingleValueSurvivesTheFile() throws {
+    @Test func aSingleValueSurvivesTheFile() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(Defaults.AnySerializable(Int64.min), default: 0, storedAs: .number("-9223372036854775808"))
         batch.expectLossless(Defaults.AnySerializable(Date(timeIntervalSince1970: 0)), default: 0)
-        try batch.run()
+        try await batch.run()
     }
 }
 

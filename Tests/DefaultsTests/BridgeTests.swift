@@ -14,7 +14,7 @@ import Testing
         #expect(result.errors.isEmpty)
     }
 
-    @Test func bridgedValuesSurviveInsideCollectionsAndOptionals() throws {
+    @Test func bridgedValuesSurviveInsideCollectionsAndOptionals() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(
             [Self.ann, Self.bob],
@@ -28,10 +28,10 @@ import Testing
         batch.expectLossless(Optional(Self.bob), default: nil)
         batch.expectLossless([Self.ann, nil] as [User?], default: [])
         batch.expectLossless([["team": [Self.ann, Self.bob]]], default: [])
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func bridgesComposeThroughARawRepresentableEnum() throws {
+    @Test func bridgesComposeThroughARawRepresentableEnum() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(Temperature(celsius: 20), default: Temperature(celsius: 0), storedAs: .number("20"))
         batch.expectLossless(
@@ -44,10 +44,10 @@ import Testing
             default: [:],
             storedAs: .object(["kitchen": .number("20")])
         )
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func bridgesComposeThroughAnotherBridgedType() throws {
+    @Test func bridgesComposeThroughAnotherBridgedType() async throws {
         let account = Account(owner: Self.ann, plan: "pro")
         var batch = SerializationBatch()
         batch.expectLossless(
@@ -63,7 +63,7 @@ import Testing
             storedAs: .object(["name": .string("Bøb \u{0}"), "age": .string("-1")])
         )
         batch.expectLossless([Member(user: Self.ann)], default: [])
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func aValueTheBridgeDeclinesIsNotStoredAndIsReported() throws {

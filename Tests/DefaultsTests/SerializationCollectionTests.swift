@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct SerializationCollectionTests {
-    @Test func tenThousandElementArraysSurviveTheFile() throws {
+    @Test func tenThousandElementArraysSurviveTheFile() async throws {
         var batch = SerializationBatch()
         let integers = (0..<10_000).map { $0 * 7_919 - 39_595_000 }
         batch.add(integers, default: []) { readBack, stored in
@@ -21,10 +21,10 @@ import Testing
         batch.expectLossless(doubles, default: [])
         let flags = (0..<10_000).map { $0.isMultiple(of: 3) }
         batch.expectLossless(flags, default: [])
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func thousandEntryDictionariesSurviveTheFile() throws {
+    @Test func thousandEntryDictionariesSurviveTheFile() async throws {
         var batch = SerializationBatch()
         let byName = Dictionary(uniqueKeysWithValues: (0..<1_000).map { ("key \($0) ключ", $0 * $0) })
         batch.expectLossless(byName, default: [:])
@@ -39,7 +39,7 @@ import Testing
             #expect(members["-500"] == .string("value -500"))
             #expect(members["499"] == .string("value 499"))
         }
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func integerKeyedDictionariesAreStoredWithTheKeysDescription() throws {
@@ -62,17 +62,17 @@ import Testing
         #expect(result.errors.isEmpty)
     }
 
-    @Test func otherNestingsSurviveTheFile() throws {
+    @Test func otherNestingsSurviveTheFile() async throws {
         var batch = SerializationBatch()
         batch.expectLossless([[[1, 2], []], [[3]]], default: [])
         batch.expectLossless(["a": ["b": [1, 2, 3]], "c": [:]], default: [:])
         batch.expectLossless([Set(["x", "y"]), []], default: [])
         batch.expectLossless(["ranges": [0..<1, -3..<7]], default: [:])
         batch.expectLossless([[Date(timeIntervalSince1970: 0)]], default: [])
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func optionalElementsKeepTheirNils() throws {
+    @Test func optionalElementsKeepTheirNils() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(
             [1, nil, 3, nil] as [Int?],
@@ -90,7 +90,7 @@ import Testing
             #expect(readBack.first == .some(nil))
             #expect(readBack.last == [nil, 2])
         }
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func setsAreStoredInAStableOrder() throws {

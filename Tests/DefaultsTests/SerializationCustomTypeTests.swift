@@ -14,7 +14,7 @@ import Testing
         opened: Date(timeIntervalSinceReferenceDate: 123.456)
     )
 
-    @Test func rawRepresentableEnumsAreStoredAsTheirRawValue() throws {
+    @Test func rawRepresentableEnumsAreStoredAsTheirRawValue() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(Theme.dark, default: .light, storedAs: .string("dark"))
         batch.expectLossless(Theme.highContrast, default: .light, storedAs: .string("high contrast ✓"))
@@ -22,7 +22,7 @@ import Testing
         batch.expectLossless(Level.high, default: .medium, storedAs: .number("1000"))
         batch.expectLossless([Theme.dark, .light], default: [], storedAs: .array([.string("dark"), .string("light")]))
         batch.expectLossless(["now": Level.high], default: [:], storedAs: .object(["now": .number("1000")]))
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func aStoredRawValueWithNoMatchingCaseReadsAsTheDefault() throws {
@@ -61,7 +61,7 @@ import Testing
         }
     }
 
-    @Test func codableValuesSurviveInsideCollections() throws {
+    @Test func codableValuesSurviveInsideCollections() async throws {
         let first = Self.window.withTitle("first").withZoom(1)
         let second = Self.window.withTitle("second").withZoom(2)
         var batch = SerializationBatch()
@@ -69,7 +69,7 @@ import Testing
         batch.expectLossless(Set([first, second]), default: [])
         batch.expectLossless(["a": first], default: [:])
         batch.expectLossless(Optional(first), default: nil)
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func aCodableRawRepresentableTypeIsStoredThroughCodableByDefault() throws {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 @Suite struct SerializationScalarTests {
-    @Test func everyIntegerWidthSurvivesTheFileAtItsExtremes() throws {
+    @Test func everyIntegerWidthSurvivesTheFileAtItsExtremes() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(Int.min, default: 0, storedAs: .number("-9223372036854775808"))
         batch.expectLossless(Int.max, default: 0, storedAs: .number("9223372036854775807"))
@@ -28,10 +28,10 @@ import Testing
         batch.expectLossless(UInt64.max, default: 0, storedAs: .number("18446744073709551615"))
         batch.expectLossless(true, default: false, storedAs: .bool(true))
         batch.expectLossless(false, default: true, storedAs: .bool(false))
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func int128AndUInt128SurviveTheFileAtTheirExtremesWrittenInFull() throws {
+    @Test func int128AndUInt128SurviveTheFileAtTheirExtremesWrittenInFull() async throws {
         var batch = SerializationBatch()
         batch.expectLossless(Int128.min, default: 0, storedAs: .number("-170141183460469231731687303715884105728"))
         batch.expectLossless(Int128.max, default: 0, storedAs: .number("170141183460469231731687303715884105727"))
@@ -41,7 +41,7 @@ import Testing
         batch.expectLossless(Int128(UInt64.max) + 1, default: 0, storedAs: .number("18446744073709551616"))
         batch.expectLossless(-Int128(UInt64.max) - 1, default: 0, storedAs: .number("-18446744073709551616"))
         batch.expectLossless(UInt128(UInt64.max) + 1, default: 0, storedAs: .number("18446744073709551616"))
-        try batch.run()
+        try await batch.run()
         for value: Int128 in [.min, .max, .min + 1, .max - 1, 0, -1, Int128(Int64.min) - 1, Int128(UInt64.max) + 1] {
             #expect(decimalText(value) == String(value))
         }
@@ -104,7 +104,7 @@ import Testing
         for value in [UInt32.max] { #expect(decimalText(value) == String(value)) }
     }
 
-    @Test func doublesSurviveTheFileBitForBit() throws {
+    @Test func doublesSurviveTheFileBitForBit() async throws {
         var batch = SerializationBatch()
         let cases: [(Double, JSONValue?)] = [
             (.infinity, .string("Infinity")),
@@ -129,10 +129,10 @@ import Testing
             #expect(readBack.isNaN)
             #expect(stored == .string("NaN"))
         }
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func floatsSurviveTheFileBitForBitWrittenWithFloatPrecision() throws {
+    @Test func floatsSurviveTheFileBitForBitWrittenWithFloatPrecision() async throws {
         var batch = SerializationBatch()
         let cases: [(Float, JSONValue?)] = [
             (.infinity, .string("Infinity")),
@@ -154,7 +154,7 @@ import Testing
             #expect(readBack.isNaN)
             #expect(stored == .string("NaN"))
         }
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func aFloatIsNotWidenedToDoubleOnTheWayToTheFile() throws {
@@ -169,7 +169,7 @@ import Testing
         }
     }
 
-    @Test func datesSurviveTheFileBitForBit() throws {
+    @Test func datesSurviveTheFileBitForBit() async throws {
         var batch = SerializationBatch()
         let dates = [
             Date.now,
@@ -190,7 +190,7 @@ import Testing
                 )
             }
         }
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func aWholeSecondDateIsStoredAsReadableISO8601() throws {
@@ -222,7 +222,7 @@ import Testing
         #expect(result.errors.isEmpty)
     }
 
-    @Test func urlsUUIDsAndRangesSurviveTheFile() throws {
+    @Test func urlsUUIDsAndRangesSurviveTheFile() async throws {
         var batch = SerializationBatch()
         let web = try #require(URL(string: "https://example.com:8443/a/b?q=1&r=%20x#frag"))
         batch.expectLossless(web, default: URL(fileURLWithPath: "/"), storedAs: .string(web.absoluteString))
@@ -235,10 +235,10 @@ import Testing
         batch.expectLossless(0.1...2.5, default: 0...1, storedAs: .array([.number("0.1"), .number("2.5")]))
         batch.expectLossless(-Double.infinity...0, default: 0...1)
         batch.expectLossless(UInt64.max...UInt64.max, default: 0...1)
-        try batch.run()
+        try await batch.run()
     }
 
-    @Test func emptyValuesStayEmptyInsteadOfFallingBackToTheirDefault() throws {
+    @Test func emptyValuesStayEmptyInsteadOfFallingBackToTheirDefault() async throws {
         var batch = SerializationBatch()
         batch.expectLossless("", default: "fallback", storedAs: .string(""))
         batch.expectLossless([Int](), default: [1, 2, 3], storedAs: .array([]))
@@ -247,7 +247,7 @@ import Testing
         batch.expectLossless(Data(), default: Data([1]), storedAs: .string(""))
         batch.expectLossless([[Int]](), default: [[1]], storedAs: .array([]))
         batch.expectLossless([[String: Int]()], default: [["a": 1]], storedAs: .array([.object([:])]))
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func anOptionalKeyStoresAValueAndRemovesItWhenSetToNil() throws {

@@ -24,7 +24,7 @@ import Testing
         "x" + controlCharacters + "y",
     ]
 
-    @Test func unicodeAndControlCharactersSurviveTheFileByteForByte() throws {
+    @Test func unicodeAndControlCharactersSurviveTheFileByteForByte() async throws {
         var batch = SerializationBatch()
         for sample in Self.samples {
             batch.add(sample, default: "fallback") { readBack, stored in
@@ -32,7 +32,7 @@ import Testing
                 #expect(stored == .string(sample))
             }
         }
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func controlCharactersAreEscapedInTheFileAndNonASCIITextIsNot() throws {
@@ -74,7 +74,7 @@ import Testing
         #expect(Array(result.value.utf8) == Array(long.utf8))
     }
 
-    @Test func precomposedAndDecomposedAccentsStayByteDistinct() throws {
+    @Test func precomposedAndDecomposedAccentsStayByteDistinct() async throws {
         let precomposed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         try #require(precomposed == decomposed)  // Swift calls them equal; the file must not.
@@ -89,7 +89,7 @@ import Testing
         batch.add([precomposed, decomposed], default: []) { readBack, _ in
             #expect(readBack.map { Array($0.utf8) } == [Array(precomposed.utf8), Array(decomposed.utf8)])
         }
-        try batch.run()
+        try await batch.run()
     }
 
     @Test func writingTheDecomposedFormOverThePrecomposedOneIsAChange() throws {

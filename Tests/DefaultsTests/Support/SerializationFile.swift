@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -117,6 +118,19 @@ func withSerializationFile<Result>(_ body: (SerializationFile) throws -> Result)
     return try body(file)
 }
 
+/// ``withSerializationFile(_:)`` for an `async` body.
+func withSerializationFileAsync<Result>(_ body: (SerializationFile) async throws -> Result) async throws -> Result {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("defaults-serialization-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let file = SerializationFile(url: directory.appendingPathComponent("settings.json", isDirectory: false))
+    defer {
+        file.synchronizeAll()
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try await body(file)
+}
+
 /// A value after a trip through a real file.
 struct SerializationRoundTrip<Value> {
     /// The value read back by the suite that wrote it.
@@ -153,14 +167,21 @@ func serializationRoundTrip<Value: Defaults.Serializable>(
     }
 }
 
-/// Many values written to one file under keys of their own, then read back by a suite on a copy.
+/// Many values written to one file under keys of their own, then read back by a suite on a copy;
+/// the file checked against the schema the suite publishes for those keys; and the same values
+/// written to a `UserDefaults` (named by a path in a temporary folder) and read back by a second
+/// suite on it.
 ///
-/// Each check runs against the value the new suite reads and what the file holds under its key,
-/// and reports failures at the line that added it.
+/// One ``expectLossless(_:default:storedAs:sourceLocation:)`` line therefore holds a type to
+/// everything a built-in type promises: its JSON, its schema, its `UserDefaults` layout. Each check
+/// runs against the value the new suite reads and what the file holds under its key, and reports
+/// failures at the line that added it.
 struct SerializationBatch {
     private struct Entry {
+        var key: (Defaults.Suite) -> Defaults.Keys
         var write: (Defaults.Suite) -> Void
         var verify: (Defaults.Suite, JSONValue?) -> Void
+        var sourceLocation: SourceLocation
     }
 
     private var entries: [Entry] = []
@@ -169,15 +190,18 @@ struct SerializationBatch {
     mutating func add<Value: Defaults.Serializable>(
         _ value: Value,
         default defaultValue: Value,
+        sourceLocation: SourceLocation = #_sourceLocation,
         check: @escaping (Value, JSONValue?) -> Void
     ) {
         let name = "value-\(entries.count)"
         entries.append(
             Entry(
+                key: { suite in Defaults.Key<Value>(name, default: defaultValue, suite: suite) },
                 write: { suite in suite[Defaults.Key<Value>(name, default: defaultValue, suite: suite)] = value },
                 verify: { suite, stored in
                     check(suite[Defaults.Key<Value>(name, default: defaultValue, suite: suite)], stored)
-                }
+                },
+                sourceLocation: sourceLocation
             )
         )
     }
@@ -189,7 +213,7 @@ struct SerializationBatch {
         storedAs json: JSONValue? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
-        add(value, default: defaultValue) { readBack, stored in
+        add(value, default: defaultValue, sourceLocation: sourceLocation) { readBack, stored in
             #expect(readBack == value, sourceLocation: sourceLocation)
             if let json {
                 #expect(stored == json, sourceLocation: sourceLocation)
@@ -197,9 +221,11 @@ struct SerializationBatch {
         }
     }
 
-    /// Writes every value with one suite, synchronizes, and runs the checks against a suite on a copy.
-    func run(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        try withSerializationFile { file in
+    /// Writes every value with one suite, synchronizes, and runs the checks against a suite on a
+    /// copy; validates the file against the schema the writer publishes for the keys; then writes
+    /// every value to a `UserDefaults` and runs the checks against a second suite on it.
+    func run(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let (members, schemaFailures) = try await withSerializationFileAsync { file in
             let writer = file.makeSuite()
             for entry in entries { entry.write(writer) }
             try writer.synchronize()
@@ -210,6 +236,39 @@ struct SerializationBatch {
                 entry.verify(reader, members["value-\(index)"])
             }
             #expect(file.errors.errors.isEmpty, "\(file.errors.errors)", sourceLocation: sourceLocation)
+            try writer.publishSchema(for: entries.map { $0.key(writer) })
+            let schema = try #require(writer.schemaFileURL)
+            return (members, try await SchemaValidator.failures(of: [file.url], against: schema))
+        }
+        for failure in schemaFailures {
+            let index = Int(failure.key.dropFirst("value-".count)) ?? -1
+            let location = entries.indices.contains(index) ? entries[index].sourceLocation : sourceLocation
+            Issue.record("the file breaks its schema: \(failure.key): \(failure.message)", sourceLocation: location)
+        }
+        try await withSerializationUserDefaults { userDefaults in
+            let writer = Defaults.Suite(userDefaults: userDefaults)
+            for entry in entries { entry.write(writer) }
+            let reader = Defaults.Suite(userDefaults: userDefaults)
+            // The file's JSON is what each check compares to: a `UserDefaults` holds no JSON.
+            for (index, entry) in entries.enumerated() {
+                entry.verify(reader, members["value-\(index)"])
+            }
         }
     }
+}
+
+/// Runs `body` with a `UserDefaults` whose property list is in a new temporary folder, removed
+/// when `body` returns.
+func withSerializationUserDefaults<Result>(
+    _ body: (UserDefaults) async throws -> Result
+) async throws -> Result {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("defaults-serialization-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // An absolute suite name is the file's path without ".plist": in the temporary folder.
+    let userDefaults = try #require(UserDefaults(suiteName: directory.appendingPathComponent("prefs").path))
+    // Written before the folder goes (defers run last first).
+    defer { userDefaults.synchronize() }
+    return try await body(userDefaults)
 }
