@@ -291,7 +291,7 @@ extension Defaults {
         /// Until a scope is first entered in the process, no write is, and the task-local is not
         /// read: reading one costs about a tenth of an observed write (`defaults-profile write-1`).
         @inline(__always)
-        package static var isSuppressed: Bool {
+        static var isSuppressed: Bool {
             hasSuppressed.load(ordering: .acquiring) && suppressedHere
         }
 
