@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Follows a store's secret files on disk, as a file backend follows its file: when one may have
 /// changed (a Kubernetes Secret volume's `..data` link swapped, a file replaced or created), the
@@ -17,7 +16,7 @@ final class SecretFiles: FileWatcherClient {
     /// each one's entries.
     ///
     /// `isWatching` once the watcher knows this client. Touched on `queue` only.
-    private let watched = Mutex<Watched>(Watched())
+    private let watched = Lock<Watched>(Watched())
 
     private struct Watched {
         var directory: URL?
