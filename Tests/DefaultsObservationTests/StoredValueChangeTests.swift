@@ -87,6 +87,46 @@ import Glibc
         }
     }
 
+    /// Found by a black-box probe: a value of the wrong type for a key this process reads was
+    /// not told, and the next change then told an old value never announced.
+    @Test func aValueOfTheWrongTypeForAKeyReadHereIsToldAsStored() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("settings.json")
+            try Data(#"{"x": 1}"#.utf8).write(to: file)
+            let (reports, reported) = AsyncStream.makeStream(of: Defaults.StorageError.self)
+            let suite = Defaults.Suite(fileURL: file) { reported.yield($0) }
+            let x = Defaults.Key<Int>("x", default: 0, suite: suite)
+            #expect(suite[x] == 1)
+            let (changes, continuation) = AsyncStream.makeStream(of: [Change].self)
+            let observation = Defaults.observeStoredValues(of: suite) { continuation.yield($0) }
+            let edited = directory.appendingPathComponent("settings.json.tmp")
+            try Data(#"{"x": "str"}"#.utf8).write(to: edited)
+            #expect(rename(edited.path, file.path) == 0)
+            // Taken in: the value is reported as one reads of `x` cannot use (and the change, if
+            // told, was queued before the report).
+            var problems = reports.makeAsyncIterator()
+            guard case .changeDoesNotDecode(key: "x", _, _)? = await problems.next() else {
+                Issue.record("the refused value was not reported")
+                return
+            }
+            // Typed reads keep the last good value; the stored JSON is what was written.
+            #expect(suite[x] == 1)
+            #expect(suite.storedValue(named: "x") == .string("str"))
+            try Data(#"{"x": 5}"#.utf8).write(to: edited)
+            #expect(rename(edited.path, file.path) == 0)
+            var iterator = changes.makeAsyncIterator()
+            // Before the fix, the first call was the second change: "str" -> 5.
+            let first = await iterator.next()
+            #expect(first == [Change(name: "x", old: .number("1"), new: .string("str"))])
+            guard first?.first?.new == .string("str") else { return }
+            #expect(await iterator.next() == [Change(name: "x", old: .string("str"), new: .number("5"))])
+            #expect(suite[x] == 5)
+            observation.invalidate()
+            continuation.finish()
+            reported.finish()
+        }
+    }
+
     @Test func aSecretsChangeIsToldWithoutItsValues() async throws {
         try await withTemporaryDirectory { directory in
             let secrets = directory.appendingPathComponent("credentials")

@@ -78,10 +78,20 @@ extension Store.State {
             if !found.refused.isEmpty, let new, found.refused[name] == new, !layered.isLocked(name) {
                 // Of none of the types the key is read as: memory takes the value as
                 // stored (a write, or an exclusive commit's compare, is made against it), and
-                // reads keep the last good one, which was the old value, and nobody is told.
+                // typed reads keep the last good one, which was the old value: the key's
+                // observers are not told, but those of every stored change are (its JSON changed).
                 let kept = entry?.decoded.map { $0.box != nil } ?? false
                 if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
-                absorbed.listed.append(Listed(name: name, stored: new, change: nil, isSeen: false))
+                let change =
+                    isAllReported
+                    ? Defaults.StoredChange(
+                        old: layered.seen(name, stored: old),
+                        new: layered.seen(name, stored: new),
+                        oldDecoded: nil,
+                        newDecoded: nil,
+                        observers: nil
+                    ) : nil
+                absorbed.listed.append(Listed(name: name, stored: new, change: change, isSeen: false))
                 return
             }
             // Nothing kept beside the key, nothing decoded for it, nobody to tell: its value is
