@@ -28,10 +28,15 @@ extension Defaults.Suite {
             json = ValueCoding.encode(value)
         }
         // A value the file could not be read back with would make the whole file corrupt.
-        if json == nil && !ValueCoding.isEmptyOptional(value)
-            || json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true
-        {
+        if json == nil && !ValueCoding.isEmptyOptional(value) {
             report(.serializationFailed(key: name, valueType: String(reflecting: Value.self)))
+            return
+        }
+        if json?.isNested(deeperThan: JSONValue.maximumStoredDepth) == true {
+            // The rule named, as `setStoredValues(_:)` names it: the type alone told nothing.
+            let reason =
+                "\(String(reflecting: Value.self)), nested more than \(JSONValue.maximumStoredDepth) levels deep"
+            report(.serializationFailed(key: name, valueType: reason))
             return
         }
         // As in sindresorhus/Defaults: `nil` assigned to an `AnySerializable` key removes the value,

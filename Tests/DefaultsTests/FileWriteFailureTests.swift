@@ -4,6 +4,36 @@ import Testing
 
 /// Writes that cannot reach the disk: reported, kept in memory, retried.
 @Suite struct FileWriteFailureTests {
+    /// Found by a black-box probe: a write that made the file larger than a settings file may be
+    /// (32 MiB) went through, and then no process could read or write the suite again.
+    @Test func aWriteThatWouldMakeTheFileTooLargeToReadFailsAndLeavesTheFile() throws {
+        try withStoreTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("settings.json")
+            try Data(#"{"kept" : 1}"#.utf8).write(to: file)
+            let before = try Data(contentsOf: file)
+            let suite = Defaults.Suite(fileURL: file) { _ in }
+            let big = Defaults.Key<String>("big", default: "", suite: suite)
+            // NB: held, so the timer's commit does not meet the failure first.
+            suite.holdingTimedCommits {
+                suite[big] = String(repeating: "x", count: 32 << 20)
+                let error = #expect(throws: Defaults.StorageError.self) { try suite.synchronize() }
+                #expect(
+                    error?.description.contains("larger than 32 MiB, the most a settings file may be") == true,
+                    "\(String(describing: error))"
+                )
+            }
+            #expect(try Data(contentsOf: file) == before)
+            // Nothing lost: memory keeps the value, and the file is left as others can read it.
+            #expect(suite[big].count == 32 << 20)
+            // A smaller value is written again: it recovers by itself.
+            suite[big] = "small"
+            try suite.synchronize()
+            let members = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+            #expect(members?["big"] as? String == "small")
+            #expect(members?["kept"] as? Int == 1)
+        }
+    }
+
     @Test func anUncreatableDirectoryFailsTheWriteAndKeepsTheValueInMemory() throws {
         try withStoreTemporaryDirectory { directory in
             // NB: a regular file where a parent directory should be; permissions would not stop root.

@@ -71,6 +71,14 @@ import Testing
                 return false
             }
             #expect(corrupt.isEmpty, "\(corrupt)")
+            // The refusal names the rule, not only the type (a black-box probe found it said
+            // "cannot serialize a value of type AnySerializable" and nothing more).
+            let refusals = file.errors.errors.filter { error in
+                if case .serializationFailed(key: "deep", _) = error { return true }
+                return false
+            }
+            #expect(refusals.count == 1, "\(file.errors.errors)")
+            #expect(refusals.first?.description.contains("nested more than 511 levels deep") == true, "\(refusals)")
         }
     }
 }

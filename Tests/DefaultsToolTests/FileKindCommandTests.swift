@@ -6,6 +6,37 @@ import Testing
 /// `defaults` never waits on a FIFO, nor reads a device, where a settings file or a schema
 /// should be: it says what stands there, and ends.
 @Suite struct FileKindCommandTests {
+    /// Found by a black-box probe: under a file size limit (`ulimit -f`, the catalogue's way to
+    /// fill a disk) the write raised SIGXFSZ, which killed the command (status 153).
+    @Test func aWriteLargerThanTheProcessMayWriteIsRefusedNotKilled() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("app", #"{"kept" : 1}"#)
+            let before = try defaults.bytes("app")
+            // `ulimit -f 1`: 512 bytes; the value alone is 2,000.
+            let result = try await RunningHelper(
+                [
+                    "-c", #"ulimit -f 1; exec "$0" "$@""#, HelperProcess.builtProduct("defaults").path,
+                    "write", "app", "big", "--string", String(repeating: "x", count: 2000),
+                ],
+                environment: ["XDG_CONFIG_HOME": defaults.configHome.path],
+                executable: URL(fileURLWithPath: "/bin/sh")
+            )
+            .waitForExit()
+            #expect(result.status == 3, "\(result.status) \(result.errorOutput)")
+            expectOneErrorLine(result, containing: "ulimit -f")
+            #expect(try defaults.bytes("app") == before)
+            // Without the limit, the same write goes through.
+            let unlimited = try await defaults.run(
+                "write",
+                "app",
+                "big",
+                "--string",
+                String(repeating: "x", count: 2000)
+            )
+            #expect(unlimited.status == 0, "\(unlimited.errorOutput)")
+        }
+    }
+
     @Test func aFIFOWhereTheSettingsFileOrTheSchemaShouldBeIsReportedWithoutWaiting() async throws {
         try await withCommand { defaults in
             try defaults.seed("app", #"{"port": 1}"#)

@@ -205,6 +205,7 @@ final class FileStorage: Sendable {
         }
         // Where the lock was taken, whatever links changed since: the file read is the one replaced.
         let target = held.withLock { $0 }
+        if let refusal = Self.sizeRefusal(of: bytes.count) { throw .writeFailed(url: url, reason: refusal) }
         do {
             try createDirectory(target.directory)
             removeTemporaryFilesOfKilledWriters(in: target)
@@ -214,6 +215,31 @@ final class FileStorage: Sendable {
         }
         replacements.add(1, ordering: .relaxed)
         return Snapshot(bytes: bytes, members: document, deferredRecord: recordRange)
+    }
+
+    /// Why a file of `size` bytes is not written, or `nil` when it may be: one larger than a
+    /// settings file may be could be read by nobody (every later read and write of the suite would
+    /// be refused), and one larger than this process may write (`ulimit -f`) would be cut off by
+    /// the system's SIGXFSZ, which kills the process.
+    static func sizeRefusal(of size: Int) -> String? {
+        let limit = FileSizeLimit.settings
+        if size > limit.bytes {
+            return
+                "it would be \(size) bytes, larger than \(limit.shown), the most \(limit.kind) may be; the file is left as it was"
+        }
+        #if canImport(Glibc)
+        let resource = Int32(RLIMIT_FSIZE.rawValue)
+        #else
+        let resource = RLIMIT_FSIZE
+        #endif
+        var fileSize = rlimit()
+        if getrlimit(resource, &fileSize) == 0, fileSize.rlim_cur != rlim_t.max,
+            UInt64(size) > UInt64(fileSize.rlim_cur)
+        {
+            return
+                "it would be \(size) bytes, larger than this process may write (its file size limit, ulimit -f, is \(fileSize.rlim_cur) bytes); the file is left as it was"
+        }
+        return nil
     }
 
     /// The prefix of the temporary files of the file at `target`; the writer's pid follows it.

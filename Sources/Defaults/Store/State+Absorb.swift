@@ -79,11 +79,12 @@ extension Store.State {
                 // Of none of the types the key is read as: memory takes the value as
                 // stored (a write, or an exclusive commit's compare, is made against it), and
                 // typed reads keep the last good one, which was the old value: the key's
-                // observers are not told, but those of every stored change are (its JSON changed).
+                // observers are not told, but those of the whole suite are, which read its
+                // stored values (observeStoredValues, `defaults watch`): its JSON changed.
                 let kept = entry?.decoded.map { $0.box != nil } ?? false
                 if !kept, let good = found.lastGood[name] { keptGood.append((name, good)) }
                 let change =
-                    isAllReported
+                    suiteObservers != nil
                     ? Defaults.StoredChange(
                         old: layered.seen(name, stored: old),
                         new: layered.seen(name, stored: new),
