@@ -105,29 +105,33 @@ final class SerializationFile: Sendable {
     }
 }
 
+extension SerializationFile {
+    /// A settings file in a new temporary directory, which ``removeDirectory()`` removes.
+    fileprivate static func inNewDirectory() throws -> SerializationFile {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("defaults-serialization-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return SerializationFile(url: directory.appendingPathComponent("settings.json", isDirectory: false))
+    }
+
+    /// Flushes every suite on the file, then removes its directory.
+    fileprivate func removeDirectory() {
+        synchronizeAll()
+        try? FileManager.default.removeItem(at: url.deletingLastPathComponent())
+    }
+}
+
 /// Runs `body` with a settings file in a new temporary directory, removed when `body` returns.
 func withSerializationFile<Result>(_ body: (SerializationFile) throws -> Result) throws -> Result {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("defaults-serialization-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let file = SerializationFile(url: directory.appendingPathComponent("settings.json", isDirectory: false))
-    defer {
-        file.synchronizeAll()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    let file = try SerializationFile.inNewDirectory()
+    defer { file.removeDirectory() }
     return try body(file)
 }
 
 /// ``withSerializationFile(_:)`` for an `async` body.
 func withSerializationFileAsync<Result>(_ body: (SerializationFile) async throws -> Result) async throws -> Result {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("defaults-serialization-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let file = SerializationFile(url: directory.appendingPathComponent("settings.json", isDirectory: false))
-    defer {
-        file.synchronizeAll()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    let file = try SerializationFile.inNewDirectory()
+    defer { file.removeDirectory() }
     return try await body(file)
 }
 
