@@ -285,6 +285,14 @@ private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
             "\"\" is the file's reserved member, not a key: the record of the migrations run, which in \(source) it is not; nothing was imported"
         )
     }
+    if !arguments.has("force"), let schema = try SuiteSchema.published(for: location) {
+        let problems = schema.problems(in: imported, comparedWith: [:])
+        if !problems.isEmpty {
+            throw .invalid(
+                problems.joined(separator: "\ndefaults: ") + "; nothing was imported (--force imports it anyway)"
+            )
+        }
+    }
     let replacing = arguments.has("replace")
     try change(location) { suite throws(ToolError) in
         var writes: [String: JSONValue?] = [:]

@@ -44,7 +44,7 @@ func describe(_ arguments: ParsedArguments) throws(ToolError) {
         lines.append("  default: " + (property["default"].map(renderCompact) ?? "(computed by the program)"))
         let source = suite.source(ofValueNamed: name)
         if let stored = suite.storedValue(named: name) {
-            let fits = SuiteSchema.fits(stored, property)
+            let fits = schema.fits(stored, forKey: name)
             // A secret nested in it is shown as a placeholder.
             let value =
                 schema.secretNames.masking(stored, storedUnder: name, with: SuiteSchema.secretPlaceholder) ?? stored

@@ -86,8 +86,11 @@ let commands: [CommandSpec] = [
             no other process's change is lost. The value must be JSON: quote text as a JSON
             string ('"dark"'), or pass it with --string and no quoting. Creates the file and
             its folder when they do not exist. A key a system file locks is not written (exit 4).
-            When the program published a schema, a value that does not fit the key's type or
-            range is refused (exit 2) and nothing is written; --force writes it anyway.
+            When the program published a schema, a value that breaks the key's schema (JSON
+            Schema 2020-12: its type, range, cases, pattern, members...) is refused (exit 2),
+            each broken rule named with where it is in the value, and nothing is written;
+            --force writes it anyway. A keyword of the schema the check cannot apply is named
+            in a warning.
             """
     ),
     CommandSpec(
@@ -131,8 +134,8 @@ let commands: [CommandSpec] = [
             Opens a copy of the file in your editor, like `crontab -e`. When the editor exits,
             the copy is checked: if it is not a JSON object, the error is shown and, on a
             terminal, you are offered to edit it again; without a terminal nothing is applied.
-            When the program published a schema, a changed value that does not fit its key's
-            type or range is refused the same way. A valid copy applies only the keys you
+            When the program published a schema, a changed value that breaks its key's schema
+            is refused the same way, as write refuses it. A valid copy applies only the keys you
             changed, under the file's lock, so keys
             another process changed meanwhile are kept. A file that is not valid JSON opens as it
             is, for you to mend; the broken file is kept beside it as settings.json.corrupt-<time>.
@@ -149,12 +152,14 @@ let commands: [CommandSpec] = [
     ),
     CommandSpec(
         name: "import",
-        synopses: ["import <suite> <file> [--replace]"],
+        synopses: ["import <suite> <file> [--replace] [--force]"],
         summary: "merge a file's keys into the suite (or replace them all), after validating it",
         details: """
             Reads <file> (- for standard input), checks that it is one JSON object, then stores
             its keys in one change under the file's lock. Keys it does not name are kept, unless
-            --replace is given. An invalid file changes nothing.
+            --replace is given. An invalid file changes nothing. When the program published a
+            schema, a value that breaks its key's schema is refused as write refuses it (exit 2)
+            and nothing is imported; --force imports it anyway.
             """
     ),
     CommandSpec(

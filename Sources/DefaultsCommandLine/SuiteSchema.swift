@@ -11,6 +11,8 @@ struct SuiteSchema {
     /// The suite's own migrations (`x-migrations`), oldest first: each one's `id`, and for a
     /// retirement the names it `removes`.
     var migrations: [[String: JSONValue]] = []
+    /// The whole document, as a checker: a key's schema may refer to others in it.
+    var checker = Defaults.JSONSchema(.object([:]))
 
     /// The keys the schema marks secret (`"x-secret": true`): their values, under their names flat
     /// or nested, are shown as `<secret>` or left out, and never written.
@@ -40,13 +42,13 @@ struct SuiteSchema {
             for case .object(let entry) in entries { migrations.append(entry) }
         }
         guard case .object(let properties)? = document["properties"] else {
-            return SuiteSchema(keys: [:], migrations: migrations)
+            return SuiteSchema(keys: [:], migrations: migrations, checker: Defaults.JSONSchema(.object(document)))
         }
         var keys: [String: [String: JSONValue]] = [:]
         for (name, property) in properties where name != "$schema" {
             if case .object(let members) = property { keys[name] = members }
         }
-        return SuiteSchema(keys: keys, migrations: migrations)
+        return SuiteSchema(keys: keys, migrations: migrations, checker: Defaults.JSONSchema(.object(document)))
     }
 
     /// Why a write of the secret `name` is refused; it names no value.
@@ -61,9 +63,12 @@ struct SuiteSchema {
     /// looked at.
     func problem(with value: JSONValue, forKey name: String) -> String? {
         if let refusal = secretNames.refusal(ofWriting: value, under: name) { return refusal }
-        guard let property = keys[name] else { return nil }
-        guard !Self.fits(value, property) else { return nil }
-        return "\"\(name)\" must be \(Self.expectedType(property)), not \(renderCompact(value))"
+        guard let outcome = checker.check(value, forKey: name) else { return nil }
+        warnUnchecked(outcome.uncheckedKeywords)
+        guard !outcome.isValid else { return nil }
+        let problems = outcome.violations.map(\.description).joined(separator: "; ")
+        guard let property = keys[name], case .string(let type)? = property["x-swift-type"] else { return problems }
+        return problems + " (the key is \(type)" + (Self.range(property).map { " in " + $0 } ?? "") + ")"
     }
 
     /// The problems of the members of `edited` that differ from `original`, one line each.
@@ -123,118 +128,17 @@ struct SuiteSchema {
 
     // MARK: - Checking
 
-    /// Whether `value` fits `schema`: the keywords a published schema uses (`type`, `enum`,
-    /// `minimum`, `maximum`, `anyOf`, `items`, `prefixItems`, `minItems`, `maxItems`,
-    /// `properties`, `required`, `additionalProperties`, `propertyNames`, `pattern`); others are
-    /// ignored.
-    static func fits(_ value: JSONValue, _ schema: [String: JSONValue]) -> Bool {
-        if case .array(let allowed)? = schema["enum"], !allowed.contains(where: { same(value, $0) }) { return false }
-        if case .string(let type)? = schema["type"], !isOfType(value, type) { return false }
-        if case .array(let options)? = schema["anyOf"] {
-            let fitsOne = options.contains { option in
-                guard case .object(let option) = option else { return true }
-                return fits(value, option)
-            }
-            if !fitsOne { return false }
-        }
-        switch value {
-        case .number(let text):
-            return fitsBounds(text, schema)
-        case .string(let text):
-            guard case .string(let pattern)? = schema["pattern"] else { return true }
-            return matches(text, pattern)
-        case .array(let elements):
-            return fitsArray(elements, schema)
-        case .object(let members):
-            return fitsObject(members, schema)
-        case .null, .bool:
-            return true
-        }
+    /// Whether `value` fits the schema of the key `name`: `true` when it does, or when the schema
+    /// does not describe `name`.
+    func fits(_ value: JSONValue, forKey name: String) -> Bool {
+        checker.check(value, forKey: name)?.isValid ?? true
     }
 
-    /// Equal as JSON: numbers by value (`1.0` is `1`), everything else exactly.
-    private static func same(_ value: JSONValue, _ other: JSONValue) -> Bool {
-        if case .number(let a) = value, case .number(let b) = other { return Decimal(string: a) == Decimal(string: b) }
-        return value == other
-    }
-
-    private static func isOfType(_ value: JSONValue, _ type: String) -> Bool {
-        switch (type, value) {
-        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object),
-            ("number", .number):
-            return true
-        case ("integer", .number(let text)):
-            // Decimal holds every integer width exactly; beyond its range, Double says.
-            guard let number = Decimal(string: text) else {
-                return Double(text).map { $0.rounded() == $0 } ?? false
-            }
-            var whole = number
-            var rounded = Decimal()
-            NSDecimalRound(&rounded, &whole, 0, .plain)
-            return rounded == number
-        default:
-            return false
+    /// Says on standard error, once each, the keywords of the key's schema the checker met and
+    /// does not check, so a value they would refuse is not passed in silence.
+    private func warnUnchecked(_ keywords: [Defaults.JSONSchema.UncheckedKeyword]) {
+        for keyword in keywords {
+            printError("defaults: warning: the schema's \(keyword)")
         }
-    }
-
-    private static func fitsBounds(_ text: String, _ schema: [String: JSONValue]) -> Bool {
-        if case .number(let least)? = schema["minimum"], compare(text, least) == .orderedAscending { return false }
-        if case .number(let greatest)? = schema["maximum"], compare(text, greatest) == .orderedDescending {
-            return false
-        }
-        return true
-    }
-
-    /// Two JSON numbers compared: exactly within Decimal's range, through Double beyond it.
-    private static func compare(_ text: String, _ other: String) -> ComparisonResult {
-        if let a = Decimal(string: text), let b = Decimal(string: other) {
-            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
-        }
-        let a = Double(text) ?? .nan
-        let b = Double(other) ?? .nan
-        return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
-    }
-
-    private static func fitsArray(_ elements: [JSONValue], _ schema: [String: JSONValue]) -> Bool {
-        if case .number(let least)? = schema["minItems"], let least = Int(least), elements.count < least {
-            return false
-        }
-        if case .number(let most)? = schema["maxItems"], let most = Int(most), elements.count > most { return false }
-        var rest = elements[...]
-        if case .array(let prefix)? = schema["prefixItems"] {
-            for (element, item) in zip(elements, prefix) {
-                if case .object(let item) = item, !fits(element, item) { return false }
-            }
-            rest = elements.dropFirst(prefix.count)
-        }
-        if case .object(let items)? = schema["items"], !rest.allSatisfy({ fits($0, items) }) { return false }
-        return true
-    }
-
-    private static func fitsObject(_ members: [String: JSONValue], _ schema: [String: JSONValue]) -> Bool {
-        if case .array(let required)? = schema["required"],
-            required.contains(where: { if case .string(let name) = $0 { members[name] == nil } else { false } })
-        {
-            return false
-        }
-        var properties: [String: JSONValue] = [:]
-        if case .object(let declared)? = schema["properties"] { properties = declared }
-        for (name, member) in members {
-            if case .object(let nameSchema)? = schema["propertyNames"], !fits(.string(name), nameSchema) {
-                return false
-            }
-            if let property = properties[name] {
-                if case .object(let property) = property, !fits(member, property) { return false }
-            } else if case .object(let additional)? = schema["additionalProperties"], !fits(member, additional) {
-                return false
-            }
-        }
-        return true
-    }
-
-    private static func matches(_ text: String, _ pattern: String) -> Bool {
-        guard let expression = try? NSRegularExpression(pattern: pattern) else { return true }
-        let range = NSRange(text.startIndex..., in: text)
-        return expression.firstMatch(in: text, range: range) != nil
     }
 }

@@ -139,7 +139,7 @@ import Testing
             #expect(result.status == 2)
             #expect(
                 result.errorOutput.contains(
-                    #"editor.fontSize from fontSize cannot run: "fontSize" cannot move: "editor.fontSize" must be"#
+                    #"editor.fontSize from fontSize cannot run: "fontSize" cannot move: editor.fontSize: must be"#
                 ),
                 "\(result.errorOutput)"
             )

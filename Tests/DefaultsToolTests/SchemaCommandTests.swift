@@ -86,11 +86,11 @@ import Glibc
     }
 
     @Test(arguments: [
-        ("fontSize", #""big""#, #""fontSize" must be Int in 6...72, not "big""#),
-        ("fontSize", "100", #""fontSize" must be Int in 6...72, not 100"#),
-        ("fontSize", "12.5", #""fontSize" must be Int in 6...72, not 12.5"#),
-        ("theme", #""sepia""#, #""theme" must be Theme (one of "light", "dark"), not "sepia""#),
-        ("nickname", "7", #""nickname" must be Optional<String>, not 7"#),
+        ("fontSize", #""big""#, #"fontSize: must be an integer, not "big" (the key is Int in 6...72)"#),
+        ("fontSize", "100", "fontSize: 100 is greater than the maximum 72 (the key is Int in 6...72)"),
+        ("fontSize", "12.5", "fontSize: must be an integer, not 12.5 (the key is Int in 6...72)"),
+        ("theme", #""sepia""#, #"theme: "sepia" is not one of "light", "dark" (the key is Theme)"#),
+        ("nickname", "7", "nickname: must be a string or null, not 7 (the key is Optional<String>)"),
     ])
     func writeRefusesAValueThatDoesNotFitAndForceWritesIt(key: String, json: String, message: String) async throws {
         try await withCommand { defaults in
@@ -165,6 +165,70 @@ import Glibc
         }
     }
 
+    /// A schema written by hand for another program, with the keywords the old checker let
+    /// through: each refusal names the rule and where in the value it is broken.
+    static let handWrittenSchema = #"""
+        {"properties": {
+          "name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+          "port": {"type": "integer", "exclusiveMinimum": 1024},
+          "step": {"type": "integer", "multipleOf": 2},
+          "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 2},
+          "window": {"type": "object", "additionalProperties": false,
+                     "properties": {"width": {"type": "integer", "minimum": 100}}},
+          "colour": {"type": "string", "fromat": "color"}
+        }}
+        """#
+
+    @Test(arguments: [
+        ("name", #""a""#, #"name: "a" has 1 character, fewer than the minimum length 2"#),
+        ("name", #""ABC""#, #"name: "ABC" does not match the pattern ^[a-z]+$"#),
+        ("port", "1023", "port: 1023 is not greater than the exclusive minimum 1024"),
+        ("step", "2001", "step: 2001 is not a multiple of 2"),
+        ("tags", #"["a", "a"]"#, #"tags: elements [0] and [1] are both "a"; uniqueItems forbids repeats"#),
+        ("tags", #"["a", "b", "c"]"#, "tags: has 3 elements, more than the maximum 2 (maxItems)"),
+        ("tags", #"["a", 2]"#, "tags[1]: must be a string, not 2"),
+        (
+            "window", #"{"width": 200, "extra": 1}"#,
+            #"window.extra: the member "extra" is not allowed (additionalProperties)"#
+        ),
+        ("window", #"{"width": 5}"#, "window.width: 5 is less than the minimum 100"),
+    ])
+    func writeAndImportNameTheRuleBrokenAndWhere(key: String, json: String, message: String) async throws {
+        try await withCommand { defaults in
+            try defaults.seed("tool", "{}")
+            let schema = Defaults.Suite.schemaFileURL(forSettingsFile: defaults.file("tool"))
+            try Data(Self.handWrittenSchema.utf8).write(to: schema)
+            let before = try defaults.bytes("tool")
+            let refused = try await defaults.run("write", "tool", key, json)
+            #expect(refused.status == 2)
+            expectOneErrorLine(refused, containing: "defaults: " + message + "; nothing was written")
+            let file = defaults.configHome.appendingPathComponent("import.json")
+            try Data(#"{"\#(key)": \#(json)}"#.utf8).write(to: file)
+            let notImported = try await defaults.run("import", "tool", file.path)
+            #expect(notImported.status == 2)
+            expectOneErrorLine(notImported, containing: "defaults: " + message + "; nothing was imported")
+            #expect(try defaults.bytes("tool") == before)
+            let forced = try await defaults.run("import", "tool", file.path, "--force")
+            #expect(forced.status == 0, "\(forced.errorOutput)")
+        }
+    }
+
+    @Test func aKeywordTheCheckCannotApplyIsNamedAndTheValueWritten() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("tool", "{}")
+            let schema = Defaults.Suite.schemaFileURL(forSettingsFile: defaults.file("tool"))
+            try Data(Self.handWrittenSchema.utf8).write(to: schema)
+            let written = try await defaults.run("write", "tool", "colour", #""red""#)
+            #expect(written.status == 0)
+            expectOneErrorLine(
+                written,
+                containing:
+                    #"defaults: warning: the schema's "fromat" at /properties/colour is not checked: this checker does not know the keyword"#
+            )
+            #expect(try await defaults.run("read", "tool", "colour").output == "\"red\"\n")
+        }
+    }
+
     @Test func writeTakesValuesThatFitKeysNotDescribedAndSuitesWithoutASchema() async throws {
         try await withCommand { defaults in
             try Self.publish("app", in: defaults)
@@ -188,7 +252,11 @@ import Glibc
             let refused = try await defaults.run(["edit", "app"], environment: ["VISUAL": "/bin/sh " + script.path])
             #expect(refused.status == 2)
             // Only the changed key is checked: "theme" was already wrong, and is left to the person.
-            expectOneErrorLine(refused, containing: #""fontSize" must be Int in 6...72, not 99; nothing was applied"#)
+            expectOneErrorLine(
+                refused,
+                containing:
+                    "fontSize: 99 is greater than the maximum 72 (the key is Int in 6...72); nothing was applied"
+            )
             #expect(try defaults.bytes("app") == before)
             try Data("sed -i 's/\"fontSize\" : 12/\"fontSize\" : 14/' \"$1\"\n".utf8).write(to: script)
             let applied = try await defaults.run(["edit", "app"], environment: ["VISUAL": "/bin/sh " + script.path])

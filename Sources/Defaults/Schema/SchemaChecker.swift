@@ -1,0 +1,412 @@
+import Foundation
+
+/// Where a value sits inside the value checked, written as a person reads it: `window.width`,
+/// `recentFiles[2]`, `servers["eu.west"]`.
+struct SchemaPath: Sendable {
+    private(set) var text = ""
+
+    /// The path of the member `name`; `top` for a setting's own name, written bare.
+    func member(_ name: String, top: Bool = false) -> SchemaPath {
+        var path = self
+        if top && text.isEmpty {
+            path.text = name
+        } else if let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
+            name.unicodeScalars.allSatisfy({
+                $0 == "_" || $0 == "-" || $0.properties.isAlphabetic || ("0"..."9").contains($0)
+            })
+        {
+            path.text += text.isEmpty ? name : "." + name
+        } else {
+            path.text += "[" + String(decoding: JSONWriter.compactBytes(.string(name)), as: UTF8.self) + "]"
+        }
+        return path
+    }
+
+    /// The path of the element at `index`.
+    func element(_ index: Int) -> SchemaPath {
+        var path = self
+        path.text += "[\(index)]"
+        return path
+    }
+}
+
+/// What checking a value against one schema found: the rules it breaks, and the members and
+/// elements the schema evaluated (for `unevaluatedProperties` and `unevaluatedItems`), kept only
+/// while the value fits.
+struct SchemaResult {
+    var violations: [Defaults.JSONSchema.Violation] = []
+    var evaluatedMembers: Set<String> = []
+    var evaluatedElements: Set<Int> = []
+
+    var isValid: Bool { violations.isEmpty }
+
+    /// Takes in what a subschema applied to the same value found: its violations, and, when it
+    /// fits, what it evaluated.
+    mutating func absorb(_ other: SchemaResult) {
+        violations += other.violations
+        if other.isValid {
+            evaluatedMembers.formUnion(other.evaluatedMembers)
+            evaluatedElements.formUnion(other.evaluatedElements)
+        }
+    }
+
+    /// Takes in what it evaluated only (a branch of `anyOf`, an `if`).
+    mutating func absorbEvaluated(_ other: SchemaResult) {
+        guard other.isValid else { return }
+        evaluatedMembers.formUnion(other.evaluatedMembers)
+        evaluatedElements.formUnion(other.evaluatedElements)
+    }
+
+    mutating func fail(_ path: SchemaPath, _ keyword: String, _ message: String) {
+        violations.append(.init(path: path.text, keyword: keyword, message: message))
+    }
+}
+
+/// One check of a value against a schema document.
+struct SchemaChecker {
+    let index: SchemaIndex
+    /// The keywords met and not checked, in the order met.
+    private(set) var unchecked: [Defaults.JSONSchema.UncheckedKeyword] = []
+    /// Regular expressions made so far, by pattern (`nil`: not one this checker reads).
+    private var expressions: [String: NSRegularExpression?] = [:]
+    /// How many references deep the check is; a loop of references stops at a limit.
+    private var referenceDepth = 0
+
+    init(index: SchemaIndex) {
+        self.index = index
+    }
+
+    /// Keywords that only annotate, or that other keywords read: never a rule of their own here.
+    static let annotations: Set<String> = [
+        "$schema", "$id", "$anchor", "$dynamicAnchor", "$comment", "$defs", "definitions", "$vocabulary",
+        "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "format",
+        "contentEncoding", "contentMediaType", "contentSchema", "then", "else", "minContains", "maxContains",
+    ]
+
+    /// Why known keywords are not checked.
+    static let unsupported: [String: String] = [
+        "$dynamicRef": "a dynamic reference, resolved by where the check came from, is not followed",
+        "$recursiveRef": "draft 2019-09's recursive reference is not followed",
+        "dependencies": "it is the keyword of drafts before 2019-09; write dependentRequired or dependentSchemas",
+        "additionalItems": "it is the keyword of drafts before 2020-12; write prefixItems and items",
+    ]
+
+    /// The keywords checked, in the order they are.
+    static let checked: [String] = [
+        "$ref", "type", "enum", "const",
+        "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf",
+        "minLength", "maxLength", "pattern",
+        "prefixItems", "items", "contains", "minItems", "maxItems", "uniqueItems",
+        "required", "properties", "patternProperties", "additionalProperties", "propertyNames",
+        "minProperties", "maxProperties", "dependentRequired", "dependentSchemas",
+        "allOf", "anyOf", "oneOf", "not", "if",
+        "unevaluatedItems", "unevaluatedProperties",
+    ]
+    private static let checkedSet = Set(checked)
+
+    mutating func note(_ keyword: String, at node: SchemaNode, _ reason: String) {
+        let record = Defaults.JSONSchema.UncheckedKeyword(keyword: keyword, location: node.pointer, reason: reason)
+        if !unchecked.contains(record) { unchecked.append(record) }
+    }
+
+    /// Checks `value`, which sits at `path`, against the schema at `node`.
+    mutating func evaluate(_ node: SchemaNode, _ value: JSONValue, path: SchemaPath) -> SchemaResult {
+        var result = SchemaResult()
+        switch node.value {
+        case .bool(true):
+            return result
+        case .bool(false):
+            result.fail(path, "false", "no value is allowed here (its schema is `false`), not \(quoted(value))")
+            return result
+        case .object(let members):
+            for keyword in members.keys where !Self.checkedSet.contains(keyword) {
+                guard !Self.annotations.contains(keyword), !keyword.hasPrefix("x-") else { continue }
+                note(keyword, at: node, Self.unsupported[keyword] ?? "this checker does not know the keyword")
+            }
+            for keyword in Self.checked {
+                guard let argument = members[keyword] else { continue }
+                apply(keyword, argument, of: node, members, to: value, path: path, into: &result)
+            }
+            return result
+        default:
+            note("(schema)", at: node, "a schema is an object or a Boolean, not \(quoted(node.value))")
+            return result
+        }
+    }
+
+    /// The subschema of `node` under `keyword` (and then `name`, for a map or an array of them).
+    func sub(_ node: SchemaNode, _ keyword: String, _ name: String? = nil) -> SchemaNode? {
+        guard let holder = node.child(keyword) else { return nil }
+        guard let name else { return holder }
+        return holder.child(name)
+    }
+
+    /// Applies one keyword.
+    private mutating func apply(
+        _ keyword: String,
+        _ argument: JSONValue,
+        of node: SchemaNode,
+        _ members: [String: JSONValue],
+        to value: JSONValue,
+        path: SchemaPath,
+        into result: inout SchemaResult
+    ) {
+        switch keyword {
+        case "$ref": applyReference(argument, of: node, to: value, path: path, into: &result)
+        case "type": applyType(argument, of: node, to: value, path: path, into: &result)
+        case "enum":
+            guard case .array(let allowed) = argument else { return note(keyword, at: node, "it is not an array") }
+            if !allowed.contains(where: { sameJSON(value, $0) }) {
+                let cases = allowed.map(quoted).joined(separator: ", ")
+                result.fail(path, keyword, "\(quoted(value)) is not one of \(cases)")
+            }
+        case "const":
+            if !sameJSON(value, argument) {
+                result.fail(path, keyword, "must be \(quoted(argument)), not \(quoted(value))")
+            }
+        case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf":
+            applyNumeric(keyword, argument, of: node, to: value, path: path, into: &result)
+        case "minLength", "maxLength", "pattern":
+            applyText(keyword, argument, of: node, to: value, path: path, into: &result)
+        case "prefixItems", "items", "contains", "minItems", "maxItems", "uniqueItems":
+            applyArray(keyword, argument, of: node, members, to: value, path: path, into: &result)
+        case "unevaluatedItems":
+            guard case .array(let elements) = value, let schema = sub(node, keyword) else { return }
+            for (position, element) in elements.enumerated() where !result.evaluatedElements.contains(position) {
+                let inner = evaluate(schema, element, path: path.element(position))
+                result.violations += inner.violations.map { violation in
+                    guard violation.keyword == "false" else { return violation }
+                    let message = "the element \(quoted(element)) is not allowed (unevaluatedItems)"
+                    return .init(path: violation.path, keyword: keyword, message: message)
+                }
+                result.evaluatedElements.insert(position)
+            }
+        case "unevaluatedProperties":
+            guard case .object(let object) = value, let schema = sub(node, keyword) else { return }
+            for name in object.keys.sorted() where !result.evaluatedMembers.contains(name) {
+                let inner = evaluate(schema, object[name]!, path: path.member(name))
+                result.violations += inner.violations.map { reworded($0, keyword, name) }
+                result.evaluatedMembers.insert(name)
+            }
+        case "allOf", "anyOf", "oneOf", "not", "if":
+            applyCombination(keyword, argument, of: node, members, to: value, path: path, into: &result)
+        default:
+            applyObject(keyword, argument, of: node, members, to: value, path: path, into: &result)
+        }
+    }
+
+    /// A `false` schema's refusal of a member, said as the keyword that applied it.
+    func reworded(
+        _ violation: Defaults.JSONSchema.Violation,
+        _ keyword: String,
+        _ name: String
+    ) -> Defaults.JSONSchema.Violation {
+        guard violation.keyword == "false" else { return violation }
+        return .init(
+            path: violation.path,
+            keyword: keyword,
+            message: "the member \(quoted(.string(name))) is not allowed (\(keyword))"
+        )
+    }
+
+    // MARK: - References
+
+    private mutating func applyReference(
+        _ argument: JSONValue,
+        of node: SchemaNode,
+        to value: JSONValue,
+        path: SchemaPath,
+        into result: inout SchemaResult
+    ) {
+        guard case .string(let reference) = argument else { return note("$ref", at: node, "it is not a string") }
+        switch index.resolve(reference, from: node.base) {
+        case .failure(.outside(let document)):
+            note("$ref", at: node, "it refers to another document (\(document)), which is never fetched")
+        case .failure(.nowhere(let target)):
+            note("$ref", at: node, "\(target) is nowhere in the document")
+        case .success(let target):
+            guard referenceDepth < 64 else {
+                return note(
+                    "$ref",
+                    at: node,
+                    "references lead more than 64 deep without reaching a value's part (a loop)"
+                )
+            }
+            referenceDepth += 1
+            result.absorb(evaluate(target, value, path: path))
+            referenceDepth -= 1
+        }
+    }
+
+    // MARK: - Types and numbers
+
+    private mutating func applyType(
+        _ argument: JSONValue,
+        of node: SchemaNode,
+        to value: JSONValue,
+        path: SchemaPath,
+        into result: inout SchemaResult
+    ) {
+        var names: [String] = []
+        switch argument {
+        case .string(let name): names = [name]
+        case .array(let list):
+            for case .string(let name) in list { names.append(name) }
+            if names.count != list.count { return note("type", at: node, "it lists something other than type names") }
+        default: return note("type", at: node, "it is neither a type name nor a list of them")
+        }
+        let known = ["null", "boolean", "object", "array", "number", "integer", "string"]
+        if let unknown = names.first(where: { !known.contains($0) }) {
+            return note("type", at: node, "\"\(unknown)\" is not a JSON Schema type")
+        }
+        guard !names.contains(where: { isOfType(value, $0) }) else { return }
+        let wanted = names.map { article($0) }
+        let list =
+            wanted.count <= 1 ? wanted.joined() : wanted.dropLast().joined(separator: ", ") + " or " + wanted.last!
+        result.fail(path, "type", "must be \(list), not \(quoted(value))")
+    }
+
+    func article(_ type: String) -> String {
+        switch type {
+        case "null": "null"
+        case "integer", "array", "object": "an \(type == "integer" ? "integer" : type)"
+        default: "a \(type)"
+        }
+    }
+
+    private func isOfType(_ value: JSONValue, _ type: String) -> Bool {
+        switch (type, value) {
+        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object),
+            ("number", .number):
+            true
+        case ("integer", .number(let text)): SchemaNumber(text)?.isInteger ?? false
+        default: false
+        }
+    }
+
+    private mutating func applyNumeric(
+        _ keyword: String,
+        _ argument: JSONValue,
+        of node: SchemaNode,
+        to value: JSONValue,
+        path: SchemaPath,
+        into result: inout SchemaResult
+    ) {
+        guard case .number(let limitText) = argument, let limit = SchemaNumber(limitText) else {
+            return note(keyword, at: node, "it is not a number")
+        }
+        guard case .number(let text) = value, let number = SchemaNumber(text) else { return }
+        switch keyword {
+        case "minimum" where number < limit:
+            result.fail(path, keyword, "\(text) is less than the minimum \(limitText)")
+        case "exclusiveMinimum" where number <= limit:
+            result.fail(path, keyword, "\(text) is not greater than the exclusive minimum \(limitText)")
+        case "maximum" where number > limit:
+            result.fail(path, keyword, "\(text) is greater than the maximum \(limitText)")
+        case "exclusiveMaximum" where number >= limit:
+            result.fail(path, keyword, "\(text) is not less than the exclusive maximum \(limitText)")
+        case "multipleOf":
+            guard !limit.isNegative, !limit.digits.isEmpty else {
+                return note(keyword, at: node, "\(limitText) is not above zero")
+            }
+            if !number.isMultiple(of: limit) { result.fail(path, keyword, "\(text) is not a multiple of \(limitText)") }
+        default:
+            return
+        }
+    }
+
+    // MARK: - Strings
+
+    private mutating func applyText(
+        _ keyword: String,
+        _ argument: JSONValue,
+        of node: SchemaNode,
+        to value: JSONValue,
+        path: SchemaPath,
+        into result: inout SchemaResult
+    ) {
+        if keyword == "pattern" {
+            guard case .string(let pattern) = argument else { return note(keyword, at: node, "it is not a string") }
+            guard case .string(let text) = value else { return }
+            switch matches(text, pattern) {
+            case nil: note(keyword, at: node, "\(quoted(argument)) is not a regular expression this checker reads")
+            case false?: result.fail(path, keyword, "\(quoted(value)) does not match the pattern \(pattern)")
+            case true?: return
+            }
+            return
+        }
+        guard let limit = count(argument) else { return note(keyword, at: node, "it is not a count") }
+        guard case .string(let text) = value else { return }
+        // A length counts characters as JSON does: Unicode code points.
+        let length = text.unicodeScalars.count
+        let characters = length == 1 ? "1 character" : "\(length) characters"
+        if keyword == "minLength", length < limit {
+            result.fail(path, keyword, "\(quoted(value)) has \(characters), fewer than the minimum length \(limit)")
+        } else if keyword == "maxLength", length > limit {
+            result.fail(path, keyword, "\(quoted(value)) has \(characters), more than the maximum length \(limit)")
+        }
+    }
+
+    /// Whether `text` holds a match of `pattern` (unanchored, as JSON Schema reads it); `nil`
+    /// when `pattern` is not a regular expression.
+    mutating func matches(_ text: String, _ pattern: String) -> Bool? {
+        if expressions[pattern] == nil {
+            expressions[pattern] = try? NSRegularExpression(pattern: Self.ecmaScriptClasses(in: pattern))
+        }
+        guard let expression = expressions[pattern] ?? nil else { return nil }
+        return expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+    }
+
+    /// `pattern` with the shorthand classes as ECMA-262 (JSON Schema's dialect) means them,
+    /// where ICU's differ: `\d` and `\w` are ASCII only, `\s` takes in U+FEFF too.
+    static func ecmaScriptClasses(in pattern: String) -> String {
+        guard pattern.contains("\\") else { return pattern }
+        let classes: [Character: String] = [
+            "d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]",
+            "s": "[\\s\\x{FEFF}]", "S": "[^\\s\\x{FEFF}]",
+        ]
+        var result = ""
+        var escaped = false
+        for character in pattern {
+            if escaped {
+                result += classes[character] ?? "\\" + String(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                result.append(character)
+            }
+        }
+        return escaped ? result + "\\" : result
+    }
+
+    /// A keyword's count argument: a non-negative integer (`2.0` is `2`).
+    func count(_ argument: JSONValue) -> Int? {
+        guard case .number(let text) = argument, let number = SchemaNumber(text), number.isInteger,
+            !number.isNegative
+        else { return nil }
+        return Int(exactly: number.doubleValue) ?? Int.max
+    }
+}
+
+/// Whether two JSON values are equal as JSON Schema compares them: numbers by value, arrays
+/// element by element, objects member by member in any order, everything else exactly.
+func sameJSON(_ value: JSONValue, _ other: JSONValue) -> Bool {
+    switch (value, other) {
+    case (.number(let a), .number(let b)):
+        guard let a = SchemaNumber(a), let b = SchemaNumber(b) else { return a == b }
+        return a == b
+    case (.array(let a), .array(let b)):
+        return a.count == b.count && zip(a, b).allSatisfy { sameJSON($0, $1) }
+    case (.object(let a), .object(let b)):
+        return a.count == b.count && a.allSatisfy { name, member in b[name].map { sameJSON(member, $0) } ?? false }
+    default:
+        return value == other
+    }
+}
+
+/// A value as the checker's messages quote it: compact JSON, cut after 80 characters.
+func quoted(_ value: JSONValue) -> String {
+    let text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
+    return text.count > 80 ? String(text.prefix(77)) + "..." : text
+}
