@@ -41,6 +41,8 @@ func rowsLine(_ window: PreferencesWindow) -> String {
                 UnsafeMutableRawPointer(row.row).assumingMemoryBound(to: AdwActionRow.self)
             )
             shown = subtitle.map { String(cString: $0) } ?? "-"
+        case .jsonText: shown = String(cString: gtk_editable_get_text(OpaquePointer(row.editor!)))
+        case .optional, .list, .group: break
         }
         words.append("\(row.keyName)=\(shown.replacingOccurrences(of: " ", with: "_"))")
     }

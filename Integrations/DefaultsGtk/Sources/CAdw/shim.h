@@ -20,6 +20,16 @@ static inline gboolean cadw_is_preferences_row(gpointer widget) { return ADW_IS_
 /// Whether `widget` is a GtkSearchEntry.
 static inline gboolean cadw_is_search_entry(gpointer widget) { return GTK_IS_SEARCH_ENTRY(widget); }
 
+/// Whether `widget` is a GtkSwitch, a GtkSpinButton, a GtkEntry, a GtkDropDown, a GtkButton.
+static inline gboolean cadw_is_switch(gpointer widget) { return GTK_IS_SWITCH(widget); }
+static inline gboolean cadw_is_spin_button(gpointer widget) { return GTK_IS_SPIN_BUTTON(widget); }
+static inline gboolean cadw_is_entry(gpointer widget) { return GTK_IS_ENTRY(widget); }
+static inline gboolean cadw_is_drop_down(gpointer widget) { return GTK_IS_DROP_DOWN(widget); }
+static inline gboolean cadw_is_button(gpointer widget) { return GTK_IS_BUTTON(widget); }
+
+/// Emits `signal` (one without arguments) on `widget`, as the person's action would.
+static inline void cadw_emit(gpointer widget, const char *signal) { g_signal_emit_by_name(widget, signal); }
+
 /// Whether `widget` is a GtkToggleButton.
 static inline gboolean cadw_is_toggle_button(gpointer widget) { return GTK_IS_TOGGLE_BUTTON(widget); }
 

@@ -142,6 +142,7 @@ final class PageRows {
     private func make(_ row: PreferencesRow, in group: Widget) {
         let widgets = RowController.make(row)
         adw_preferences_group_add(typed(group), widgets.row)
+        RowController.placed(widgets.row)
         made.append(widgets)
     }
 

@@ -49,6 +49,18 @@ public struct PreferencesRowWidgets {
     /// The icon shown while a system file locks the key or this run overrides it; its tooltip
     /// says which.
     public let statusIcon: Widget
+
+    /// The row shown in place of ``row`` while the stored value breaks the key's schema.
+    ///
+    /// On a page made from a schema: the stored JSON, the rule it breaks, what the program reads
+    /// instead, and a button that resets the key. `nil` until a stored value first breaks it.
+    public var problemRow: Widget? {
+        g_object_get_data(
+            UnsafeMutableRawPointer(row).assumingMemoryBound(to: GObject.self),
+            "defaults-problem-row"
+        )?
+        .assumingMemoryBound(to: GtkWidget.self)
+    }
 }
 
 /// A page of a preferences window (an `AdwPreferencesPage`) made from groups of keys' rows.

@@ -36,9 +36,11 @@ public struct PreferencesRow {
     /// Where the key's value comes from now.
     let source: @MainActor @Sendable () -> Defaults.ValueSource
     /// The value's JSON, for a read-only row.
-    let shownJSON: (@MainActor @Sendable () -> String)?
+    var shownJSON: (@MainActor @Sendable () -> String)?
     /// Observes the key, calling the handler on the main loop after each change.
     let observe: @MainActor (@escaping @MainActor @Sendable () -> Void) -> Defaults.Observation
+    /// What is wrong with the stored value, for a row made from a schema: asked after each change.
+    var storedProblem: (@MainActor () -> StoredProblem?)?
 
     /// What kind of row it is.
     public enum Kind: Sendable, Equatable {
@@ -52,6 +54,16 @@ public struct PreferencesRow {
         case text
         /// An action row showing the value's JSON, which it cannot edit.
         case json
+        /// An action row for a value that may be null: the value's editor, and a switch that
+        /// says whether it is set (off stores `null`).
+        case optional
+        /// An expander row for an array: a row per element, to edit, move or remove it, and one
+        /// that adds an element.
+        case list
+        /// An expander row for an object: a row per property the schema describes.
+        case group
+        /// An entry row of the value's JSON, written when applied if it fits the schema.
+        case jsonText
     }
 
     init<Value: Defaults.Serializable>(
@@ -76,20 +88,43 @@ public struct PreferencesRow {
     }
 
     /// A read-only row of the value named `name` in `suite`, which no key of this program
-    /// describes.
-    init(named name: String, in suite: Defaults.Suite, title: String?, subtitle: String?) {
+    /// describes; while none is stored, it shows `defaultValue` (a schema's default), if any.
+    init(
+        named name: String,
+        in suite: Defaults.Suite,
+        title: String?,
+        subtitle: String?,
+        defaultValue: Defaults.JSONValue? = nil
+    ) {
+        self.init(named: name, in: suite, title: title, subtitle: subtitle, kind: .json) { title, _ in
+            let row = actionRow(title, nil)
+            adw_action_row_set_subtitle_lines(typed(row), 6)
+            return (row, nil, .json)
+        }
+        shownJSON = { @MainActor @Sendable in
+            suite.storedValue(named: name)?.description ?? defaultValue.map { $0.description + " (default)" }
+                ?? "(none)"
+        }
+    }
+
+    /// A row of the value named `name` in `suite`, which no key of this program describes, made
+    /// of the widgets `make` returns.
+    init(
+        named name: String,
+        in suite: Defaults.Suite,
+        title: String?,
+        subtitle: String?,
+        kind: Kind,
+        make: @escaping @MainActor (_ title: String, _ subtitle: String?) -> (row: Widget, editor: Widget?, kind: Kind)
+    ) {
         keyName = name
         self.title = title ?? name
         self.subtitle = subtitle
         self.suite = suite
         reset = { Defaults.reset([name], suite: suite) }
-        make = { title, _ in
-            let row = actionRow(title, nil)
-            adw_action_row_set_subtitle_lines(typed(row), 6)
-            return (row, nil, .json)
-        }
+        self.make = make
         source = { suite.source(ofValueNamed: name) }
-        shownJSON = { @MainActor @Sendable in suite.storedValue(named: name)?.description ?? "(none)" }
+        shownJSON = nil
         observe = { handler in
             // Any change of the suite: no key names the value to observe it by.
             Defaults.observe(suite: suite, options: []) { GLibMainLoop.deliver(handler) }
@@ -307,4 +342,17 @@ extension PreferencesRow {
             return (row, nil, .json)
         }
     }
+}
+
+/// A stored value that breaks its key's schema, as a row says it.
+struct StoredProblem: Equatable {
+    /// The stored value's JSON, cut after 80 characters.
+    let stored: String
+    /// Each rule it breaks, and where in the value.
+    let rules: String
+    /// What the program reads instead.
+    let instead: String
+
+    /// The line under the row's title.
+    var line: String { "Stored: \(stored)\nBreaks the schema: \(rules)\n\(instead)" }
 }

@@ -117,12 +117,17 @@ final class RowController {
     private var last: Shown
     /// Set when the row is disposed.
     private var isGone = false
+    /// What is wrong with the stored value now, by the row's schema; `nil` when nothing is.
+    private var problem: StoredProblem?
+    /// The row shown in this one's place while the stored value breaks its schema: made the first
+    /// time one does.
+    private var problemRow: Widget?
 
     private init(row: PreferencesRow, widgets: PreferencesRowWidgets) {
         self.row = row
         self.widgets = widgets
         subtitle = row.subtitle
-        last = Shown(line: row.subtitle ?? "", tooltip: widgets.kind == .text ? row.subtitle : nil)
+        last = Shown(line: row.subtitle ?? "", tooltip: widgets.kind.isEntry ? row.subtitle : nil)
     }
 
     /// Makes `row`'s widgets, bound, with their controller.
@@ -136,9 +141,12 @@ final class RowController {
         gtk_widget_add_css_class(reset, "flat")
         gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
         switch made.kind {
-        case .text:
+        case .text, .jsonText:
             adw_entry_row_add_suffix(typed(made.row), status)
             adw_entry_row_add_suffix(typed(made.row), reset)
+        case .list, .group:
+            adw_expander_row_add_action(typed(made.row), status)
+            adw_expander_row_add_action(typed(made.row), reset)
         default:
             adw_action_row_add_suffix(typed(made.row), status)
             adw_action_row_add_suffix(typed(made.row), reset)
@@ -192,7 +200,7 @@ final class RowController {
     func update() {
         guard !isGone else { return }
         let source = row.source()
-        var shown = Shown(line: subtitle ?? "", tooltip: widgets.kind == .text ? subtitle : nil)
+        var shown = Shown(line: subtitle ?? "", tooltip: widgets.kind.isEntry ? subtitle : nil)
         switch source {
         case .userFile, .suiteStorage: shown.stored = true
         case .locked(let file, _): shown.status = ("changes-prevent-symbolic", "Locked by \(file.path)")
@@ -206,7 +214,7 @@ final class RowController {
         // made the editor insensitive).
         if case .locked = source { shown.locked = true }
         if let status = shown.status { shown.tooltip = status.text }
-        if widgets.kind != .text {
+        if widgets.kind.hasSubtitle {
             if let json = row.shownJSON?() { shown.line = shown.line.isEmpty ? json : shown.line + "\n" + json }
             // An override is said in words too; a lock by the row's look and its icon.
             if let status = shown.status, !shown.locked {
@@ -224,10 +232,70 @@ final class RowController {
         }
         if shown.locked != last.locked { gtk_widget_set_sensitive(widgets.row, shown.locked ? 0 : 1) }
         if shown.tooltip != last.tooltip { gtk_widget_set_tooltip_text(widgets.row, shown.tooltip) }
-        if widgets.kind != .text, shown.line != last.line {
+        if widgets.kind.hasSubtitle, shown.line != last.line {
             adw_action_row_set_subtitle(typed(widgets.row), shown.line)
         }
         last = shown
+        showProblem(row.storedProblem?())
+    }
+
+    /// Shows `problem` in a row of its own, in place of this one; this row again once the stored
+    /// value fits.
+    ///
+    /// This row's editor would show a value clamped, a default, or nothing, as if that were
+    /// stored. The problem's row is made once this one is in its group (``placed(_:)``).
+    private func showProblem(_ problem: StoredProblem?) {
+        guard problem != self.problem || (problem != nil && problemRow == nil) else { return }
+        guard let problem else {
+            self.problem = nil
+            if let problemRow { gtk_widget_set_visible(problemRow, 0) }
+            gtk_widget_set_visible(widgets.row, 1)
+            return
+        }
+        // Not in its group yet: shown once it is.
+        guard let list = gtk_widget_get_parent(widgets.row) else { return }
+        self.problem = problem
+        let shown = problemRow ?? makeProblemRow(in: list)
+        adw_action_row_set_subtitle(typed(shown), [subtitle, problem.line].compactMap { $0 }.joined(separator: "\n"))
+        gtk_widget_set_visible(shown, 1)
+        gtk_widget_set_visible(widgets.row, 0)
+    }
+
+    /// The row that says what is wrong with the stored value, put in the list after this one.
+    private func makeProblemRow(in list: Widget) -> Widget {
+        let shown = actionRow(row.title, nil)
+        adw_action_row_set_subtitle_lines(typed(shown), 8)
+        gtk_widget_add_css_class(shown, "property")
+        let icon = gtk_image_new_from_icon_name("dialog-warning-symbolic")!
+        gtk_widget_add_css_class(icon, "warning")
+        gtk_widget_set_tooltip_text(icon, "The stored value breaks the program's schema")
+        adw_action_row_add_prefix(typed(shown), icon)
+        let reset = gtk_button_new_with_label("Reset")!
+        gtk_widget_set_tooltip_text(reset, "Remove the stored value, so the program reads its default")
+        gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
+        adw_action_row_add_suffix(typed(shown), reset)
+        connect(reset, "clicked", Handler(row.reset))
+        let index = gtk_list_box_row_get_index(typed(widgets.row))
+        gtk_list_box_insert(OpaquePointer(list), shown, index + 1)
+        g_object_set_data(
+            UnsafeMutableRawPointer(widgets.row).assumingMemoryBound(to: GObject.self),
+            "defaults-problem-row",
+            UnsafeMutableRawPointer(shown)
+        )
+        problemRow = shown
+        return shown
+    }
+
+    /// `row` is in its group now: the problem of its stored value, if any, is shown.
+    static func placed(_ row: Widget) {
+        guard
+            let data = g_object_get_data(
+                UnsafeMutableRawPointer(row).assumingMemoryBound(to: GObject.self),
+                "defaults-row"
+            )
+        else { return }
+        let controller = Unmanaged<RowController>.fromOpaque(data).takeUnretainedValue()
+        controller.showProblem(controller.row.storedProblem?())
     }
 
     /// What a row shows of its key's state.
@@ -238,6 +306,14 @@ final class RowController {
         var line: String
         var tooltip: String?
     }
+}
+
+extension PreferencesRow.Kind {
+    /// Whether the row is an entry row, whose tooltip says what an action row's subtitle would.
+    var isEntry: Bool { self == .text || self == .jsonText }
+    /// Whether the row is an action row, whose subtitle the controller writes (an expander row
+    /// writes its own).
+    var hasSubtitle: Bool { !isEntry && self != .list && self != .group }
 }
 
 /// Connects `handler` to `signal` of `widget`, held until the widget is finalized.

@@ -10,12 +10,20 @@ extension PreferencesPage {
     ///
     /// Each described key gets the row its schema type needs, as a key of that type would: a
     /// boolean a switch; an integer or a number a spin button bounded by its `minimum` and
-    /// `maximum`; a string with an `enum` a combo row; a string, or a string or null, an entry row;
-    /// anything else read-only JSON. A row is titled with the key's `description` (its name when
-    /// there is none), with the name under it. Secrets are left out. Values in the file the
-    /// schema does not describe follow in a group of their own, as JSON; so do those stored under
-    /// new names while the page is shown. A key the schema gives no default shows its type's
-    /// zero, empty string, `false` or first choice while unset.
+    /// `maximum`; a string with an `enum` a combo row; a string an entry row; a scalar or null
+    /// its editor and a switch that says whether it is set; an array of scalars an expander with
+    /// a row per element (moved, removed, added); an object with `properties` an expander with a
+    /// row per property; anything else an entry row of its JSON. A row is titled with the key's
+    /// `description` (its name when there is none), with the name under it. Secrets are left out;
+    /// a key marked `readOnly` is shown, not edited. Values in the file the schema does not
+    /// describe follow in a group of their own, as JSON; so do those stored under new names
+    /// while the page is shown (never `$schema`, the file's reference to its schema). A key the
+    /// schema gives no default shows its type's zero, empty string, `false` or first choice while
+    /// unset.
+    ///
+    /// Values are checked against the whole schema (`Defaults.JSONSchema`): one that breaks it
+    /// is not written, and the row says why; a stored one that breaks it is shown as stored, with
+    /// the rule and what the program reads instead, in a row of its own with a Reset button.
     ///
     /// For another program's suite: the keys it makes are of the schema's JSON types (`Int`,
     /// `Double`, `String`), and in a program that reads the same names as other types, they
@@ -33,11 +41,15 @@ extension PreferencesPage {
                 if case .object(let members) = property { properties[name] = members }
             }
         }
+        let checker = Defaults.JSONSchema(schema ?? .object([:]))
         let described = properties.keys.sorted()
             .compactMap { name -> PreferencesRow? in
-                schemaRow(name, properties[name]!, suite: suite)
+                guard var row = schemaRow(name, properties[name]!, suite: suite, checker: checker) else { return nil }
+                let property = properties[name]!
+                row.storedProblem = { storedProblem(named: name, in: suite, checker: checker, property: property) }
+                return row
             }
-        let others = suite.userStoredValues().keys.filter { properties[$0] == nil }.sorted()
+        let others = suite.userStoredValues().keys.filter { properties[$0] == nil && isSetting($0) }.sorted()
             .map { PreferencesRow.json(named: $0, in: suite) }
         var groups: [PreferencesGroup] = []
         if !described.isEmpty { groups.append(PreferencesGroup("Described by the program", described)) }
@@ -88,7 +100,7 @@ private final class UndescribedRows {
 
     private func addNew() {
         guard let page else { return }
-        let new = suite.userStoredValues().keys.filter { !shown.contains($0) && !$0.isEmpty }.sorted()
+        let new = suite.userStoredValues().keys.filter { !shown.contains($0) && isSetting($0) }.sorted()
         guard !new.isEmpty else { return }
         shown.formUnion(new)
         let rows = new.map { PreferencesRow.json(named: $0, in: suite) }
@@ -100,17 +112,72 @@ private final class UndescribedRows {
     }
 }
 
+/// Whether a stored name is a setting to show: not the file's own record (the empty name), nor
+/// `$schema`, the reference to its schema the file keeps for editors.
+private func isSetting(_ name: String) -> Bool {
+    !name.isEmpty && name != "$schema"
+}
+
+/// The keywords whose rule, broken, leaves a value a program cannot read as its key's type: it
+/// reads the key's default. (Limits — a range, a length, a pattern — are checked when a value is
+/// written, not when it is read.)
+private let shapeKeywords: Set<String> = [
+    "type", "enum", "const", "required", "false", "anyOf", "oneOf", "allOf", "not", "additionalProperties",
+    "unevaluatedProperties", "unevaluatedItems", "items", "prefixItems", "propertyNames",
+]
+
+/// What is wrong with the value stored under `name`, by the schema; `nil` when nothing is stored
+/// or it fits.
+@MainActor
+private func storedProblem(
+    named name: String,
+    in suite: Defaults.Suite,
+    checker: Defaults.JSONSchema,
+    property: [String: Defaults.JSONValue]
+) -> StoredProblem? {
+    guard let stored = suite.storedValue(named: name), let outcome = checker.check(stored, forKey: name),
+        !outcome.isValid
+    else { return nil }
+    var text = stored.description
+    if text.count > 80 { text = String(text.prefix(77)) + "..." }
+    let defaultValue = property["default"].map { "its default, \($0.description)," } ?? "its default"
+    let instead =
+        outcome.violations.contains { shapeKeywords.contains($0.keyword) }
+        ? "The program cannot read it, and reads \(defaultValue) instead."
+        : "The program reads it as stored: limits are checked when a value is written, not when it is read."
+    return StoredProblem(
+        stored: text,
+        rules: outcome.violations.map(\.description).joined(separator: "; "),
+        instead: instead
+    )
+}
+
 /// The row a key's schema property asks for; `nil` for a secret.
 @MainActor
-private func schemaRow(_ name: String, _ property: [String: Defaults.JSONValue], suite: Defaults.Suite)
-    -> PreferencesRow?
-{
+private func schemaRow(
+    _ name: String,
+    _ property: [String: Defaults.JSONValue],
+    suite: Defaults.Suite,
+    checker: Defaults.JSONSchema
+) -> PreferencesRow? {
     if property["x-secret"] == .bool(true) { return nil }
     var summary: String?
     if case .string(let text)? = property["description"] { summary = text }
     // Under the summary, the name the file and `defaults` use.
     let subtitle = summary == nil ? nil : name
-    let fallback = PreferencesRow.json(named: name, in: suite, title: summary, subtitle: subtitle)
+    // Shown, not edited: what the program marks read-only.
+    if property["readOnly"] == .bool(true) {
+        return PreferencesRow(
+            named: name,
+            in: suite,
+            title: summary,
+            subtitle: subtitle,
+            defaultValue: property["default"]
+        )
+    }
+    let value = SchemaValue(name: name, suite: suite, checker: checker, property: property)
+    let title = summary ?? name
+    let fallback = jsonTextRow(value, title: title, subtitle: subtitle)
     if case .array(let values)? = property["enum"] {
         let choices = values.compactMap { value -> String? in
             if case .string(let text) = value { return text }
@@ -152,12 +219,23 @@ private func schemaRow(_ name: String, _ property: [String: Defaults.JSONValue],
             key(name, text(initial) ?? "", suite, summary),
             subtitle: subtitle
         )
-    case ("string or null", _):
-        let key =
-            summary.map { Defaults.Key<String?>(name, suite: suite, summary: $0) }
-            ?? Defaults.Key<String?>(name, suite: suite)
-        return .row(key, subtitle: subtitle)
+    case ("array", _):
+        guard case .object(let items)? = property["items"], property["prefixItems"] == nil,
+            let shape = ScalarShape(items)
+        else { return fallback }
+        return listRow(value, items: shape, itemDefault: items["default"], title: title, subtitle: subtitle)
+    case ("object", _):
+        guard case .object(let described)? = property["properties"], !described.isEmpty else { return fallback }
+        let members = described.keys.sorted()
+            .compactMap { member -> (String, [String: Defaults.JSONValue])? in
+                guard case .object(let memberProperty)? = described[member] else { return nil }
+                return (member, memberProperty)
+            }
+        return objectRow(value, members: members, title: title, subtitle: subtitle)
     default:
+        if let nullable = nullableShape(property) {
+            return optionalRow(value, shape: nullable.shape, title: title, subtitle: subtitle)
+        }
         return fallback
     }
 }
@@ -174,17 +252,10 @@ private func key<Value: Defaults.Serializable>(
 }
 
 /// A property's JSON type: its `type`; "number" for `anyOf` a number and the strings that stand
-/// for NaN and the infinities (how a `Double` or `Float` without a range is published); "string
-/// or null" for `anyOf` a string and null (how a `String?` is).
+/// for NaN and the infinities (how a `Double` or `Float` without a range is published).
 private func kind(of property: [String: Defaults.JSONValue]) -> String? {
     if case .string(let type)? = property["type"] { return type }
     if numberOption(of: property) != nil { return "number" }
-    if case .array(let options)? = property["anyOf"], options.count == 2,
-        options.contains(.object(["type": .string("null")])),
-        options.contains(.object(["type": .string("string")]))
-    {
-        return "string or null"
-    }
     return nil
 }
 

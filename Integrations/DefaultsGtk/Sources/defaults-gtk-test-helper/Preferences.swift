@@ -193,10 +193,59 @@ final class PreferencesSession {
             case .number: gtk_spin_button_set_value(OpaquePointer(editor), Double(value) ?? 0)
             case .choice: adw_combo_row_set_selected(typed(editor), UInt32(value) ?? 0)
             case .text: gtk_editable_set_text(OpaquePointer(editor), value == "\"\"" ? "" : value)
-            case .json: break
+            case .json, .list, .group: break
+            case .optional:
+                // As a person does: the switch on (or off, for null), then the value.
+                let isSet = widgets(under: row.row).first { cadw_is_switch($0) != 0 && $0 != editor }!
+                gtk_switch_set_active(OpaquePointer(isSet), value == "null" ? 0 : 1)
+                if value != "null" { setWidget(editor, value) }
+            case .jsonText:
+                gtk_editable_set_text(OpaquePointer(editor), words.dropFirst(2).joined(separator: " "))
+                cadw_emit(editor, "apply")
+            }
+        case "list":
+            // list <key> add | remove <i> | up <i> | down <i> | set <i> <value>
+            guard words.count >= 3, let row = window.row(named: words[1]) else { return }
+            let children = elementRows(of: row.row)
+            func button(_ tip: String, in widget: Widget) -> Widget? {
+                widgets(under: widget).first { cadw_is_button($0) != 0 && tooltip($0) == tip }
+            }
+            let index = words.count >= 4 ? Int(words[3]).map { $0 - 1 } : nil
+            switch words[2] {
+            case "add":
+                if let add = button("Add an element", in: row.row) { cadw_click(add) }
+            case "remove", "up", "down":
+                let tip = ["remove": "Remove", "up": "Move up", "down": "Move down"][words[2]]!
+                if let index, children.indices.contains(index), let pressed = button(tip, in: children[index]) {
+                    cadw_click(pressed)
+                }
+            case "set":
+                if let index, children.indices.contains(index), words.count == 5,
+                    let editor = editors(under: children[index]).first
+                {
+                    setWidget(editor, words[4])
+                }
+            default: break
+            }
+        case "member":
+            // member <key> <member title> <value>
+            guard words.count == 4, let row = window.row(named: words[1]) else { return }
+            for child in memberRows(of: row.row) where title(of: child) == words[2] {
+                if let editor = editors(under: child).first { setWidget(editor, words[3]) }
             }
         case "reset":
             if words.count == 2, let row = window.row(named: words[1]) { cadw_click(row.resetButton) }
+        case "resetproblem":
+            // The Reset button of the row that says the stored value breaks the schema.
+            if words.count == 2, let row = window.row(named: words[1]), let problem = row.problemRow,
+                let reset = widgets(under: problem).first(where: { cadw_is_button($0) != 0 })
+            {
+                cadw_click(reset)
+            }
+        case "expand":
+            if words.count == 2, let row = window.row(named: words[1]) {
+                adw_expander_row_set_expanded(typed(row.row), 1)
+            }
         case "resetall":
             if words.count == 2, let index = Int(words[1]) { cadw_click(window.pages[0].resetAllButtons[index]) }
         case "search":
@@ -257,13 +306,39 @@ final class PreferencesSession {
             line += " value=\(selected) name=\(name.replacingOccurrences(of: " ", with: "_"))"
         case .text: line += " value=\(propertyText(row.editor!, "text"))"
         case .json: break
+        case .optional:
+            let isSet = widgets(under: row.row).first { cadw_is_switch($0) != 0 && $0 != row.editor }!
+            line += " value=\(widgetText(row.editor!)) set=\(flag(gtk_switch_get_active(OpaquePointer(isSet))))"
+        case .list:
+            let shown = elementRows(of: row.row).map { child in editors(under: child).map(widgetText).joined() }
+            line += " elements=\(words(shown.joined(separator: ",")))"
+            line += " subtitle=\(words(adw_expander_row_get_subtitle(typed(row.row))))"
+        case .group:
+            let shown = memberRows(of: row.row)
+                .map { child in
+                    title(of: child) + ":" + editors(under: child).map(widgetText).joined()
+                }
+            line += " members=\(words(shown.joined(separator: ",")))"
+            line += " subtitle=\(words(adw_expander_row_get_subtitle(typed(row.row))))"
+        case .jsonText:
+            line += " value=\(words(gtk_editable_get_text(OpaquePointer(row.row))))"
+        }
+        line += " error=\(flag(gtk_widget_has_css_class(row.row, "error")))"
+        line += " hidden=\(flag(gtk_widget_get_visible(row.row) == 0 ? 1 : 0))"
+        if let problem = row.problemRow, gtk_widget_get_visible(problem) != 0 {
+            line += " problem=\(words(adw_action_row_get_subtitle(typed(problem))))"
+        }
+        if let tip = gtk_widget_get_tooltip_text(row.row), row.kind != .text {
+            line += " rowtip=\(words(tip))"
         }
         line += " reset=\(flag(gtk_widget_get_visible(row.resetButton)))"
         line += " status=\(flag(gtk_widget_get_visible(row.statusIcon)))"
         line += " sensitive=\(flag(gtk_widget_get_sensitive(row.row)))"
         if let editor = row.editor { line += " editable=\(flag(gtk_widget_is_sensitive(editor)))" }
         line += " title=\(words(adw_preferences_row_get_title(typed(row.row))))"
-        if row.kind != .text { line += " subtitle=\(words(adw_action_row_get_subtitle(typed(row.row))))" }
+        if ![.text, .jsonText, .list, .group].contains(row.kind) {
+            line += " subtitle=\(words(adw_action_row_get_subtitle(typed(row.row))))"
+        }
         line += " tip=\(words(gtk_widget_get_tooltip_text(row.statusIcon)))"
         return line
     }
@@ -279,6 +354,78 @@ func isShown(_ widget: Widget) -> Bool {
         current = gtk_widget_get_parent(next)
     }
     return true
+}
+
+/// `widget` and every widget beneath it, in order.
+@MainActor
+func widgets(under widget: Widget) -> [Widget] {
+    var found: [Widget] = []
+    walk(widget) { found.append($0) }
+    return found
+}
+
+/// The widgets beneath `widget` that edit a value: spin buttons, entries (not a spin button's
+/// own), drop-downs and switches.
+@MainActor
+func editors(under widget: Widget) -> [Widget] {
+    var found: [Widget] = []
+    walk(widget) { child in
+        let isEntry = cadw_is_entry(child) != 0 && gtk_widget_get_ancestor(child, gtk_spin_button_get_type()) == nil
+        if cadw_is_spin_button(child) != 0 || isEntry || cadw_is_drop_down(child) != 0 || cadw_is_switch(child) != 0 {
+            found.append(child)
+        }
+    }
+    return found
+}
+
+/// The rows of an expander row's elements (titled by their number), in order.
+@MainActor
+func elementRows(of expander: Widget) -> [Widget] {
+    widgets(under: expander).filter { $0 != expander && cadw_is_preferences_row($0) != 0 && Int(title(of: $0)) != nil }
+}
+
+/// The rows of an expander row's members.
+@MainActor
+func memberRows(of expander: Widget) -> [Widget] {
+    // NB: not the expander's own header, a row of the same title.
+    widgets(under: expander)
+        .filter {
+            $0 != expander && cadw_is_preferences_row($0) != 0 && title(of: $0) != title(of: expander)
+        }
+}
+
+@MainActor
+func title(of row: Widget) -> String {
+    String(cString: adw_preferences_row_get_title(typed(row))).replacingOccurrences(of: " ", with: "_")
+}
+
+@MainActor
+func tooltip(_ widget: Widget) -> String? {
+    gtk_widget_get_tooltip_text(widget).map { String(cString: $0) }
+}
+
+/// What an editing widget shows, as a word.
+@MainActor
+func widgetText(_ widget: Widget) -> String {
+    if cadw_is_spin_button(widget) != 0 { return "\(gtk_spin_button_get_value(OpaquePointer(widget)))" }
+    if cadw_is_switch(widget) != 0 { return gtk_switch_get_active(OpaquePointer(widget)) != 0 ? "true" : "false" }
+    if cadw_is_drop_down(widget) != 0 { return "\(gtk_drop_down_get_selected(OpaquePointer(widget)))" }
+    return String(cString: gtk_editable_get_text(OpaquePointer(widget))).replacingOccurrences(of: " ", with: "_")
+}
+
+/// Sets an editing widget as a person would: a spin button's value, an entry's text, a
+/// drop-down's selected index, a switch's state.
+@MainActor
+func setWidget(_ widget: Widget, _ value: String) {
+    if cadw_is_spin_button(widget) != 0 {
+        gtk_spin_button_set_value(OpaquePointer(widget), Double(value) ?? 0)
+    } else if cadw_is_switch(widget) != 0 {
+        gtk_switch_set_active(OpaquePointer(widget), value == "true" ? 1 : 0)
+    } else if cadw_is_drop_down(widget) != 0 {
+        gtk_drop_down_set_selected(OpaquePointer(widget), UInt32(value) ?? 0)
+    } else {
+        gtk_editable_set_text(OpaquePointer(widget), value == "\"\"" ? "" : value)
+    }
 }
 
 /// Calls `body` with `widget` and each widget beneath it.

@@ -18,9 +18,159 @@ private let schema = #"""
     """#
 private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"], "legacyFlag": {"on": true}}"#
 
+/// A schema written by hand for `mytool`, with values of every composite shape, and a file that
+/// holds a bad value of each kind.
+private let toolSchema = #"""
+    {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {
+      "fontSize": {"type": "integer", "minimum": 8, "maximum": 72, "default": 12, "description": "Font size"},
+      "theme": {"enum": ["light", "dark", "solarized"], "default": "light", "description": "Theme"},
+      "volume": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5, "description": "Volume"},
+      "name": {"type": "string", "pattern": "^[a-z]+$", "default": "tool", "description": "Name"},
+      "nickname": {"type": ["string", "null"], "default": null, "description": "Nickname"},
+      "recentFiles": {"type": "array", "items": {"type": "string"}, "default": [], "description": "Recent files"},
+      "window": {"type": "object", "description": "Window",
+                 "properties": {"width": {"type": "integer", "minimum": 100}, "height": {"type": "integer", "minimum": 100},
+                                "title": {"type": "string", "minLength": 1}},
+                 "default": {"width": 640, "height": 480}},
+      "matrix": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}, "description": "Matrix"},
+      "build": {"type": "string", "readOnly": true, "default": "1.0", "description": "Build"}
+    }}
+    """#
+private let badValues = #"""
+    {"$schema": "./settings.schema.json", "fontSize": 100, "theme": "purple", "volume": "loud", "name": "Tool 2"}
+    """#
+
 /// The window `defaults-editor` shows for a suite: made from the schema its program published,
 /// live both ways; and the program itself, from a terminal.
 @Suite struct DefaultsEditorTests {
+    /// A stored value that breaks its schema is shown as it is stored, with the rule and what the
+    /// program reads instead, never as a clamped value or a default; `$schema` is not a setting.
+    @Test func aBadStoredValueIsShownAsStoredWithItsRuleAndAReset() async throws {
+        let session = try await BoundWindowSession(mode: "editor") { directory in
+            try Data(toolSchema.utf8).write(to: directory.appendingPathComponent("settings.schema.json"))
+            try Data(badValues.utf8).write(to: directory.appendingPathComponent("settings.json"))
+        }
+        defer { session.close() }
+        let before = try Data(contentsOf: session.file)
+        var shown = await windowRows(session)
+        #expect(shown["$schema"] == nil, "the file's reference to its schema is not a setting: \(shown)")
+        let expected = [
+            "fontSize": [
+                "Stored:_100", "fontSize:_100_is_greater_than_the_maximum_72", "The_program_reads_it_as_stored",
+            ],
+            "theme": [
+                #"Stored:_"purple""#, #"theme:_"purple"_is_not_one_of_"light",_"dark",_"solarized""#,
+                #"reads_its_default,_"light",_instead"#,
+            ],
+            "volume": [
+                #"Stored:_"loud""#, #"volume:_must_be_a_number,_not_"loud""#, "reads_its_default,_0.5,_instead",
+            ],
+            "name": [#"Stored:_"Tool_2""#, #"name:_"Tool_2"_does_not_match_the_pattern_^[a-z]+$"#],
+        ]
+        for (name, words) in expected {
+            let row = shown[name] ?? [:]
+            #expect(
+                row["hidden"] == "true",
+                "\(name): the editor's row, which would show a value not stored, is hidden"
+            )
+            for word in words {
+                #expect(
+                    row["problem"]?.contains(word) == true,
+                    "\(name): \(word) in \(row["problem"] ?? "no problem row")"
+                )
+            }
+        }
+        #expect(shown["autosave"] == nil && shown["nickname"]?["problem"] == nil, "\(shown)")
+        #expect(try Data(contentsOf: session.file) == before, "the file is left as it is")
+
+        // The problem row's Reset: the key reads its default, and its own row is back.
+        await session.run("resetproblem fontSize")
+        #expect(try await session.stored()["fontSize"] == nil)
+        shown = await windowRows(session)
+        #expect(shown["fontSize"]?["hidden"] == "false" && shown["fontSize"]?["value"] == "12.0", "\(shown)")
+        #expect(shown["fontSize"]?["problem"] == nil)
+
+        // A bad value written from outside while the window is open: said at once.
+        _ = try await session.outside(["write", "fontSize", "5", "--force"], until: "changed")
+        shown = await windowRows(session)
+        #expect(shown["fontSize"]?["problem"]?.contains("fontSize:_5_is_less_than_the_minimum_8") == true, "\(shown)")
+        // And a good one: the row is back with it.
+        _ = try await session.outside(["write", "theme", #""dark""#], until: "changed")
+        shown = await windowRows(session)
+        #expect(shown["theme"]?["hidden"] == "false" && shown["theme"]?["name"] == "Dark", "\(shown)")
+        await screenshot(session, "bad-values")
+    }
+
+    /// Each composite value is edited and written back: a nullable one, an array, an object, and
+    /// anything else as JSON text; a value the schema refuses is not written, and the row says so.
+    @Test func eachCompositeValueIsEditedAndWrittenBack() async throws {
+        let session = try await BoundWindowSession(mode: "editor") { directory in
+            try Data(toolSchema.utf8).write(to: directory.appendingPathComponent("settings.schema.json"))
+            try Data(#"{"recentFiles": ["a.txt", "b.txt"]}"#.utf8)
+                .write(to: directory.appendingPathComponent("settings.json"))
+        }
+        defer { session.close() }
+        var shown = await windowRows(session)
+        // Every value the schema describes has a row that edits it, but the read-only one.
+        #expect(shown["nickname"]?["kind"] == "optional" && shown["nickname"]?["set"] == "false", "\(shown)")
+        #expect(shown["recentFiles"]?["kind"] == "list" && shown["recentFiles"]?["elements"] == "a.txt,b.txt")
+        #expect(shown["window"]?["kind"] == "group", "\(shown)")
+        #expect(shown["window"]?["members"] == "height:480.0,title:,width:640.0", "the schema's default: \(shown)")
+        #expect(shown["window"]?["subtitle"]?.contains("(default)") == true)
+        #expect(shown["matrix"]?["kind"] == "jsonText")
+        #expect(
+            shown["build"]?["kind"] == "json" && shown["build"]?["subtitle"] == #"build/"1.0"_(default)"#,
+            "\(shown)"
+        )
+
+        // Nullable: set, then not set (null).
+        await session.run("set nickname Ada")
+        #expect(try await session.stored()["nickname"] as? String == "Ada")
+        await session.run("set nickname null")
+        #expect(try await session.stored()["nickname"] is NSNull)
+
+        // An array: add, change, move, remove.
+        await session.run("list recentFiles add")
+        await session.run("list recentFiles set 3 c.txt")
+        #expect(try await session.stored()["recentFiles"] as? [String] == ["a.txt", "b.txt", "c.txt"])
+        await session.run("list recentFiles up 3")
+        #expect(try await session.stored()["recentFiles"] as? [String] == ["a.txt", "c.txt", "b.txt"])
+        await session.run("list recentFiles remove 1")
+        #expect(try await session.stored()["recentFiles"] as? [String] == ["c.txt", "b.txt"])
+
+        // An object: a member changed keeps the others (the default's while none was stored).
+        // (Its member rows are titled by name: the schema gives them no description.)
+        await session.run("member window width 800")
+        var window = try await session.stored()["window"] as? [String: Any]
+        #expect(window?["width"] as? Int == 800 && window?["height"] as? Int == 480, "\(String(describing: window))")
+        // A member the schema refuses (minLength 1): nothing written, and the row says why.
+        await session.run("member window title x")
+        await session.run("member window title \"\"")
+        window = try await session.stored()["window"] as? [String: Any]
+        #expect(window?["title"] as? String == "x", "\(String(describing: window))")
+        shown = await windowRows(session)
+        #expect(shown["window"]?["error"] == "true", "\(shown)")
+        #expect(shown["window"]?["rowtip"]?.contains("window.title:") == true, "\(shown)")
+
+        // JSON text: applied when it fits, refused when it does not or is not JSON.
+        await session.run("set matrix [[1,2],[3]]")
+        #expect(try await session.stored()["matrix"] as? [[Int]] == [[1, 2], [3]])
+        await session.run("set matrix [1]")
+        shown = await windowRows(session)
+        #expect(shown["matrix"]?["error"] == "true", "\(shown)")
+        #expect(shown["matrix"]?["rowtip"]?.contains("matrix[0]:_must_be_an_array,_not_1") == true, "\(shown)")
+        await session.run("set matrix [[")
+        #expect(try await session.stored()["matrix"] as? [[Int]] == [[1, 2], [3]], "nothing refused was written")
+
+        // From outside: the rows follow.
+        _ = try await session.outside(["write", "recentFiles", #"["z"]"#], until: "changed")
+        shown = await windowRows(session)
+        #expect(shown["recentFiles"]?["elements"] == "z", "\(shown)")
+        await session.run("expand recentFiles")
+        await session.run("expand window")
+        await screenshot(session, "composites")
+    }
+
     @Test func theEditorMakesEachSchemaTypesRowAndShowsWhatItDoesNotDescribeAsJSON() async throws {
         let session = try await BoundWindowSession(mode: "editor") { directory in
             try Data(schema.utf8).write(to: directory.appendingPathComponent("settings.schema.json"))
@@ -40,8 +190,8 @@ private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"],
         #expect(shown["opacity"]?["bounds"] == "0.0..1.0" && shown["opacity"]?["value"] == "0.9", "\(shown)")
         #expect(shown["layout"]?["kind"] == "choice" && shown["layout"]?["name"] == "List", "\(shown)")
         #expect(shown["greeting"]?["kind"] == "text" && shown["greeting"]?["title"] == "greeting")
-        #expect(shown["nickname"]?["kind"] == "text" && shown["nickname"]?["value"] == "\"\"")
-        #expect(shown["recent"]?["kind"] == "json" && shown["recent"]?["subtitle"] == #"recent/["a.txt"]"#)
+        #expect(shown["nickname"]?["kind"] == "optional" && shown["nickname"]?["set"] == "false", "\(shown)")
+        #expect(shown["recent"]?["kind"] == "list" && shown["recent"]?["elements"] == "a.txt", "\(shown)")
         #expect(shown["legacyFlag"]?["kind"] == "json" && shown["legacyFlag"]?["subtitle"] == #"{"on":true}"#)
         #expect(shown["token"] == nil, "a secret is left out")
 
@@ -158,6 +308,13 @@ private let settings = #"{"interval": 30, "layout": "list", "recent": ["a.txt"],
         result = try await runEditor([file.path, "--schema"], display: display.name)
         #expect(result.status == 2 && result.errors.contains("--schema needs a file's path"), "\(result.errors)")
     }
+}
+
+/// A picture of the window, in the folder `DEFAULTS_SCREENSHOTS` names (none when unset), to look at.
+func screenshot(_ session: BoundWindowSession, _ name: String) async {
+    guard let folder = ProcessInfo.processInfo.environment["DEFAULTS_SCREENSHOTS"] else { return }
+    let lines = await session.run("screenshot \(folder)/\(name).png")
+    #expect(lines.contains("saved"), "\(lines)")
 }
 
 /// The rows of the helper's preferences window or editor (see its Preferences.swift), read through
