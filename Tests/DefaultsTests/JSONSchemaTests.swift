@@ -247,6 +247,38 @@ import Testing
         #expect(annotated.check(.number("1")).uncheckedKeywords.isEmpty)
     }
 
+    /// A long array is checked for repeats in one pass: 200,000 distinct numbers, then the same
+    /// with the last equal by value to the first.
+    @Test func uniqueItemsOverALongArray() throws {
+        let checker = Defaults.JSONSchema(.object(["uniqueItems": .bool(true)]))
+        var elements = (0..<200_000).map { Defaults.JSONValue.number(String($0)) }
+        #expect(checker.check(.array(elements)).isValid)
+        elements.append(.number("0.0e5"))
+        #expect(
+            checker.check(.array(elements)).violations.map(\.description) == [
+                "elements [0] and [200000] are both 0.0e5; uniqueItems forbids repeats"
+            ]
+        )
+    }
+
+    /// A schema that applies itself twice at each of 40 levels would take 2⁴⁰ steps: the check
+    /// stops after 100,000 (and 16 for the value), and says so.
+    @Test func aSchemaThatMultipliesItsOwnWorkStopsAndSaysSo() throws {
+        var defs: [String: Defaults.JSONValue] = ["d40": .object(["type": .string("integer")])]
+        for level in 0..<40 {
+            let next = Defaults.JSONValue.object(["$ref": .string("#/$defs/d\(level + 1)")])
+            defs["d\(level)"] = .object(["allOf": .array([next, next])])
+        }
+        let checker = Defaults.JSONSchema(.object(["$defs": .object(defs), "$ref": .string("#/$defs/d0")]))
+        let outcome = checker.check(.number("1"))
+        #expect(outcome.isValid)
+        #expect(
+            outcome.uncheckedKeywords.map(\.reason) == [
+                "the check stopped after applying 100016 schemas; the rest is not checked"
+            ]
+        )
+    }
+
     @Test func aLongValueIsQuotedCut() throws {
         let long = String(repeating: "a", count: 200)
         let says = try Self.problems(#"{"type": "integer"}"#, "\"\(long)\"")

@@ -95,7 +95,7 @@ extension Defaults {
 
         /// Checks `value` against the whole document.
         public func check(_ value: JSONValue) -> Outcome {
-            var checker = SchemaChecker(index: index)
+            var checker = SchemaChecker(index: index, checking: value)
             let result = checker.evaluate(index.root, value, path: SchemaPath())
             return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
         }
@@ -107,7 +107,7 @@ extension Defaults {
         /// - Returns: `nil` when the document does not describe `name`.
         public func check(_ value: JSONValue, forKey name: String) -> Outcome? {
             guard let node = index.root.child("properties")?.child(name) else { return nil }
-            var checker = SchemaChecker(index: index)
+            var checker = SchemaChecker(index: index, checking: value)
             let result = checker.evaluate(node, value, path: SchemaPath().member(name, top: true))
             return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
         }

@@ -41,8 +41,10 @@ extension SchemaChecker {
         default:  // uniqueItems
             guard case .bool(let unique) = argument else { return note(keyword, at: node, "it is not a Boolean") }
             guard unique else { return }
+            // By each element's canonical text, so a long array costs one pass, not a pass per element.
+            var seen: [String: Int] = [:]
             for later in elements.indices {
-                if let earlier = elements[..<later].firstIndex(where: { sameJSON($0, elements[later]) }) {
+                if let earlier = seen.updateValue(later, forKey: canonicalJSON(elements[later])) {
                     return result.fail(
                         path,
                         keyword,

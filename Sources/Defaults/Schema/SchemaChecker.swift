@@ -71,9 +71,28 @@ struct SchemaChecker {
     private var expressions: [String: NSRegularExpression?] = [:]
     /// How many references deep the check is; a loop of references stops at a limit.
     private var referenceDepth = 0
+    /// How many schemas the check has applied; past ``stepLimit`` it stops, and says so.
+    private var steps = 0
+    /// Where the check stops: 100,000 applications of a schema, and 16 more for each part of the
+    /// value.
+    ///
+    /// A long array checked element by element is not cut short. The limit is reached by a
+    /// schema that applies itself again and again (an `allOf` of two references, nested), whose
+    /// work doubles with each level whatever the value.
+    private var stepLimit = 100_000
 
-    init(index: SchemaIndex) {
+    init(index: SchemaIndex, checking value: JSONValue) {
         self.index = index
+        stepLimit += 16 * Self.parts(of: value)
+    }
+
+    /// How many values `value` is made of, itself included.
+    private static func parts(of value: JSONValue) -> Int {
+        switch value {
+        case .array(let elements): 1 + elements.reduce(0) { $0 + parts(of: $1) }
+        case .object(let members): 1 + members.values.reduce(0) { $0 + parts(of: $1) }
+        default: 1
+        }
     }
 
     /// Keywords that only annotate, or that other keywords read: never a rule of their own here.
@@ -112,6 +131,17 @@ struct SchemaChecker {
     /// Checks `value`, which sits at `path`, against the schema at `node`.
     mutating func evaluate(_ node: SchemaNode, _ value: JSONValue, path: SchemaPath) -> SchemaResult {
         var result = SchemaResult()
+        steps += 1
+        if steps > stepLimit {
+            if steps == stepLimit + 1 {
+                note(
+                    "(schema)",
+                    at: node,
+                    "the check stopped after applying \(stepLimit) schemas; the rest is not checked"
+                )
+            }
+            return result
+        }
         switch node.value {
         case .bool(true):
             return result
@@ -157,7 +187,7 @@ struct SchemaChecker {
         case "enum":
             guard case .array(let allowed) = argument else { return note(keyword, at: node, "it is not an array") }
             if !allowed.contains(where: { sameJSON(value, $0) }) {
-                let cases = allowed.map(quoted).joined(separator: ", ")
+                let cases = allowed.map { quoted($0) }.joined(separator: ", ")
                 result.fail(path, keyword, "\(quoted(value)) is not one of \(cases)")
             }
         case "const":
@@ -405,8 +435,26 @@ func sameJSON(_ value: JSONValue, _ other: JSONValue) -> Bool {
     }
 }
 
+/// The text of `value` that two values share exactly when ``sameJSON(_:_:)`` says they are equal:
+/// numbers by their exact decimal value, objects' members in order of their names.
+func canonicalJSON(_ value: JSONValue) -> String {
+    switch value {
+    case .number(let text):
+        guard let number = SchemaNumber(text) else { return "n" + text }
+        return "n" + (number.isNegative ? "-" : "") + number.digits.map(String.init).joined() + "e\(number.exponent)"
+    case .array(let elements):
+        return "[" + elements.map(canonicalJSON).joined(separator: ",") + "]"
+    case .object(let members):
+        return "{"
+            + members.keys.sorted().map { quoted(.string($0), whole: true) + ":" + canonicalJSON(members[$0]!) }
+            .joined(separator: ",") + "}"
+    default:
+        return quoted(value, whole: true)
+    }
+}
+
 /// A value as the checker's messages quote it: compact JSON, cut after 80 characters.
-func quoted(_ value: JSONValue) -> String {
+func quoted(_ value: JSONValue, whole: Bool = false) -> String {
     let text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
-    return text.count > 80 ? String(text.prefix(77)) + "..." : text
+    return text.count > 80 && !whole ? String(text.prefix(77)) + "..." : text
 }
