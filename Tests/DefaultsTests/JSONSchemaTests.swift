@@ -235,6 +235,21 @@ import Testing
             #expect(unchecked.location == location, "\(schema)")
             #expect(unchecked.reason.contains(reason), "\(schema): \(unchecked.reason)")
         }
+        // The document read through names them all before any value is checked.
+        let surveyed = Defaults.JSONSchema(
+            try Defaults.JSONValue(
+                parsing: ##"""
+                    {"properties": {"a": {"minimun": 3}, "b": {"items": {"pattern": "(x"}}, "c": {"$ref": "#/nowhere"},
+                     "d": {"$ref": "https://example.com/other.json"}, "e": {"patternProperties": {"[": true}}}}
+                    """##
+            )
+        )
+        #expect(
+            surveyed.uncheckedKeywords.map { "\($0.keyword) \($0.location)" }.sorted() == [
+                "$ref /properties/c", "$ref /properties/d", "minimun /properties/a", "pattern /properties/b/items",
+                "patternProperties /properties/e",
+            ]
+        )
         // Annotations and extensions are not keywords left unchecked.
         let annotated = Defaults.JSONSchema(
             try Defaults.JSONValue(
@@ -245,6 +260,7 @@ import Testing
             )
         )
         #expect(annotated.check(.number("1")).uncheckedKeywords.isEmpty)
+        #expect(annotated.uncheckedKeywords.isEmpty)
     }
 
     /// A long array is checked for repeats in one pass: 200,000 distinct numbers, then the same

@@ -17,7 +17,8 @@ extension Defaults {
     /// `x-` extensions are read by other code and pass here. Any other keyword is not checked,
     /// and is never passed in silence: each check lists those it met in
     /// ``Outcome/uncheckedKeywords`` (a `$dynamicRef`, a reference to a document outside this one
-    /// such as the metaschema, a `pattern` that is not a regular expression, a misspelt keyword).
+    /// such as the metaschema, a `pattern` that is not a regular expression, a misspelt keyword),
+    /// and ``uncheckedKeywords`` lists all of the document's before any check.
     ///
     /// ```swift
     /// let schema = Defaults.JSONSchema(try Defaults.JSONValue(parsing: schemaText))
@@ -110,6 +111,16 @@ extension Defaults {
             var checker = SchemaChecker(index: index, checking: value)
             let result = checker.evaluate(node, value, path: SchemaPath().member(name, top: true))
             return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
+        }
+
+        /// What in the document no check could apply, found by reading it through: keywords this
+        /// checker does not know, references to other documents or to nowhere, patterns that are
+        /// not regular expressions. (A check names those it meets in its
+        /// ``Outcome/uncheckedKeywords``; this names them all, before any value is checked.)
+        public var uncheckedKeywords: [UncheckedKeyword] {
+            var checker = SchemaChecker(index: index, checking: .null)
+            for node in index.nodes { checker.survey(node) }
+            return checker.unchecked
         }
 
         /// Whether the document describes the setting `name` (has `properties[name]`).

@@ -128,6 +128,41 @@ struct SchemaChecker {
         if !unchecked.contains(record) { unchecked.append(record) }
     }
 
+    /// Notes what in the schema at `node` no check of any value could apply: keywords it does not
+    /// know, references that lead nowhere, patterns that are not regular expressions.
+    mutating func survey(_ node: SchemaNode) {
+        guard let members = node.members else {
+            if case .bool = node.value { return }
+            return note("(schema)", at: node, "a schema is an object or a Boolean, not \(quoted(node.value))")
+        }
+        for keyword in members.keys.sorted() where !Self.checkedSet.contains(keyword) {
+            guard !Self.annotations.contains(keyword), !keyword.hasPrefix("x-") else { continue }
+            note(keyword, at: node, Self.unsupported[keyword] ?? "this checker does not know the keyword")
+        }
+        if case .string(let reference)? = members["$ref"] {
+            switch index.resolve(reference, from: node.base) {
+            case .failure(.outside(let document)):
+                note("$ref", at: node, "it refers to another document (\(document)), which is never fetched")
+            case .failure(.nowhere(let target)):
+                note("$ref", at: node, "\(target) is nowhere in the document")
+            case .success:
+                break
+            }
+        }
+        if case .string(let pattern)? = members["pattern"], matches("", pattern) == nil {
+            note("pattern", at: node, "\(quoted(.string(pattern))) is not a regular expression this checker reads")
+        }
+        if case .object(let patterns)? = members["patternProperties"] {
+            for pattern in patterns.keys.sorted() where matches("", pattern) == nil {
+                note(
+                    "patternProperties",
+                    at: node,
+                    "\(quoted(.string(pattern))) is not a regular expression this checker reads"
+                )
+            }
+        }
+    }
+
     /// Checks `value`, which sits at `path`, against the schema at `node`.
     mutating func evaluate(_ node: SchemaNode, _ value: JSONValue, path: SchemaPath) -> SchemaResult {
         var result = SchemaResult()

@@ -65,6 +65,8 @@ struct SchemaIndex: Sendable {
     private(set) var resources: [String: SchemaNode] = [:]
     /// Each schema with an `$anchor` (or a `$dynamicAnchor`), by `resource-URI#anchor`.
     private(set) var anchors: [String: SchemaNode] = [:]
+    /// Every schema in the document, in the order met.
+    private(set) var nodes: [SchemaNode] = []
 
     init(_ document: JSONValue) {
         root = SchemaNode(root: document)
@@ -86,6 +88,7 @@ struct SchemaIndex: Sendable {
 
     /// Records `node` and every schema inside it.
     private mutating func record(_ node: SchemaNode) {
+        nodes.append(node)
         guard let members = node.members else { return }
         if resources[node.base] == nil { resources[node.base] = node }
         for anchorKeyword in ["$anchor", "$dynamicAnchor"] {

@@ -134,6 +134,10 @@ public enum DefaultsEditor {
             let path = schemaURL ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:))
             complain("\(path?.path ?? address): \(error); its values are shown as JSON")
         }
+        // What the window's checks of values cannot apply is said once, before it opens.
+        for unchecked in schema.map({ Defaults.JSONSchema($0).uncheckedKeywords }) ?? [] {
+            complain("warning: the schema's \(unchecked)")
+        }
         gtk_init()
         GLibMainLoop.driveMainActor()
         let title = suite.fileURL.map { $0.deletingLastPathComponent().lastPathComponent } ?? address

@@ -294,6 +294,19 @@ private let badValues = #"""
             result.status == 0 && !result.errors.split(separator: "\n").contains { $0.hasPrefix("defaults-editor: ") },
             "nothing to say: \(result.errors)"
         )
+        // A keyword the window's checks cannot apply: named before the window opens.
+        try Data(#"{"properties": {"interval": {"type": "integer", "maximun": 5}}}"#.utf8).write(to: elsewhere)
+        result = try await runEditor(
+            [file.path, "--schema", elsewhere.path, "--picture", picture.path],
+            display: display.name
+        )
+        #expect(
+            result.status == 0
+                && result.errors.contains(
+                    #"defaults-editor: warning: the schema's "maximun" at /properties/interval is not checked: this checker does not know the keyword"#
+                ),
+            "\(result.errors)"
+        )
         result = try await runEditor(
             [file.path, "--schema", "/nonexistent/schema.json", "--picture", picture.path],
             display: display.name
