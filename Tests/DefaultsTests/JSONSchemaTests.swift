@@ -295,6 +295,24 @@ import Testing
         )
     }
 
+    /// A pattern the matcher gives up on (its backtracking outgrows its memory on a megabyte of
+    /// text) is said not checked, never taken for "does not match".
+    @Test func aPatternTheMatcherGivesUpOnIsSaidNotChecked() throws {
+        let checker = Defaults.JSONSchema(.object(["pattern": .string("^a*$")]))
+        let shorter = checker.check(.string(String(repeating: "a", count: 100_000)))
+        #expect(shorter.isValid && shorter.uncheckedKeywords.isEmpty)
+        let outcome = checker.check(.string(String(repeating: "a", count: 1_000_000)))
+        #expect(outcome.isValid)
+        #expect(outcome.uncheckedKeywords.map(\.reason) == [#"matching "^a*$" against a text this long failed"#])
+        // A pattern that backtracks without end on a short text still answers.
+        let backtracking = Defaults.JSONSchema(.object(["pattern": .string("^(a+)+$")]))
+        #expect(
+            backtracking.check(.string(String(repeating: "a", count: 40) + "!")).violations.map(\.keyword) == [
+                "pattern"
+            ]
+        )
+    }
+
     @Test func aLongValueIsQuotedCut() throws {
         let long = String(repeating: "a", count: 200)
         let says = try Self.problems(#"{"type": "integer"}"#, "\"\(long)\"")

@@ -132,18 +132,9 @@ extension SchemaChecker {
             for pattern in patterns.keys.sorted() {
                 guard let schema = sub(node, keyword, pattern) else { continue }
                 for name in object.keys.sorted() {
-                    switch matches(name, pattern) {
-                    case nil:
-                        note(
-                            keyword,
-                            at: node,
-                            "\(quoted(.string(pattern))) is not a regular expression this checker reads"
-                        )
-                    case true?:
+                    if matches(name, pattern, at: node, keyword) == true {
                         result.violations += evaluate(schema, object[name]!, path: path.member(name)).violations
                         result.evaluatedMembers.insert(name)
-                    case false?:
-                        continue
                     }
                 }
             }
@@ -154,7 +145,7 @@ extension SchemaChecker {
             var patterns: [String] = []
             if case .object(let entries)? = members["patternProperties"] { patterns = Array(entries.keys) }
             for name in object.keys.sorted() where described[name] == nil {
-                if patterns.contains(where: { matches(name, $0) == true }) { continue }
+                if patterns.contains(where: { matches(name, $0, at: node, "patternProperties") == true }) { continue }
                 let inner = evaluate(schema, object[name]!, path: path.member(name))
                 result.violations += inner.violations.map { reworded($0, keyword, name) }
                 result.evaluatedMembers.insert(name)

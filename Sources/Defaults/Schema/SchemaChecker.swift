@@ -149,17 +149,9 @@ struct SchemaChecker {
                 break
             }
         }
-        if case .string(let pattern)? = members["pattern"], matches("", pattern) == nil {
-            note("pattern", at: node, "\(quoted(.string(pattern))) is not a regular expression this checker reads")
-        }
+        if case .string(let pattern)? = members["pattern"] { _ = matches("", pattern, at: node, "pattern") }
         if case .object(let patterns)? = members["patternProperties"] {
-            for pattern in patterns.keys.sorted() where matches("", pattern) == nil {
-                note(
-                    "patternProperties",
-                    at: node,
-                    "\(quoted(.string(pattern))) is not a regular expression this checker reads"
-                )
-            }
+            for pattern in patterns.keys.sorted() { _ = matches("", pattern, at: node, "patternProperties") }
         }
     }
 
@@ -393,10 +385,8 @@ struct SchemaChecker {
         if keyword == "pattern" {
             guard case .string(let pattern) = argument else { return note(keyword, at: node, "it is not a string") }
             guard case .string(let text) = value else { return }
-            switch matches(text, pattern) {
-            case nil: note(keyword, at: node, "\(quoted(argument)) is not a regular expression this checker reads")
-            case false?: result.fail(path, keyword, "\(quoted(value)) does not match the pattern \(pattern)")
-            case true?: return
+            if matches(text, pattern, at: node, keyword) == false {
+                result.fail(path, keyword, "\(quoted(value)) does not match the pattern \(pattern)")
             }
             return
         }
@@ -412,14 +402,36 @@ struct SchemaChecker {
         }
     }
 
-    /// Whether `text` holds a match of `pattern` (unanchored, as JSON Schema reads it); `nil`
-    /// when `pattern` is not a regular expression.
-    mutating func matches(_ text: String, _ pattern: String) -> Bool? {
+    /// Whether `text` holds a match of `pattern` (unanchored, as JSON Schema reads it); `nil`,
+    /// noted as `keyword` of `node` not checked, when `pattern` is not a regular expression or
+    /// the matcher gave up (its backtracking outgrew its memory, on a long text).
+    mutating func matches(_ text: String, _ pattern: String, at node: SchemaNode, _ keyword: String) -> Bool? {
         if expressions[pattern] == nil {
             expressions[pattern] = try? NSRegularExpression(pattern: Self.ecmaScriptClasses(in: pattern))
         }
-        guard let expression = expressions[pattern] ?? nil else { return nil }
-        return expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        guard let expression = expressions[pattern] ?? nil else {
+            note(keyword, at: node, "\(quoted(.string(pattern))) is not a regular expression this checker reads")
+            return nil
+        }
+        var found = false
+        var failed = false
+        // NB: not firstMatch, which answers "no match" when the matcher fails.
+        expression.enumerateMatches(
+            in: text,
+            options: [.reportCompletion],
+            range: NSRange(text.startIndex..., in: text)
+        ) { match, flags, stop in
+            if match != nil {
+                found = true
+                stop.pointee = true
+            }
+            if flags.contains(.internalError) { failed = true }
+        }
+        if failed && !found {
+            note(keyword, at: node, "matching \(quoted(.string(pattern))) against a text this long failed")
+            return nil
+        }
+        return found
     }
 
     /// `pattern` with the shorthand classes as ECMA-262 (JSON Schema's dialect) means them,
