@@ -223,6 +223,7 @@ private func write(_ arguments: ParsedArguments) throws(ToolError) {
                 + (arguments.has("force") ? " (--force does not write a secret either)" : "")
         )
     }
+    schema?.warnAboutRoot()
     if !arguments.has("force"), let problem = schema?.problem(with: value, forKey: key) {
         throw .invalid(problem + "; nothing was written (--force writes it anyway)")
     }
@@ -286,6 +287,7 @@ private func importFile(_ arguments: ParsedArguments) throws(ToolError) {
         )
     }
     if !arguments.has("force"), let schema = try SuiteSchema.published(for: location) {
+        schema.warnAboutRoot()
         let problems = schema.problems(in: imported, comparedWith: [:])
         if !problems.isEmpty {
             throw .invalid(

@@ -27,6 +27,7 @@ func edit(_ location: SuiteLocation) throws(ToolError) {
         }
     }
     let schema = try SuiteSchema.published(for: location)
+    schema?.warnAboutRoot()
     // The record of the migrations run is no setting: not shown, so not changed. Nor is what is
     // stored under a secret's name, flat or nested, as `export` leaves it out: the person never
     // sees it, an edit cannot set it, and the file keeps it as it is.

@@ -199,6 +199,12 @@ func parseValue(_ text: String, forKey key: String) throws(ToolError) -> JSONVal
     do {
         value = try JSONValue(parsing: text)
     } catch {
+        // JSON, but deeper than a settings file holds: said as that, not as text that is not JSON.
+        if error.reason.hasPrefix("nesting deeper than") {
+            throw .invalid(
+                "the value for \"\(key)\" is nested deeper than \(JSONValue.maximumStoredDepth) levels, the most a settings file holds"
+            )
+        }
         let reason = describe(error, in: Array(text.utf8))
         throw .invalid(
             "the value for \"\(key)\" is not JSON (\(reason)); quote text as a JSON string, or use --string <text>"

@@ -36,6 +36,10 @@ struct SuiteSchema {
         guard let file = location.file else { return nil }
         let url = Defaults.Suite.schemaFileURL(forSettingsFile: file)
         guard let bytes = try readBytes(at: url.path) else { return nil }
+        // `true` is a schema too (JSON Schema's "anything goes"): it describes no key.
+        if (try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))) == .bool(true) {
+            return SuiteSchema(keys: [:], checker: Defaults.JSONSchema(.bool(true)))
+        }
         let document = try members(of: bytes, in: url.path, fix: "mend it, or delete it so values go unchecked")
         var migrations: [[String: JSONValue]] = []
         if case .array(let entries)? = document["x-migrations"] {
@@ -66,7 +70,9 @@ struct SuiteSchema {
         guard let outcome = checker.check(value, forKey: name) else { return nil }
         warnUnchecked(outcome.uncheckedKeywords)
         guard !outcome.isValid else { return nil }
-        let problems = outcome.violations.map(\.description).joined(separator: "; ")
+        // One line a person reads: the first ten, and how many more.
+        var problems = outcome.violations.prefix(10).map(\.description).joined(separator: "; ")
+        if outcome.violations.count > 10 { problems += "; and \(outcome.violations.count - 10) more" }
         guard let property = keys[name], case .string(let type)? = property["x-swift-type"] else { return problems }
         return problems + " (the key is \(type)" + (Self.range(property).map { " in " + $0 } ?? "") + ")"
     }
@@ -132,6 +138,29 @@ struct SuiteSchema {
     /// does not describe `name`.
     func fits(_ value: JSONValue, forKey name: String) -> Bool {
         checker.check(value, forKey: name)?.isValid ?? true
+    }
+
+    /// The keywords of the document's root a check of values key by key cannot apply.
+    private static let rootAnnotations: Set<String> = [
+        "$schema", "$id", "$anchor", "$comment", "$defs", "definitions", "title", "description", "type",
+        "properties", "default", "examples", "readOnly", "writeOnly", "deprecated",
+    ]
+
+    /// Says on standard error what of the document's root a check of values, made key by key
+    /// against `properties`, does not apply (a `required` or `additionalProperties` of the whole
+    /// file, `properties` that is not an object).
+    func warnAboutRoot() {
+        guard case .object(let document) = checker.document else { return }
+        if let properties = document["properties"], case .object = properties {
+        } else if document["properties"] != nil {
+            printError("defaults: warning: the schema's \"properties\" is not an object: no key is checked")
+        }
+        for keyword in document.keys.sorted(by: utf8Precedes)
+        where !Self.rootAnnotations.contains(keyword) && !keyword.hasPrefix("x-") {
+            printError(
+                "defaults: warning: the schema's \"\(keyword)\" at its root is not checked: values are checked key by key, against \"properties\""
+            )
+        }
     }
 
     /// Says on standard error, once each, the keywords of the key's schema the checker met and

@@ -304,13 +304,43 @@ import Testing
         let outcome = checker.check(.string(String(repeating: "a", count: 1_000_000)))
         #expect(outcome.isValid)
         #expect(outcome.uncheckedKeywords.map(\.reason) == [#"matching "^a*$" against a text this long failed"#])
-        // A pattern that backtracks without end on a short text still answers.
-        let backtracking = Defaults.JSONSchema(.object(["pattern": .string("^(a+)+$")]))
+        // A pattern that backtracks without end is stopped long before the matcher's own limit
+        // (past which it would answer "no match" for a text that matches by another way).
+        let backtracking = Defaults.JSONSchema(.object(["pattern": .string("^(a|a)*$|^a")]))
+        let stopped = backtracking.check(.string(String(repeating: "a", count: 25) + "!"))
+        #expect(stopped.isValid)
         #expect(
-            backtracking.check(.string(String(repeating: "a", count: 40) + "!")).violations.map(\.keyword) == [
-                "pattern"
+            stopped.uncheckedKeywords.map(\.reason) == [
+                #"matching "^(a|a)*$|^a" took too long (it backtracks without end?)"#
             ]
         )
+    }
+
+    /// A schema that refers to itself for each level of the value is followed as deep as the
+    /// value goes (500 levels, past any fixed depth of references), without a word of a loop.
+    @Test func aRecursiveSchemaIsFollowedAsDeepAsTheValue() throws {
+        let checker = Defaults.JSONSchema(
+            try Defaults.JSONValue(
+                parsing: ##"{"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}"##
+            )
+        )
+        let good = try Defaults.JSONValue(
+            parsing: String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        )
+        let goodOutcome = checker.check(good)
+        #expect(goodOutcome.isValid && goodOutcome.uncheckedKeywords.isEmpty, "\(goodOutcome)")
+        let bad = try Defaults.JSONValue(
+            parsing: String(repeating: "[", count: 300) + #""x""# + String(repeating: "]", count: 300)
+        )
+        let outcome = checker.check(bad)
+        #expect(outcome.violations.map(\.message) == [#"must be an array, not "x""#])
+        #expect(outcome.violations.first?.path == String(repeating: "[0]", count: 300))
+        #expect(outcome.uncheckedKeywords.isEmpty)
+        // And a chain of 70 references that never loops is followed to its end.
+        var defs: [String: Defaults.JSONValue] = ["d70": .object(["type": .string("integer")])]
+        for level in 0..<70 { defs["d\(level)"] = .object(["$ref": .string("#/$defs/d\(level + 1)")]) }
+        let chain = Defaults.JSONSchema(.object(["$defs": .object(defs), "$ref": .string("#/$defs/d0")]))
+        #expect(chain.check(.string("x")).violations.map(\.message) == [#"must be an integer, not "x""#])
     }
 
     @Test func aLongValueIsQuotedCut() throws {

@@ -229,6 +229,71 @@ import Glibc
         }
     }
 
+    /// What the black-box probe of the checker found, each now a case: schemas and names that
+    /// stalled the command, passed in silence, or broke its one line.
+    @Test func hostileSchemasAndNamesGetAClearAnswerAtOnce() async throws {
+        try await withCommand { defaults in
+            try defaults.seed("tool", "{}")
+            let schemaFile = Defaults.Suite.schemaFileURL(forSettingsFile: defaults.file("tool"))
+            func schema(_ text: String) throws { try Data(text.utf8).write(to: schemaFile) }
+
+            // A pattern that backtracks without end: stopped, said, written (it took 54 s for 100 characters).
+            try schema(#"{"properties": {"k": {"pattern": "(a*)*b"}}}"#)
+            let slow = try await defaults.run("write", "tool", "k", "\"" + String(repeating: "a", count: 100) + "!\"")
+            #expect(slow.status == 0)
+            expectOneErrorLine(slow, containing: #"matching "(a*)*b" took too long"#)
+
+            // `properties` that is not an object: said, not passed in silence.
+            try schema(#"{"properties": [{"type": "integer"}]}"#)
+            let noKeys = try await defaults.run("write", "tool", "k", #""x""#)
+            expectOneErrorLine(
+                noKeys,
+                containing: #"warning: the schema's "properties" is not an object: no key is checked"#
+            )
+
+            // A rule of the whole file: said not checked.
+            try schema(#"{"required": ["k"], "properties": {"k": {"type": "integer"}}}"#)
+            let root = try await defaults.run("write", "tool", "k", "1")
+            expectOneErrorLine(root, containing: #"warning: the schema's "required" at its root is not checked"#)
+
+            // A name with a control character is quoted, so the refusal stays one line and the
+            // terminal is not told to do anything.
+            try schema(#"{"properties": {"x\ny": {"type": "integer"}, "\u001b]0;t\u0007": {"type": "integer"}}}"#)
+            let newline = try await defaults.run("write", "tool", "x\ny", #""s""#)
+            expectOneErrorLine(newline, containing: #"defaults: "x\ny": must be an integer, not "s""#)
+            let escape = try await defaults.run("write", "tool", "\u{1b}]0;t\u{07}", #""s""#)
+            expectOneErrorLine(escape, containing: #"defaults: "\u001b]0;t\u0007": must be an integer"#)
+
+            // A long enum and many broken elements are cut to one readable line.
+            let cases = (0..<10_000).map(String.init).joined(separator: ", ")
+            try schema(#"{"properties": {"k": {"enum": [\#(cases)]}, "l": {"items": {"type": "string"}}}}"#)
+            let notACase = try await defaults.run("write", "tool", "k", "-1")
+            expectOneErrorLine(notACase, containing: "... (10000 values in all); nothing was written")
+            #expect(notACase.errorOutput.utf8.count < 400, "\(notACase.errorOutput.utf8.count) bytes")
+            let many = try await defaults.run(
+                "write",
+                "tool",
+                "l",
+                "[" + (0..<2_000).map(String.init).joined(separator: ",") + "]"
+            )
+            expectOneErrorLine(many, containing: "l[9]: must be a string, not 9; and 1990 more; nothing was written")
+
+            // `true` is a schema: it describes no key, and blocks nothing.
+            try schema("true")
+            #expect(try await defaults.run("write", "tool", "k", "1").status == 0)
+
+            // A value deeper than a file holds is said to be that, not "not JSON".
+            let deep = try await defaults.run(
+                "write",
+                "tool",
+                "k",
+                String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+            )
+            #expect(deep.status == 2)
+            expectOneErrorLine(deep, containing: "is nested deeper than 511 levels, the most a settings file holds")
+        }
+    }
+
     @Test func writeTakesValuesThatFitKeysNotDescribedAndSuitesWithoutASchema() async throws {
         try await withCommand { defaults in
             try Self.publish("app", in: defaults)

@@ -9,7 +9,14 @@ struct SchemaPath: Sendable {
     func member(_ name: String, top: Bool = false) -> SchemaPath {
         var path = self
         if top && text.isEmpty {
-            path.text = name
+            // A setting's name as it is, unless it would break the line or the terminal: a
+            // control character, a quote or a backslash makes it a JSON string.
+            let plain =
+                !name.isEmpty
+                && !name.unicodeScalars.contains {
+                    $0.properties.generalCategory == .control || $0 == "\"" || $0 == "\\"
+                }
+            path.text = plain ? name : String(decoding: JSONWriter.compactBytes(.string(name)), as: UTF8.self)
         } else if let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
             name.unicodeScalars.allSatisfy({
                 $0 == "_" || $0 == "-" || $0.properties.isAlphabetic || ("0"..."9").contains($0)
@@ -69,8 +76,18 @@ struct SchemaChecker {
     private(set) var unchecked: [Defaults.JSONSchema.UncheckedKeyword] = []
     /// Regular expressions made so far, by pattern (`nil`: not one this checker reads).
     private var expressions: [String: NSRegularExpression?] = [:]
-    /// How many references deep the check is; a loop of references stops at a limit.
-    private var referenceDepth = 0
+    /// The references being followed: each schema reached, for which part of the value.
+    private var activeReferences: Set<ReferenceVisit> = []
+    /// How many references deep a check may go (each a frame of the stack): four times a value's
+    /// deepest nesting.
+    static let referenceLimit = 2_048
+
+    /// A schema a reference reached, and the part of the value it checks there.
+    struct ReferenceVisit: Hashable {
+        let target: String
+        let base: String
+        let path: String
+    }
     /// How many schemas the check has applied; past ``stepLimit`` it stops, and says so.
     private var steps = 0
     /// Where the check stops: 100,000 applications of a schema, and 16 more for each part of the
@@ -214,7 +231,11 @@ struct SchemaChecker {
         case "enum":
             guard case .array(let allowed) = argument else { return note(keyword, at: node, "it is not an array") }
             if !allowed.contains(where: { sameJSON(value, $0) }) {
-                let cases = allowed.map { quoted($0) }.joined(separator: ", ")
+                // A long list is cut: the message is one line a person reads.
+                var cases = allowed.prefix(10).map { quoted($0) }.joined(separator: ", ")
+                if cases.count > 200 || allowed.count > 10 {
+                    cases = String(cases.prefix(200)) + "... (\(allowed.count) values in all)"
+                }
                 result.fail(path, keyword, "\(quoted(value)) is not one of \(cases)")
             }
         case "const":
@@ -282,16 +303,22 @@ struct SchemaChecker {
         case .failure(.nowhere(let target)):
             note("$ref", at: node, "\(target) is nowhere in the document")
         case .success(let target):
-            guard referenceDepth < 64 else {
+            // A loop: the same schema reached again for the same part of the value, which would
+            // be checked there for ever.
+            let visit = ReferenceVisit(target: target.pointer, base: target.base, path: path.text)
+            guard !activeReferences.contains(visit) else {
                 return note(
                     "$ref",
                     at: node,
-                    "references lead more than 64 deep without reaching a value's part (a loop)"
+                    "its references lead back to \(target.pointer.isEmpty ? "the root" : target.pointer) for the same value (a loop)"
                 )
             }
-            referenceDepth += 1
+            guard activeReferences.count < Self.referenceLimit else {
+                return note("$ref", at: node, "references lead more than \(Self.referenceLimit) deep")
+            }
+            activeReferences.insert(visit)
             result.absorb(evaluate(target, value, path: path))
-            referenceDepth -= 1
+            activeReferences.remove(visit)
         }
     }
 
@@ -415,10 +442,15 @@ struct SchemaChecker {
         }
         var found = false
         var failed = false
-        // NB: not firstMatch, which answers "no match" when the matcher fails.
+        var progress = 0
+        var tooLong = false
+        // NB: not firstMatch, which answers "no match" when the matcher fails, or when it gives up
+        // after its own limit of steps. The matcher reports progress every few thousand steps:
+        // it is stopped well before that limit (where a match that backtracks without end would
+        // be taken for "no match"), after about ten megabytes' worth of plain matching.
         expression.enumerateMatches(
             in: text,
-            options: [.reportCompletion],
+            options: [.reportCompletion, .reportProgress],
             range: NSRange(text.startIndex..., in: text)
         ) { match, flags, stop in
             if match != nil {
@@ -426,13 +458,30 @@ struct SchemaChecker {
                 stop.pointee = true
             }
             if flags.contains(.internalError) { failed = true }
+            if flags.contains(.progress) {
+                progress += 1
+                if progress > Self.progressLimit {
+                    tooLong = true
+                    stop.pointee = true
+                }
+            }
         }
-        if failed && !found {
+        if found { return true }
+        if tooLong {
+            note(keyword, at: node, "matching \(quoted(.string(pattern))) took too long (it backtracks without end?)")
+            return nil
+        }
+        if failed {
             note(keyword, at: node, "matching \(quoted(.string(pattern))) against a text this long failed")
             return nil
         }
-        return found
+        return false
     }
+
+    /// How many reports of progress a match may take: the matcher gives one every few thousand
+    /// steps (about 100 over a megabyte matched plainly), and gives up on its own after about
+    /// 3,800 (measured: a pattern that backtracks without end).
+    static let progressLimit = 1_000
 
     /// `pattern` with the shorthand classes as ECMA-262 (JSON Schema's dialect) means them,
     /// where ICU's differ: `\d` and `\w` are ASCII only, `\s` takes in U+FEFF too.
