@@ -326,8 +326,15 @@ private let badValues = #"""
 /// A picture of the window, in the folder `DEFAULTS_SCREENSHOTS` names (none when unset), to look at.
 func screenshot(_ session: BoundWindowSession, _ name: String) async {
     guard let folder = ProcessInfo.processInfo.environment["DEFAULTS_SCREENSHOTS"] else { return }
-    let lines = await session.run("screenshot \(folder)/\(name).png")
-    #expect(lines.contains("saved"), "\(lines)")
+    // NB: a window laying itself out anew (an expander just opened) has no picture to give until
+    // it is drawn: tried again after the main loop's next turns.
+    var lines: [String] = []
+    for _ in 0..<20 {
+        lines = await session.run("screenshot \(folder)/\(name).png")
+        if lines.contains("saved") { return }
+        _ = await session.run("rows")
+    }
+    Issue.record("no picture of the window: \(lines)")
 }
 
 /// The rows of the helper's preferences window or editor (see its Preferences.swift), read through
