@@ -250,6 +250,15 @@ import Testing
                 "patternProperties /properties/e",
             ]
         )
+        // A name with a control character is escaped in the line that says so.
+        let controlled = Defaults.JSONSchema(
+            try Defaults.JSONValue(parsing: #"{"properties": {"a\nb": {"minimun": 1}}}"#)
+        )
+        #expect(
+            controlled.uncheckedKeywords.map(\.description) == [
+                #""minimun" at /properties/a\nb is not checked: this checker does not know the keyword"#
+            ]
+        )
         // Annotations and extensions are not keywords left unchecked.
         let annotated = Defaults.JSONSchema(
             try Defaults.JSONValue(
@@ -336,6 +345,18 @@ import Testing
         #expect(outcome.violations.map(\.message) == [#"must be an array, not "x""#])
         #expect(outcome.violations.first?.path == String(repeating: "[0]", count: 300))
         #expect(outcome.uncheckedKeywords.isEmpty)
+        // 510 levels of objects through a recursive reference (435 overflowed the stack, the
+        // black-box probe found, in the defaults command and the editor alike).
+        let tree = Defaults.JSONSchema(
+            try Defaults.JSONValue(
+                parsing:
+                    ##"{"$defs": {"t": {"type": "object", "properties": {"kid": {"$ref": "#/$defs/t"}, "n": {"type": "integer"}}}}, "$ref": "#/$defs/t"}"##
+            )
+        )
+        let deepTree = try Defaults.JSONValue(
+            parsing: String(repeating: #"{"kid": "#, count: 510) + #"{"n": "x"}"# + String(repeating: "}", count: 510)
+        )
+        #expect(tree.check(deepTree).violations.map(\.message) == [#"must be an integer, not "x""#])
         // And a chain of 70 references that never loops is followed to its end.
         var defs: [String: Defaults.JSONValue] = ["d70": .object(["type": .string("integer")])]
         for level in 0..<70 { defs["d\(level)"] = .object(["$ref": .string("#/$defs/d\(level + 1)")]) }

@@ -278,6 +278,16 @@ import Glibc
             )
             expectOneErrorLine(many, containing: "l[9]: must be a string, not 9; and 1990 more; nothing was written")
 
+            // A value 510 levels deep through a recursive reference: checked, not a crash (435
+            // levels overflowed the stack).
+            try schema(
+                ##"{"$defs": {"t": {"type": "object", "properties": {"kid": {"$ref": "#/$defs/t"}, "n": {"type": "integer"}}}}, "properties": {"k": {"$ref": "#/$defs/t"}}}"##
+            )
+            let tree = String(repeating: #"{"kid": "#, count: 509) + #"{"n": "x"}"# + String(repeating: "}", count: 509)
+            let deepTree = try await defaults.run("write", "tool", "k", tree)
+            #expect(deepTree.status == 2)
+            expectOneErrorLine(deepTree, containing: #".kid.n: must be an integer, not "x"; nothing was written"#)
+
             // `true` is a schema: it describes no key, and blocks nothing.
             try schema("true")
             #expect(try await defaults.run("write", "tool", "k", "1").status == 0)

@@ -1,3 +1,5 @@
+import Foundation
+
 extension Defaults {
     /// A JSON Schema document (draft 2020-12) that checks JSON values against its validation
     /// vocabulary: the checker behind the `defaults` command, the settings editors and the tests
@@ -94,16 +96,22 @@ extension Defaults {
             }
 
             /// `"keyword" at location is not checked: reason`.
+            /// (Names in it with a control character are escaped, so the line is one line.)
             public var description: String {
-                "\"\(keyword)\" at \(location.isEmpty ? "the schema's root" : location) is not checked: \(reason)"
+                let place = location.isEmpty ? "the schema's root" : escapingControls(location)
+                return
+                    "\(quoted(.string(keyword), whole: true)) at \(place) is not checked: \(escapingControls(reason))"
             }
         }
 
         /// Checks `value` against the whole document.
         public func check(_ value: JSONValue) -> Outcome {
-            var checker = SchemaChecker(index: index, checking: value)
-            let result = checker.evaluate(index.root, value, path: SchemaPath())
-            return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
+            let node = index.root
+            return onEnoughStack(for: value) { [index] in
+                var checker = SchemaChecker(index: index, checking: value)
+                let result = checker.evaluate(node, value, path: SchemaPath())
+                return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
+            }
         }
 
         /// Checks `value` as the setting `name` of a settings schema: against the document's
@@ -113,9 +121,43 @@ extension Defaults {
         /// - Returns: `nil` when the document does not describe `name`.
         public func check(_ value: JSONValue, forKey name: String) -> Outcome? {
             guard let node = index.root.child("properties")?.child(name) else { return nil }
-            var checker = SchemaChecker(index: index, checking: value)
-            let result = checker.evaluate(node, value, path: SchemaPath().member(name, top: true))
-            return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
+            return onEnoughStack(for: value) { [index] in
+                var checker = SchemaChecker(index: index, checking: value)
+                let result = checker.evaluate(node, value, path: SchemaPath().member(name, top: true))
+                return Outcome(violations: result.violations, uncheckedKeywords: checker.unchecked)
+            }
+        }
+
+        /// Runs `check` where the stack holds it: here for a value nested a few levels against a
+        /// schema without references; else on a thread of its own with a 64 MiB stack, waited
+        /// for. (A check recurses once or more per level of the value and per reference: 435
+        /// levels of a recursive schema overflowed a main thread's 8 MiB in a debug build, and a
+        /// task's thread has far less.)
+        private func onEnoughStack(for value: JSONValue, _ check: @escaping @Sendable () -> Outcome) -> Outcome {
+            guard index.hasReferences || Self.depth(of: value, deeperThan: 16) else { return check() }
+            final class Answer: @unchecked Sendable {
+                var outcome: Outcome?
+                let done = DispatchSemaphore(value: 0)
+            }
+            let answer = Answer()
+            let thread = Thread {
+                answer.outcome = check()
+                answer.done.signal()
+            }
+            thread.stackSize = 64 << 20
+            thread.start()
+            answer.done.wait()
+            return answer.outcome!
+        }
+
+        /// Whether `value` nests more than `limit` levels.
+        private static func depth(of value: JSONValue, deeperThan limit: Int) -> Bool {
+            guard limit >= 0 else { return true }
+            switch value {
+            case .array(let elements): return elements.contains { depth(of: $0, deeperThan: limit - 1) }
+            case .object(let members): return members.values.contains { depth(of: $0, deeperThan: limit - 1) }
+            default: return false
+            }
         }
 
         /// What in the document no check could apply, found by reading it through: keywords this
@@ -133,4 +175,11 @@ extension Defaults {
             index.root.child("properties")?.child(name) != nil
         }
     }
+}
+
+/// `text` with each control character written as JSON writes it (`\n`, `\u001b`).
+func escapingControls(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+    let quotedText = quoted(.string(text), whole: true)
+    return String(quotedText.dropFirst().dropLast())
 }

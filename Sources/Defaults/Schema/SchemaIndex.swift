@@ -67,6 +67,8 @@ struct SchemaIndex: Sendable {
     private(set) var anchors: [String: SchemaNode] = [:]
     /// Every schema in the document, in the order met.
     private(set) var nodes: [SchemaNode] = []
+    /// Whether any schema in the document has a `$ref`.
+    private(set) var hasReferences = false
 
     init(_ document: JSONValue) {
         root = SchemaNode(root: document)
@@ -90,6 +92,7 @@ struct SchemaIndex: Sendable {
     private mutating func record(_ node: SchemaNode) {
         nodes.append(node)
         guard let members = node.members else { return }
+        if members["$ref"] != nil { hasReferences = true }
         if resources[node.base] == nil { resources[node.base] = node }
         for anchorKeyword in ["$anchor", "$dynamicAnchor"] {
             if case .string(let anchor)? = members[anchorKeyword], anchors[node.base + "#" + anchor] == nil {

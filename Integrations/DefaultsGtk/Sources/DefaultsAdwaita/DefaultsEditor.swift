@@ -135,8 +135,20 @@ public enum DefaultsEditor {
             complain("\(path?.path ?? address): \(error); its values are shown as JSON")
         }
         // What the window's checks of values cannot apply is said once, before it opens.
-        for unchecked in schema.map({ Defaults.JSONSchema($0).uncheckedKeywords }) ?? [] {
-            complain("warning: the schema's \(unchecked)")
+        let unchecked = schema.map { Defaults.JSONSchema($0).uncheckedKeywords } ?? []
+        for keyword in unchecked { complain("warning: the schema's \(keyword)") }
+        // Values are checked key by key: a rule of the whole file is not applied.
+        if case .object(let document)? = schema {
+            let described: Set<String> = [
+                "$schema", "$id", "$anchor", "$comment", "$defs", "definitions", "title", "description", "type",
+                "properties", "default", "examples", "readOnly", "writeOnly", "deprecated",
+            ]
+            let said = Set(unchecked.filter { $0.location.isEmpty }.map(\.keyword))
+            for keyword in document.keys.sorted()
+            where !described.contains(keyword) && !keyword.hasPrefix("x-") && !said.contains(keyword) {
+                let name = String(decoding: Defaults.JSONValue.string(keyword).description.utf8, as: UTF8.self)
+                complain("warning: the schema's \(name) at its root is not checked: values are checked key by key")
+            }
         }
         gtk_init()
         GLibMainLoop.driveMainActor()

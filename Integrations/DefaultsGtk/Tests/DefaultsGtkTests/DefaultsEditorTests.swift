@@ -295,7 +295,8 @@ private let badValues = #"""
             "nothing to say: \(result.errors)"
         )
         // A keyword the window's checks cannot apply: named before the window opens.
-        try Data(#"{"properties": {"interval": {"type": "integer", "maximun": 5}}}"#.utf8).write(to: elsewhere)
+        try Data(#"{"required": ["interval"], "properties": {"interval": {"type": "integer", "maximun": 5}}}"#.utf8)
+            .write(to: elsewhere)
         result = try await runEditor(
             [file.path, "--schema", elsewhere.path, "--picture", picture.path],
             display: display.name
@@ -304,6 +305,9 @@ private let badValues = #"""
             result.status == 0
                 && result.errors.contains(
                     #"defaults-editor: warning: the schema's "maximun" at /properties/interval is not checked: this checker does not know the keyword"#
+                )
+                && result.errors.contains(
+                    #"defaults-editor: warning: the schema's "required" at its root is not checked: values are checked key by key"#
                 ),
             "\(result.errors)"
         )
