@@ -30,6 +30,9 @@ extension Store {
         let (changes, suiteObservers) = state.withLock { state in
             state.absorb(values, isWhole: isWhole, revision: revision, leaving: kept, found: found, into: &absorbed)
         }
+        // Sent now, not when found: memory holds the refused value, so a handler that reads the
+        // stored value finds the one it is told of (a CI run under ASan saw the old one).
+        for report in found.reports { reportInBackground(report) }
         let observed = absorbed.listed.compactMap(\.change)
         let seen = absorbed.listed.reduce(absorbed.plainChanges) { $0 + ($1.isSeen ? 1 : 0) }
         // Taken out, so nothing here keeps what leaves memory alive (see below).

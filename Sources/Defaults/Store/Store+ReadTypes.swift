@@ -57,6 +57,9 @@ struct RefusedChanges {
     var decoded: [String: Defaults.Suite.CacheEntry] = [:]
     /// For a value kept out: the value memory held before, decoded, for reads to go on seeing.
     var lastGood: [String: Defaults.Suite.CacheEntry] = [:]
+    /// A report for each value kept out, to send once memory holds the values: a handler that
+    /// reads the stored value when told must find the one it was told of.
+    var reports: [Defaults.StorageError] = []
 }
 
 extension Store {
@@ -87,7 +90,7 @@ extension Store {
     }
 
     /// The values of `values` (changes from elsewhere) that decode as none of the types their key
-    /// is read as; reports each.
+    /// is read as, with a report of each for the caller to send.
     ///
     /// The decoded values it made are the caller's to keep as the keys' decoded values, or to
     /// release where an old value is released.
@@ -98,7 +101,6 @@ extension Store {
         // what memory holds now.
         let (changed, converted) = state.withLock { $0.changes(of: checks) }
         var found = RefusedChanges()
-        var reports: [Defaults.StorageError] = []
         for (name, value, old, known) in changed {
             if let entry = known.decode(value) {
                 found.decoded[name] = entry
@@ -114,9 +116,8 @@ extension Store {
             var text = String(decoding: JSONWriter.compactBytes(value), as: UTF8.self)
             if text.count > 80 { text = String(text.prefix(77)) + "..." }
             let typeName = known.readers.map(\.typeName).joined(separator: " or ")
-            reports.append(.changeDoesNotDecode(key: name, expectedType: typeName, value: text))
+            found.reports.append(.changeDoesNotDecode(key: name, expectedType: typeName, value: text))
         }
-        for report in reports { reportInBackground(report) }
         return found
     }
 }
