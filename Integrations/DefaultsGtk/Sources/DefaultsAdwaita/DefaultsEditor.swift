@@ -111,6 +111,12 @@ public enum DefaultsEditor {
             return 2
         }
         let address = arguments[0]
+        // A settings file that is not one is left as it is: opening it as a suite would move it
+        // aside and start from defaults, which is for a program, not for a window that shows it.
+        if !address.contains("://"), let problem = brokenSettingsFile(at: address) {
+            complain("\(problem); nothing was changed: mend it by hand, or move it away to start anew")
+            return 1
+        }
         let suite: Defaults.Suite
         do {
             suite = try openSuite(address, schemes: schemes) { error in complain("\(error)") }
@@ -139,6 +145,12 @@ public enum DefaultsEditor {
         for keyword in unchecked { complain("warning: the schema's \(keyword)") }
         // Values are checked key by key: a rule of the whole file is not applied.
         if case .object(let document)? = schema {
+            if case .object(let described)? = document["properties"], described[""] != nil {
+                complain(
+                    "warning: the schema describes \"\", the name a settings file keeps for its own record;"
+                        + " it is not shown"
+                )
+            }
             let described: Set<String> = [
                 "$schema", "$id", "$anchor", "$comment", "$defs", "definitions", "title", "description", "type",
                 "properties", "default", "examples", "readOnly", "writeOnly", "deprecated",
@@ -206,8 +218,36 @@ public enum DefaultsEditor {
         CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "defaults-editor"
     }
 
-    /// Prints `message` on standard error, prefixed with the program's name.
+    /// Prints `message` on standard error, prefixed with the program's name, with what would
+    /// move the cursor, change the terminal or reorder text escaped (a path or a key's name may
+    /// hold anything).
     private static func complain(_ message: String) {
-        FileHandle.standardError.write(Data("\(programName): \(message)\n".utf8))
+        FileHandle.standardError.write(Data("\(programName): \(printable(message))\n".utf8))
+    }
+
+    /// What is wrong with the settings file `address` names, when it is there, a regular file,
+    /// and not a JSON object; `nil` otherwise (the suite says what else is wrong).
+    private static func brokenSettingsFile(at address: String) -> String? {
+        let url: URL
+        if address.contains("/") || address.hasSuffix(".json") {
+            url = URL(fileURLWithPath: address)
+        } else if let named = try? Defaults.Suite.fileURL(forSuiteNamed: address) {
+            url = named
+        } else {
+            return nil
+        }
+        var status = stat()
+        guard stat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+            let data = FileManager.default.contents(atPath: url.path)
+        else { return nil }
+        guard !data.isEmpty else { return "\(url.path) is empty, not a settings file" }
+        do {
+            guard case .object = try Defaults.JSONValue(parsing: Array(data)) else {
+                return "\(url.path) is not a settings file: its top level is not a JSON object"
+            }
+            return nil
+        } catch {
+            return "\(url.path) is not a settings file: \(error)"
+        }
     }
 }

@@ -61,6 +61,19 @@ public struct PreferencesRowWidgets {
         )?
         .assumingMemoryBound(to: GtkWidget.self)
     }
+
+    /// The row shown in place of ``row`` while its editor cannot show the stored value exactly.
+    ///
+    /// On a page made from a schema: an entry row of the value's JSON text (a number past what a
+    /// spin button holds, text with a NUL character), which says why in its tooltip. `nil` until
+    /// a stored value first needs it.
+    public var alternateRow: Widget? {
+        g_object_get_data(
+            UnsafeMutableRawPointer(row).assumingMemoryBound(to: GObject.self),
+            "defaults-alternate-row"
+        )?
+        .assumingMemoryBound(to: GtkWidget.self)
+    }
 }
 
 /// A page of a preferences window (an `AdwPreferencesPage`) made from groups of keys' rows.

@@ -39,8 +39,13 @@ public struct PreferencesRow {
     var shownJSON: (@MainActor @Sendable () -> String)?
     /// Observes the key, calling the handler on the main loop after each change.
     let observe: @MainActor (@escaping @MainActor @Sendable () -> Void) -> Defaults.Observation
-    /// What is wrong with the stored value, for a row made from a schema: asked after each change.
-    var storedProblem: (@MainActor () -> StoredProblem?)?
+    /// What a schema says of the stored value, for a row made from a schema: asked after each change.
+    var storedReport: (@MainActor () -> StoredReport)?
+    /// The row shown in this one's place while its editor cannot show the stored value exactly
+    /// (a schema page's JSON text row), given why; made the first time it is needed.
+    var alternate: (@MainActor (_ reason: String) -> PreferencesRow)?
+    /// Whether the row has a reset button: not for what the program marks read-only.
+    var canReset = true
 
     /// What kind of row it is.
     public enum Kind: Sendable, Equatable {
@@ -102,8 +107,8 @@ public struct PreferencesRow {
             return (row, nil, .json)
         }
         shownJSON = { @MainActor @Sendable in
-            suite.storedValue(named: name)?.description ?? defaultValue.map { $0.description + " (default)" }
-                ?? "(none)"
+            suite.storedValue(named: name).map { shownText($0) }
+                ?? defaultValue.map { shownText($0) + " (default)" } ?? "(none)"
         }
     }
 
@@ -135,14 +140,25 @@ public struct PreferencesRow {
 /// What a read-only row shows of `key`: its stored JSON, or its default's (as the suite's
 /// schema gives it).
 private func shownValue<Value: Defaults.Serializable>(of key: Defaults.Key<Value>) -> String {
-    if let stored = key.suite.storedValue(named: key.name) { return stored.description }
+    if let stored = key.suite.storedValue(named: key.name) { return shownText(stored) }
     if case .object(let document) = key.suite.schema(for: [key]),
         case .object(let properties)? = document["properties"],
         case .object(let entry)? = properties[key.name], let value = entry["default"]
     {
-        return value.description + " (default)"
+        return shownText(value) + " (default)"
     }
     return "(default)"
+}
+
+/// A value's JSON as a read-only row shows it: what would hide or reorder text escaped, and cut
+/// after 1,000 characters (a row of a megabyte's text takes seconds to lay out), saying how long
+/// it is.
+func shownText(_ value: Defaults.JSONValue) -> String {
+    let text = value.description
+    guard text.utf8.count > 1_000 else { return printable(text) }
+    let count = text.count
+    guard count > 1_000 else { return printable(text) }
+    return printable(String(text.prefix(1_000))) + "… (\(count) characters)"
 }
 
 /// A widget, as GTK's functions return it.
@@ -255,7 +271,9 @@ extension PreferencesRow {
     }
 
     /// A combo row for a text key limited to `choices` (as a published schema's `enum` lists
-    /// them), each shown by its readable name.
+    /// them), each shown by its readable name (`compactList` as "Compact list") when every choice
+    /// is an identifier that starts with a lowercase letter and no two names are alike, and as
+    /// it is otherwise (`"a"` beside `"A"`, `"dark mode"`).
     ///
     /// A stored string that is none of the choices shows nothing selected, and is left as it is
     /// until the person picks one.
@@ -273,7 +291,7 @@ extension PreferencesRow {
             }
         )
         return PreferencesRow(key, subtitle: subtitle) { title, subtitle in
-            comboRow(title, subtitle, names: choices.map(readableName)) {
+            comboRow(title, subtitle, names: choiceNames(choices)) {
                 Defaults.bind(key, to: $0, property: "selected", mapping: mapping)
             }
         }
@@ -346,7 +364,8 @@ extension PreferencesRow {
 
 /// A stored value that breaks its key's schema, as a row says it.
 struct StoredProblem: Equatable {
-    /// The stored value's JSON, cut after 80 characters.
+    /// The stored value's JSON, cut after 80 characters, with characters that would hide or
+    /// reorder text escaped.
     let stored: String
     /// Each rule it breaks, and where in the value.
     let rules: String
@@ -355,4 +374,16 @@ struct StoredProblem: Equatable {
 
     /// The line under the row's title.
     var line: String { "Stored: \(stored)\nBreaks the schema: \(rules)\n\(instead)" }
+}
+
+/// What a schema page says of a key's stored value after a change.
+struct StoredReport: Equatable {
+    /// The rules the stored value breaks, shown in a row of its own in place of the key's row.
+    var problem: StoredProblem?
+    /// Why the row's editor cannot show the stored value exactly (a number past its control's
+    /// range, text it cannot hold): the value is shown as JSON text instead.
+    var cannotShow: String?
+    /// What the check of the stored value could not apply (a pattern the matcher gave up on, a
+    /// check past its budget): said by the row's status icon.
+    var uncheckedNote: String?
 }

@@ -122,6 +122,9 @@ final class RowController {
     /// The row shown in this one's place while the stored value breaks its schema: made the first
     /// time one does.
     private var problemRow: Widget?
+    /// The row shown in this one's place while its editor cannot show the stored value exactly:
+    /// made the first time it cannot.
+    private var alternateRow: Widget?
 
     private init(row: PreferencesRow, widgets: PreferencesRowWidgets) {
         self.row = row
@@ -213,6 +216,9 @@ final class RowController {
         // A locked key cannot change here: the whole row says so (its editor's binding already
         // made the editor insensitive).
         if case .locked = source { shown.locked = true }
+        let report = row.storedReport?() ?? StoredReport()
+        // What the check could not apply is said where nothing else is.
+        if shown.status == nil, let note = report.uncheckedNote { shown.status = ("dialog-warning-symbolic", note) }
         if let status = shown.status { shown.tooltip = status.text }
         if widgets.kind.hasSubtitle {
             if let json = row.shownJSON?() { shown.line = shown.line.isEmpty ? json : shown.line + "\n" + json }
@@ -222,7 +228,9 @@ final class RowController {
             }
         }
         // Only what changed: each call restyles the row, and a window of many rows makes them all.
-        if shown.stored != last.stored { gtk_widget_set_visible(widgets.resetButton, shown.stored ? 1 : 0) }
+        if shown.stored != last.stored {
+            gtk_widget_set_visible(widgets.resetButton, shown.stored && row.canReset ? 1 : 0)
+        }
         if shown.status?.icon != last.status?.icon || shown.status?.text != last.status?.text {
             gtk_widget_set_visible(widgets.statusIcon, shown.status == nil ? 0 : 1)
             if let status = shown.status {
@@ -236,29 +244,54 @@ final class RowController {
             adw_action_row_set_subtitle(typed(widgets.row), shown.line)
         }
         last = shown
-        showProblem(row.storedProblem?())
+        showInstead(report)
     }
 
-    /// Shows `problem` in a row of its own, in place of this one; this row again once the stored
-    /// value fits.
+    /// Shows, in this row's place, the problem of the stored value in a row of its own, or the
+    /// value as JSON text when this row's editor cannot show it exactly; this row again once
+    /// neither holds.
     ///
     /// This row's editor would show a value clamped, a default, or nothing, as if that were
-    /// stored. The problem's row is made once this one is in its group (``placed(_:)``).
-    private func showProblem(_ problem: StoredProblem?) {
-        guard problem != self.problem || (problem != nil && problemRow == nil) else { return }
-        guard let problem else {
-            self.problem = nil
-            if let problemRow { gtk_widget_set_visible(problemRow, 0) }
-            gtk_widget_set_visible(widgets.row, 1)
-            return
-        }
+    /// stored. The rows shown instead are made once this one is in its group (``placed(_:)``).
+    private func showInstead(_ report: StoredReport) {
+        // A row no schema describes (or one shown in another's place) is shown as it is.
+        guard row.storedReport != nil else { return }
+        let problem = report.problem
+        let cannotShow = problem == nil && row.alternate != nil ? report.cannotShow : nil
         // Not in its group yet: shown once it is.
         guard let list = gtk_widget_get_parent(widgets.row) else { return }
+        if let problem {
+            let shown = problemRow ?? makeProblemRow(in: list)
+            if problem != self.problem {
+                let line = [subtitle, problem.line].compactMap { $0 }.joined(separator: "\n")
+                adw_action_row_set_subtitle(typed(shown), line)
+            }
+            gtk_widget_set_visible(shown, 1)
+        } else if let problemRow {
+            gtk_widget_set_visible(problemRow, 0)
+        }
         self.problem = problem
-        let shown = problemRow ?? makeProblemRow(in: list)
-        adw_action_row_set_subtitle(typed(shown), [subtitle, problem.line].compactMap { $0 }.joined(separator: "\n"))
-        gtk_widget_set_visible(shown, 1)
-        gtk_widget_set_visible(widgets.row, 0)
+        if let cannotShow, let alternate = row.alternate {
+            let shown = alternateRow ?? makeAlternateRow(alternate(cannotShow), in: list)
+            gtk_widget_set_visible(shown, 1)
+        } else if let alternateRow {
+            gtk_widget_set_visible(alternateRow, 0)
+        }
+        gtk_widget_set_visible(widgets.row, problem == nil && cannotShow == nil ? 1 : 0)
+    }
+
+    /// The widgets of `alternate`, put in the list after this one.
+    private func makeAlternateRow(_ alternate: PreferencesRow, in list: Widget) -> Widget {
+        let made = RowController.make(alternate)
+        let index = gtk_list_box_row_get_index(typed(widgets.row))
+        gtk_list_box_insert(OpaquePointer(list), made.row, index + 1)
+        g_object_set_data(
+            UnsafeMutableRawPointer(widgets.row).assumingMemoryBound(to: GObject.self),
+            "defaults-alternate-row",
+            UnsafeMutableRawPointer(made.row)
+        )
+        alternateRow = made.row
+        return made.row
     }
 
     /// The row that says what is wrong with the stored value, put in the list after this one.
@@ -270,11 +303,14 @@ final class RowController {
         gtk_widget_add_css_class(icon, "warning")
         gtk_widget_set_tooltip_text(icon, "The stored value breaks the program's schema")
         adw_action_row_add_prefix(typed(shown), icon)
-        let reset = gtk_button_new_with_label("Reset")!
-        gtk_widget_set_tooltip_text(reset, "Remove the stored value, so the program reads its default")
-        gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
-        adw_action_row_add_suffix(typed(shown), reset)
-        connect(reset, "clicked", Handler(row.reset))
+        // Not for what the program marks read-only.
+        if row.canReset {
+            let reset = gtk_button_new_with_label("Reset")!
+            gtk_widget_set_tooltip_text(reset, "Remove the stored value, so the program reads its default")
+            gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
+            adw_action_row_add_suffix(typed(shown), reset)
+            connect(reset, "clicked", Handler(row.reset))
+        }
         let index = gtk_list_box_row_get_index(typed(widgets.row))
         gtk_list_box_insert(OpaquePointer(list), shown, index + 1)
         g_object_set_data(
@@ -295,7 +331,7 @@ final class RowController {
             )
         else { return }
         let controller = Unmanaged<RowController>.fromOpaque(data).takeUnretainedValue()
-        controller.showProblem(controller.row.storedProblem?())
+        controller.showInstead(controller.row.storedReport?() ?? StoredReport())
     }
 
     /// What a row shows of its key's state.

@@ -18,6 +18,21 @@ public func readableName(_ identifier: String) -> String {
     return words.prefix(1).uppercased() + words.dropFirst()
 }
 
+/// How a list of choices shows `choices`: by readable names (`compactList` as "Compact list")
+/// when each is an identifier that starts with a lowercase letter and no two names are alike;
+/// otherwise as they are (`"a"` and `"A"`, `"dark mode"`).
+func choiceNames(_ choices: [String]) -> [String] {
+    let identifiers = choices.allSatisfy { choice in
+        guard let first = choice.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
+        return choice.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+        }
+    }
+    let names = choices.map(readableName)
+    guard identifiers, Set(names.map { $0.lowercased() }).count == names.count else { return choices }
+    return names
+}
+
 /// The step of a floating-point spin button over a range `width` wide (`nil`: none), and the
 /// digits it needs: a power of ten near a hundredth of the width.
 func floatingStep(_ width: Double?) -> (step: Double, digits: UInt32) {

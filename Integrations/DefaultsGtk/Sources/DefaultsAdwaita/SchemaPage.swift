@@ -23,7 +23,13 @@ extension PreferencesPage {
     ///
     /// Values are checked against the whole schema (`Defaults.JSONSchema`): one that breaks it
     /// is not written, and the row says why; a stored one that breaks it is shown as stored, with
-    /// the rule and what the program reads instead, in a row of its own with a Reset button.
+    /// the rule and what the program reads instead, in a row of its own with a Reset button. A
+    /// stored value the row's control cannot hold (a number past its range or with more decimals
+    /// than it shows, text with a NUL character) is shown as JSON text in a row in its place
+    /// (``PreferencesRowWidgets/alternateRow``), and so is a schema default that breaks its own
+    /// schema. Choices are listed by readable names only when each is an identifier and no two
+    /// names are alike. A key with a `true` or `false` schema is edited as JSON text; a `$ref`
+    /// within the document gives the row its target's type and default.
     ///
     /// For another program's suite: the keys it makes are of the schema's JSON types (`Int`,
     /// `Double`, `String`), and in a program that reads the same names as other types, they
@@ -34,23 +40,43 @@ extension PreferencesPage {
     ///   - suite: The suite the schema describes.
     ///   - title: The page's title.
     public convenience init(schema: Defaults.JSONValue?, suite: Defaults.Suite, title: String = "Settings") {
+        let document = schema ?? .object([:])
         var properties: [String: [String: Defaults.JSONValue]] = [:]
-        if case .object(let document)? = schema, case .object(let described)? = document["properties"] {
+        if case .object(let root) = document, case .object(let described)? = root["properties"] {
             // The empty name is no key's (the file's own record).
-            for (name, property) in described where name != "$schema" && !name.isEmpty {
-                if case .object(let members) = property { properties[name] = members }
+            for (name, property) in described where isSetting(name) {
+                switch property {
+                case .object(let members): properties[name] = resolved(members, in: document)
+                // `true` allows any value, `false` none: either is edited as JSON text, checked.
+                case .bool: properties[name] = [:]
+                default: break
+                }
             }
         }
-        let checker = Defaults.JSONSchema(schema ?? .object([:]))
+        let checker = Defaults.JSONSchema(document)
+        let schema = PageSchema(checker: checker, shapes: Defaults.JSONSchema(shapeOnly(document)))
         let described = properties.keys.sorted()
             .compactMap { name -> PreferencesRow? in
-                guard var row = schemaRow(name, properties[name]!, suite: suite, checker: checker) else { return nil }
                 let property = properties[name]!
-                row.storedProblem = { storedProblem(named: name, in: suite, checker: checker, property: property) }
-                return row
+                guard let (row, cannotShow) = schemaRow(name, property, suite: suite, schema: schema) else {
+                    return nil
+                }
+                var shown = row
+                shown.storedReport = {
+                    storedReport(named: name, in: suite, schema: schema, property: property, cannotShow: cannotShow)
+                }
+                if cannotShow != nil, property["readOnly"] != .bool(true) {
+                    shown.alternate = { reason in
+                        let value = SchemaValue(name: name, suite: suite, checker: checker, property: property)
+                        let titles = rowTitles(name, property)
+                        let line = [titles.subtitle, "Shown as JSON: \(reason)"].compactMap { $0 }
+                        return jsonTextRow(value, title: titles.title, subtitle: line.joined(separator: "\n"))
+                    }
+                }
+                return shown
             }
         let others = suite.userStoredValues().keys.filter { properties[$0] == nil && isSetting($0) }.sorted()
-            .map { PreferencesRow.json(named: $0, in: suite) }
+            .map { PreferencesRow.json(named: $0, in: suite, title: cut(printable($0), to: 200)) }
         var groups: [PreferencesGroup] = []
         if !described.isEmpty { groups.append(PreferencesGroup("Described by the program", described)) }
         if !others.isEmpty { groups.append(undescribedGroup(others)) }
@@ -103,7 +129,7 @@ private final class UndescribedRows {
         let new = suite.userStoredValues().keys.filter { !shown.contains($0) && isSetting($0) }.sorted()
         guard !new.isEmpty else { return }
         shown.formUnion(new)
-        let rows = new.map { PreferencesRow.json(named: $0, in: suite) }
+        let rows = new.map { PreferencesRow.json(named: $0, in: suite, title: cut(printable($0), to: 200)) }
         guard let group else {
             group = page.append(undescribedGroup(rows))
             return
@@ -118,91 +144,233 @@ private func isSetting(_ name: String) -> Bool {
     !name.isEmpty && name != "$schema"
 }
 
-/// The keywords whose rule, broken, leaves a value a program cannot read as its key's type: it
-/// reads the key's default. (Limits — a range, a length, a pattern — are checked when a value is
-/// written, not when it is read.)
-private let shapeKeywords: Set<String> = [
-    "type", "enum", "const", "required", "false", "anyOf", "oneOf", "allOf", "not", "additionalProperties",
-    "unevaluatedProperties", "unevaluatedItems", "items", "prefixItems", "propertyNames",
-]
-
-/// What is wrong with the value stored under `name`, by the schema; `nil` when nothing is stored
-/// or it fits.
-@MainActor
-private func storedProblem(
-    named name: String,
-    in suite: Defaults.Suite,
-    checker: Defaults.JSONSchema,
-    property: [String: Defaults.JSONValue]
-) -> StoredProblem? {
-    guard let stored = suite.storedValue(named: name), let outcome = checker.check(stored, forKey: name),
-        !outcome.isValid
-    else { return nil }
-    var text = stored.description
-    if text.count > 80 { text = String(text.prefix(77)) + "..." }
-    let defaultValue = property["default"].map { "its default, \($0.description)," } ?? "its default"
-    let instead =
-        outcome.violations.contains { shapeKeywords.contains($0.keyword) }
-        ? "The program cannot read it, and reads \(defaultValue) instead."
-        : "The program reads it as stored: limits are checked when a value is written, not when it is read."
-    return StoredProblem(
-        stored: text,
-        rules: outcome.violations.map(\.description).joined(separator: "; "),
-        instead: instead
-    )
+/// A page's schema: the whole of it, and its shapes alone (see ``shapeOnly(_:)``).
+struct PageSchema {
+    let checker: Defaults.JSONSchema
+    let shapes: Defaults.JSONSchema
 }
 
-/// The row a key's schema property asks for; `nil` for a secret.
+/// What the schema says of the value stored under `name`: the rules it breaks, why the row
+/// cannot show it (`cannotShow`), what the check could not apply.
+@MainActor
+private func storedReport(
+    named name: String,
+    in suite: Defaults.Suite,
+    schema: PageSchema,
+    property: [String: Defaults.JSONValue],
+    cannotShow: ((Defaults.JSONValue) -> String?)?
+) -> StoredReport {
+    guard let stored = suite.storedValue(named: name), let outcome = schema.checker.check(stored, forKey: name)
+    else { return StoredReport() }
+    var report = StoredReport()
+    // Said once when the window opened: only what this value met.
+    let surveyed = Set(schema.checker.uncheckedKeywords.map(\.description))
+    let unchecked = outcome.uncheckedKeywords.map(\.description).filter { !surveyed.contains($0) }
+    if !unchecked.isEmpty {
+        report.uncheckedNote = "Not checked: " + unchecked.joined(separator: "; ")
+    }
+    guard outcome.isValid else {
+        var text = stored.description
+        if text.count > 80 { text = String(text.prefix(77)) + "..." }
+        let defaultValue = property["default"].map { "its default, \(printable($0.description))," } ?? "its default"
+        // Read as stored when only a limit is broken: what decides is whether the value has the
+        // shape the program reads, however the schema spells it (`type: [x, null]` or `anyOf`).
+        let readable = schema.shapes.check(stored, forKey: name)?.isValid ?? true
+        report.problem = StoredProblem(
+            stored: printable(text),
+            rules: cut(printable(outcome.violations.map(\.description).joined(separator: "; ")), to: 600),
+            instead: readable
+                ? "The program reads it as stored: limits are checked when a value is written, not when it is read."
+                : "The program cannot read it, and reads \(defaultValue) instead."
+        )
+        return report
+    }
+    report.cannotShow = cannotShow?(stored)
+    return report
+}
+
+/// `schema` with only what decides a value's shape: without the limits a program checks when a
+/// value is written, not when it reads one (ranges, lengths, patterns, counts, uniqueness).
+///
+/// Followed only where a keyword holds schemas, so a property named `minimum` stays.
+func shapeOnly(_ schema: Defaults.JSONValue) -> Defaults.JSONValue {
+    guard case .object(var members) = schema else { return schema }
+    for limit in limitKeywords { members[limit] = nil }
+    for (keyword, value) in members {
+        switch (keyword, value) {
+        case ("items", _), ("additionalProperties", _), ("unevaluatedItems", _), ("unevaluatedProperties", _),
+            ("not", _), ("if", _), ("then", _), ("else", _):
+            members[keyword] = shapeOnly(value)
+        case ("allOf", .array(let schemas)), ("anyOf", .array(let schemas)), ("oneOf", .array(let schemas)),
+            ("prefixItems", .array(let schemas)):
+            members[keyword] = .array(schemas.map(shapeOnly))
+        case ("properties", .object(let named)), ("patternProperties", .object(let named)),
+            ("$defs", .object(let named)), ("definitions", .object(let named)),
+            ("dependentSchemas", .object(let named)):
+            members[keyword] = .object(named.mapValues(shapeOnly))
+        default: break
+        }
+    }
+    return .object(members)
+}
+
+/// The keywords of limits, which a program checks when a value is written, not when it reads it.
+private let limitKeywords = [
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+    "pattern", "format", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+    "minProperties", "maxProperties", "propertyNames",
+]
+
+/// `text` with what would hide or reorder it on screen escaped as `\u{…}`: control characters,
+/// and the marks that change the direction of text (U+202E would show `x\u{202E}live` as
+/// `xevil`).
+func printable(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator:
+            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+/// `property` with the schema its `$ref` points to within `document` (`#/$defs/port`) beneath
+/// its own members: so a row shows the type and the default a reference gives.
+func resolved(_ property: [String: Defaults.JSONValue], in document: Defaults.JSONValue) -> [String: Defaults.JSONValue]
+{
+    var result = property
+    var seen: Set<String> = []
+    while case .string(let reference)? = result["$ref"], reference.hasPrefix("#/"), seen.insert(reference).inserted {
+        result["$ref"] = nil
+        guard case .object(let target)? = pointee(of: String(reference.dropFirst()), in: document) else { break }
+        result.merge(target) { own, _ in own }
+    }
+    return result
+}
+
+/// What the JSON pointer `pointer` (`/$defs/port`, escaped as RFC 6901 and a URI fragment say)
+/// names in `document`.
+private func pointee(of pointer: String, in document: Defaults.JSONValue) -> Defaults.JSONValue? {
+    var current = document
+    for part in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+        let token = (String(part).removingPercentEncoding ?? String(part))
+            .replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        switch current {
+        case .object(let members):
+            guard let next = members[token] else { return nil }
+            current = next
+        case .array(let elements):
+            guard let index = Int(token), elements.indices.contains(index) else { return nil }
+            current = elements[index]
+        default: return nil
+        }
+    }
+    return current
+}
+
+/// A row's title (the description, or the name) and the name under it when the title is the
+/// description; each cut to 200 characters, so a long one does not take the window's width.
+private func rowTitles(_ name: String, _ property: [String: Defaults.JSONValue]) -> (title: String, subtitle: String?) {
+    guard case .string(let summary)? = property["description"] else { return (cut(printable(name), to: 200), nil) }
+    return (cut(printable(summary), to: 200), cut(printable(name), to: 200))
+}
+
+/// `text`, cut to `limit` characters with an ellipsis when it is longer.
+private func cut(_ text: String, to limit: Int) -> String {
+    text.count > limit ? String(text.prefix(limit - 1)) + "…" : text
+}
+
+/// The row a key's schema property asks for, and what tells why it cannot show a stored value
+/// exactly; `nil` for a secret.
 @MainActor
 private func schemaRow(
     _ name: String,
     _ property: [String: Defaults.JSONValue],
     suite: Defaults.Suite,
-    checker: Defaults.JSONSchema
-) -> PreferencesRow? {
+    schema: PageSchema
+) -> (PreferencesRow, ((Defaults.JSONValue) -> String?)?)? {
     if property["x-secret"] == .bool(true) { return nil }
-    var summary: String?
-    if case .string(let text)? = property["description"] { summary = text }
-    // Under the summary, the name the file and `defaults` use.
-    let subtitle = summary == nil ? nil : name
+    let (title, subtitle) = rowTitles(name, property)
     // Shown, not edited: what the program marks read-only.
     if property["readOnly"] == .bool(true) {
-        return PreferencesRow(
+        var row = PreferencesRow(
             named: name,
             in: suite,
-            title: summary,
+            title: title,
             subtitle: subtitle,
             defaultValue: property["default"]
         )
+        row.canReset = false
+        return (row, nil)
     }
-    let value = SchemaValue(name: name, suite: suite, checker: checker, property: property)
+    let value = SchemaValue(name: name, suite: suite, checker: schema.checker, property: property)
+    // The row's title, as the summary of a key of the editor's own (a key's row is titled with
+    // its summary, or its whole name).
+    let summary = title
+    let made = typedRow(name, property, suite: suite, summary: summary, subtitle: subtitle, value: value)
+    guard let (row, cannotShow) = made else { return (jsonTextRow(value, title: title, subtitle: subtitle), nil) }
+    // A default the row cannot show, or that breaks the schema, is shown as JSON text as it is,
+    // and the row says what is wrong with it.
+    if let given = property["default"] {
+        var problem = cannotShow?(given)
+        if let outcome = schema.checker.check(given, forKey: name), !outcome.isValid {
+            problem = "it breaks the schema: " + outcome.violations.map(\.description).joined(separator: "; ")
+        }
+        if let problem {
+            let line = "The schema's default, \(printable(given.description)), is shown as JSON: \(printable(problem))"
+            return (
+                jsonTextRow(value, title: title, subtitle: [subtitle, line].compactMap { $0 }.joined(separator: "\n")),
+                nil
+            )
+        }
+    }
+    return (row, cannotShow)
+}
+
+/// The row of the scalar or composite type `property` describes; `nil` for anything a JSON text
+/// row edits.
+@MainActor
+private func typedRow(
+    _ name: String,
+    _ property: [String: Defaults.JSONValue],
+    suite: Defaults.Suite,
+    summary: String?,
+    subtitle: String?,
+    value: SchemaValue
+) -> (PreferencesRow, ((Defaults.JSONValue) -> String?)?)? {
     let title = summary ?? name
-    let fallback = jsonTextRow(value, title: title, subtitle: subtitle)
     if case .array(let values)? = property["enum"] {
         let choices = values.compactMap { value -> String? in
             if case .string(let text) = value { return text }
             return nil
         }
-        guard choices.count == values.count, !choices.isEmpty else { return fallback }
+        guard choices.count == values.count, !choices.isEmpty else { return nil }
         let initial = text(property["default"]) ?? choices[0]
-        return .row(key(name, initial, suite, summary), choices: choices, subtitle: subtitle)
+        return (.row(key(name, initial, suite, summary), choices: choices, subtitle: subtitle), nil)
     }
     switch (kind(of: property), property["default"]) {
     case ("boolean", let initial):
         var value = false
         if case .bool(let given)? = initial { value = given }
-        return .row(key(name, value, suite, summary), subtitle: subtitle)
+        return (.row(key(name, value, suite, summary), subtitle: subtitle), nil)
     case ("integer", let initial):
         let value = integer(initial) ?? 0
         // Each bound on its own: UInt64's maximum does not fit an Int, its minimum of 0 does.
         let lower = integer(property["minimum"])
         let upper = integer(property["maximum"])
+        // What the row's spin button holds (see `PreferencesRow.row(_:subtitle:)` for integers).
+        let shape = ScalarShape.integer(
+            lower: max(Double(lower ?? .min), Double(Int32.min)),
+            upper: min(Double(upper ?? .max), Double(Int32.max))
+        )
         if lower != nil || upper != nil, (lower ?? .min) <= (upper ?? .max) {
             let range = (lower ?? .min)...(upper ?? .max)
             let key = Defaults.Key<Int>(name, default: value, suite: suite, summary: summary, range: range)
-            return .row(key, subtitle: subtitle)
+            return (.row(key, subtitle: subtitle), shape.cannotShow)
         }
-        return .row(key(name, value, suite, summary), subtitle: subtitle)
+        return (.row(key(name, value, suite, summary), subtitle: subtitle), shape.cannotShow)
     case ("number", let initial):
         let value = number(initial) ?? 0
         let bounded = numberOption(of: property) ?? property
@@ -211,32 +379,50 @@ private func schemaRow(
             abs(lower) <= 1e15, abs(upper) <= 1e15
         {
             let key = Defaults.Key<Double>(name, default: value, suite: suite, summary: summary, range: lower...upper)
-            return .row(key, subtitle: subtitle)
+            return (.row(key, subtitle: subtitle), ScalarShape.number(lower: lower, upper: upper).cannotShow)
         }
-        return .row(key(name, value, suite, summary), subtitle: subtitle)
-    case ("string", let initial):
-        return .row(
-            key(name, text(initial) ?? "", suite, summary),
-            subtitle: subtitle
+        // What the row's spin button holds without a range (see `PreferencesRow.row(_:subtitle:)`).
+        return (
+            .row(key(name, value, suite, summary), subtitle: subtitle),
+            ScalarShape.number(lower: -1e9, upper: 1e9).cannotShow
         )
+    case ("string", let initial):
+        return (.row(key(name, text(initial) ?? "", suite, summary), subtitle: subtitle), ScalarShape.string.cannotShow)
     case ("array", _):
         guard case .object(let items)? = property["items"], property["prefixItems"] == nil,
             let shape = ScalarShape(items)
-        else { return fallback }
-        return listRow(value, items: shape, itemDefault: items["default"], title: title, subtitle: subtitle)
+        else { return nil }
+        let row = listRow(value, items: shape, itemDefault: items["default"], title: title, subtitle: subtitle)
+        return (
+            row,
+            { stored in
+                guard case .array(let elements) = stored else { return nil }
+                return elements.lazy.compactMap(shape.cannotShow).first.map { "an element: " + $0 }
+            }
+        )
     case ("object", _):
-        guard case .object(let described)? = property["properties"], !described.isEmpty else { return fallback }
+        guard case .object(let described)? = property["properties"], !described.isEmpty else { return nil }
         let members = described.keys.sorted()
             .compactMap { member -> (String, [String: Defaults.JSONValue])? in
                 guard case .object(let memberProperty)? = described[member] else { return nil }
                 return (member, memberProperty)
             }
-        return objectRow(value, members: members, title: title, subtitle: subtitle)
+        let row = objectRow(value, members: members, title: title, subtitle: subtitle)
+        return (
+            row,
+            { stored in
+                guard case .object(let values) = stored else { return nil }
+                for (member, memberProperty) in members {
+                    guard let shape = ScalarShape(memberProperty), let shown = values[member] else { continue }
+                    if let reason = shape.cannotShow(shown) { return "\(printable(member)): \(reason)" }
+                }
+                return nil
+            }
+        )
     default:
-        if let nullable = nullableShape(property) {
-            return optionalRow(value, shape: nullable.shape, title: title, subtitle: subtitle)
-        }
-        return fallback
+        guard let nullable = nullableShape(property) else { return nil }
+        let row = optionalRow(value, shape: nullable.shape, title: title, subtitle: subtitle)
+        return (row, { $0 == .null ? nil : nullable.shape.cannotShow($0) })
     }
 }
 

@@ -44,6 +44,40 @@ enum ScalarShape: Equatable {
         }
     }
 
+    /// The decimal places a number's spin button shows (see ``ScalarEditor``).
+    var digits: UInt32 {
+        guard case .number(let lower, let upper) = self else { return 0 }
+        return floatingStep(upper - lower < 2e9 ? upper - lower : nil).digits
+    }
+
+    /// Why the editor of this shape cannot show `value` exactly (a number past its control's
+    /// range or with more decimals than it shows, text with a NUL character); `nil` when it
+    /// can, or when `value` is not of this shape (the schema says what is wrong with that).
+    func cannotShow(_ value: Defaults.JSONValue) -> String? {
+        switch (self, value) {
+        case (.integer(let lower, let upper), .number(let text)):
+            guard let number = Double(text), number.rounded() == number else { return nil }
+            guard number < lower || number > upper else { return nil }
+            return "\(text) is past what its control holds, whole numbers from \(Int(lower)) to \(Int(upper))"
+        case (.number(let lower, let upper), .number(let text)):
+            guard let number = Double(text) else { return nil }
+            guard number.isFinite else { return "\(text) is past what a floating-point number holds" }
+            if number < lower || number > upper {
+                return
+                    "\(text) is past what its control holds, numbers from \(jsonNumber(lower)) to \(jsonNumber(upper))"
+            }
+            let places = Int(digits)
+            guard Double(String(format: "%.\(places)f", number)) == number else {
+                return "\(text) has more decimals than its control shows (\(places))"
+            }
+            return nil
+        case (.string, .string(let text)), (.choice, .string(let text)):
+            return text.unicodeScalars.contains("\u{0}") ? "an entry cannot hold its NUL character" : nil
+        default:
+            return nil
+        }
+    }
+
     /// The value it shows while nothing else is given.
     var zero: Defaults.JSONValue {
         switch self {
@@ -115,7 +149,7 @@ final class ScalarEditor {
             widget = gtk_entry_new()!
             gtk_editable_set_width_chars(OpaquePointer(widget), 16)
         case .choice(let choices):
-            let strings = choices.map(readableName).map { strdup($0) } + [nil]
+            let strings = choiceNames(choices).map { strdup($0) } + [nil]
             defer { for string in strings { free(string) } }
             widget = strings.withUnsafeBufferPointer { buffer in
                 buffer.baseAddress!

@@ -328,6 +328,10 @@ final class PreferencesSession {
         if let problem = row.problemRow, gtk_widget_get_visible(problem) != 0 {
             line += " problem=\(words(adw_action_row_get_subtitle(typed(problem))))"
         }
+        if let alternate = row.alternateRow, gtk_widget_get_visible(alternate) != 0 {
+            line += " alternate=\(words(gtk_editable_get_text(OpaquePointer(alternate))))"
+            line += " alternatetip=\(words(gtk_widget_get_tooltip_text(alternate)))"
+        }
         if let tip = gtk_widget_get_tooltip_text(row.row), row.kind != .text {
             line += " rowtip=\(words(tip))"
         }

@@ -40,6 +40,31 @@ private let badValues = #"""
     {"$schema": "./settings.schema.json", "fontSize": 100, "theme": "purple", "volume": "loud", "name": "Tool 2"}
     """#
 
+/// A schema written to catch an editor out: values its controls cannot hold, choices whose
+/// readable names collide, Boolean schemas, a reference, a default that breaks its own rule.
+private let edgeSchema = #"""
+    {"type": "object", "$defs": {"port": {"type": "integer", "default": 8080}}, "properties": {
+      "big": {"type": "integer"}, "ratio": {"type": "number"}, "huge": {"type": "number"},
+      "label": {"type": "string"},
+      "mode": {"enum": ["a", "A"]}, "style": {"enum": ["dark mode", "Dark mode"]},
+      "layout": {"enum": ["grid", "compactList"]},
+      "build": {"type": "integer", "readOnly": true},
+      "rtl": {"type": "string", "pattern": "^[a-z]*$"},
+      "anything": true, "nothing": false,
+      "port": {"$ref": "#/$defs/port"},
+      "capped": {"type": "integer", "maximum": 5, "default": 10},
+      "nullInt": {"type": ["integer", "null"], "minimum": 0},
+      "anyInt": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+      "slow": {"type": "string", "pattern": "(a*)*b"},
+      "\#(String(repeating: "k", count: 300))": {"type": "integer"}
+    }}
+    """#
+private let edgeValues = #"""
+    {"big": 3000000000, "ratio": 0.125, "huge": 1e400, "label": "a\u0000b", "mode": "A", "style": "dark mode",
+     "build": 7, "rtl": "x\u202Eevil", "anything": {"x": 1}, "nothing": 1, "nullInt": -5, "anyInt": -5,
+     "slow": "\#(String(repeating: "a", count: 60))"}
+    """#
+
 /// The window `defaults-editor` shows for a suite: made from the schema its program published,
 /// live both ways; and the program itself, from a terminal.
 @Suite struct DefaultsEditorTests {
@@ -169,6 +194,64 @@ private let badValues = #"""
         await session.run("expand recentFiles")
         await session.run("expand window")
         await screenshot(session, "composites")
+    }
+
+    /// What a row's control cannot hold is shown as it is stored, as JSON text, never clamped or
+    /// cut; choices are shown as they are when readable names would merge them; what the program
+    /// marks read-only has no reset; text that would reorder itself is escaped; every described
+    /// key has a row, whatever its schema; and whether the program reads a bad value does not
+    /// hang on how the schema spells its type.
+    @Test func whatNoControlCanHoldIsShownAsItIsStored() async throws {
+        let session = try await BoundWindowSession(mode: "editor") { directory in
+            try Data(edgeSchema.utf8).write(to: directory.appendingPathComponent("settings.schema.json"))
+            try Data(edgeValues.utf8).write(to: directory.appendingPathComponent("settings.json"))
+        }
+        defer { session.close() }
+        let before = try Data(contentsOf: session.file)
+        var shown = await windowRows(session)
+        for (name, text, why) in [
+            (
+                "big", "3000000000",
+                "3000000000_is_past_what_its_control_holds,_whole_numbers_from_-2147483648_to_2147483647"
+            ),
+            ("ratio", "0.125", "0.125_has_more_decimals_than_its_control_shows_(2)"),
+            ("huge", "1e400", "1e400_is_past_what_a_floating-point_number_holds"),
+            ("label", #""a\u0000b""#, "an_entry_cannot_hold_its_NUL_character"),
+        ] {
+            let row = shown[name] ?? [:]
+            #expect(row["hidden"] == "true" && row["alternate"] == text, "\(name): \(row)")
+            #expect(row["alternatetip"]?.contains("Shown_as_JSON:_" + why) == true, "\(name): \(row)")
+        }
+        #expect(shown["mode"]?["name"] == "A" && shown["style"]?["name"] == "dark_mode", "\(shown)")
+        #expect(shown["layout"]?["name"] == "Grid", "identifiers keep their readable names: \(shown)")
+        #expect(shown["build"]?["kind"] == "json" && shown["build"]?["reset"] == "false", "\(shown)")
+        #expect(shown["rtl"]?["problem"]?.contains(#"Stored:_"x\u{202E}evil""#) == true, "\(shown)")
+        #expect(shown["anything"]?["kind"] == "jsonText" && shown["anything"]?["value"] == #"{"x":1}"#, "\(shown)")
+        #expect(shown["nothing"]?["problem"]?.contains("no_value_is_allowed_here") == true, "\(shown)")
+        #expect(shown["port"]?["kind"] == "number" && shown["port"]?["value"] == "8080.0", "\(shown)")
+        #expect(shown["capped"]?["kind"] == "jsonText" && shown["capped"]?["value"] == "10", "\(shown)")
+        #expect(
+            shown["capped"]?["rowtip"]?.contains("The_schema's_default,_10,_is_shown_as_JSON:_it_breaks_the_schema")
+                == true,
+            "\(shown)"
+        )
+        for name in ["nullInt", "anyInt"] {
+            #expect(shown[name]?["problem"]?.contains("The_program_reads_it_as_stored") == true, "\(name): \(shown)")
+        }
+        #expect(
+            shown["slow"]?["status"] == "true" && shown["slow"]?["tip"]?.hasPrefix("Not_checked:") == true,
+            "\(shown)"
+        )
+        let long = String(repeating: "k", count: 300)
+        #expect(shown[long]?["title"] == String(repeating: "k", count: 199) + "…", "a long name is cut in the title")
+        #expect(try Data(contentsOf: session.file) == before, "showing writes nothing")
+
+        // A value the control holds, from outside: the row is back with it.
+        _ = try await session.outside(["write", "big", "5"], until: "changed")
+        shown = await windowRows(session)
+        #expect(shown["big"]?["hidden"] == "false" && shown["big"]?["value"] == "5.0", "\(shown)")
+        #expect(shown["big"]?["alternate"] == nil, "\(shown)")
+        await screenshot(session, "edges")
     }
 
     @Test func theEditorMakesEachSchemaTypesRowAndShowsWhatItDoesNotDescribeAsJSON() async throws {
@@ -317,6 +400,41 @@ private let badValues = #"""
         )
         #expect(result.status == 0 && result.errors.contains("/nonexistent/schema.json: "), "\(result.errors)")
         #expect(try Data(contentsOf: file) == Data(settings.utf8), "the editor still wrote nothing")
+
+        // A settings file that is not one: refused, and left where it is as it is (a suite opened
+        // by a program would move it aside).
+        let broken = Data(#"{"interval": 30, "#.utf8)
+        try broken.write(to: file)
+        result = try await runEditor([file.path, "--picture", picture.path], display: display.name)
+        #expect(
+            result.status == 1
+                && result.errors.contains("\(file.path) is not a settings file: invalid JSON at line 1")
+                && result.errors.contains("nothing was changed"),
+            "\(result.errors)"
+        )
+        #expect(try Data(contentsOf: file) == broken)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!left.contains { $0.contains(".corrupt") }, "\(left)")
+        try Data(settings.utf8).write(to: file)
+        // A schema that describes the name the file keeps for its own record; a key's name that
+        // would move the terminal's cursor.
+        try Data(#"{"properties": {"": {"type": "string"}, "a\u001b[2Jb": {"type": "integer", "maximun": 1}}}"#.utf8)
+            .write(to: elsewhere)
+        result = try await runEditor(
+            [file.path, "--schema", elsewhere.path, "--picture", picture.path],
+            display: display.name
+        )
+        #expect(result.errors.contains(#"the schema describes "", the name a settings file keeps"#), "\(result.errors)")
+        #expect(!result.errors.contains("\u{1B}") && result.errors.contains(#"a\u001b[2Jb"#), "\(result.errors)")
+        // A folder whose name holds the same: said escaped.
+        let odd = directory.appendingPathComponent("x\u{1B}[2Jy")
+        try FileManager.default.createDirectory(at: odd, withIntermediateDirectories: true)
+        result = try await runEditor(
+            [odd.appendingPathComponent("settings.json").path, "--picture", picture.path],
+            display: display.name
+        )
+        #expect(result.errors.contains(#"no schema at \#(directory.path)/x\u{1B}[2Jy/"#), "\(result.errors)")
+        #expect(!result.errors.contains("\u{1B}"), "\(result.errors)")
 
         result = try await runEditor(["etcd://localhost:2379/app"], display: display.name)
         #expect(result.status == 2 && result.errors.contains("only suites kept in files"), "\(result.errors)")
