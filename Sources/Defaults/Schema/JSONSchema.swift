@@ -135,7 +135,7 @@ extension Defaults {
         /// task's thread has far less.)
         private func onEnoughStack(for value: JSONValue, _ check: @escaping @Sendable () -> Outcome) -> Outcome {
             guard index.hasReferences || Self.depth(of: value, deeperThan: 16) else { return check() }
-            final class Answer: @unchecked Sendable {
+            final class Answer: @unchecked Sendable {  // the semaphore orders the one write before the one read
                 var outcome: Outcome?
                 let done = DispatchSemaphore(value: 0)
             }

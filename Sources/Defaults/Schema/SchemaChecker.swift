@@ -75,7 +75,7 @@ struct SchemaChecker {
     /// The keywords met and not checked, in the order met.
     private(set) var unchecked: [Defaults.JSONSchema.UncheckedKeyword] = []
     /// Regular expressions made so far, by pattern (`nil`: not one this checker reads).
-    private var expressions: [String: NSRegularExpression?] = [:]
+    var expressions: [String: NSRegularExpression?] = [:]
     /// The references being followed: each schema reached, for which part of the value.
     private var activeReferences: Set<ReferenceVisit> = []
     /// How many references deep a check may go (each a frame of the stack): four times a value's
@@ -145,6 +145,30 @@ struct SchemaChecker {
         if !unchecked.contains(record) { unchecked.append(record) }
     }
 
+    /// Notes each keyword of `members` (the schema at `node`) that is neither checked nor an
+    /// annotation, in order.
+    private mutating func noteUnknownKeywords(of members: [String: JSONValue], at node: SchemaNode) {
+        for keyword in members.keys.sorted() where !Self.checkedSet.contains(keyword) {
+            guard !Self.annotations.contains(keyword), !keyword.hasPrefix("x-") else { continue }
+            note(keyword, at: node, Self.unsupported[keyword] ?? "this checker does not know the keyword")
+        }
+    }
+
+    /// The schema `reference` (the `$ref` of the schema at `node`) leads to; `nil`, noted as not
+    /// checked, when it leads to another document or nowhere.
+    private mutating func target(of reference: String, at node: SchemaNode) -> SchemaNode? {
+        switch index.resolve(reference, from: node.base) {
+        case .failure(.outside(let document)):
+            note("$ref", at: node, "it refers to another document (\(document)), which is never fetched")
+            return nil
+        case .failure(.nowhere(let target)):
+            note("$ref", at: node, "\(target) is nowhere in the document")
+            return nil
+        case .success(let target):
+            return target
+        }
+    }
+
     /// Notes what in the schema at `node` no check of any value could apply: keywords it does not
     /// know, references that lead nowhere, patterns that are not regular expressions.
     mutating func survey(_ node: SchemaNode) {
@@ -152,20 +176,8 @@ struct SchemaChecker {
             if case .bool = node.value { return }
             return note("(schema)", at: node, "a schema is an object or a Boolean, not \(quoted(node.value))")
         }
-        for keyword in members.keys.sorted() where !Self.checkedSet.contains(keyword) {
-            guard !Self.annotations.contains(keyword), !keyword.hasPrefix("x-") else { continue }
-            note(keyword, at: node, Self.unsupported[keyword] ?? "this checker does not know the keyword")
-        }
-        if case .string(let reference)? = members["$ref"] {
-            switch index.resolve(reference, from: node.base) {
-            case .failure(.outside(let document)):
-                note("$ref", at: node, "it refers to another document (\(document)), which is never fetched")
-            case .failure(.nowhere(let target)):
-                note("$ref", at: node, "\(target) is nowhere in the document")
-            case .success:
-                break
-            }
-        }
+        noteUnknownKeywords(of: members, at: node)
+        if case .string(let reference)? = members["$ref"] { _ = target(of: reference, at: node) }
         if case .string(let pattern)? = members["pattern"] { _ = matches("", pattern, at: node, "pattern") }
         if case .object(let patterns)? = members["patternProperties"] {
             for pattern in patterns.keys.sorted() { _ = matches("", pattern, at: node, "patternProperties") }
@@ -193,10 +205,7 @@ struct SchemaChecker {
             result.fail(path, "false", "no value is allowed here (its schema is `false`), not \(quoted(value))")
             return result
         case .object(let members):
-            for keyword in members.keys where !Self.checkedSet.contains(keyword) {
-                guard !Self.annotations.contains(keyword), !keyword.hasPrefix("x-") else { continue }
-                note(keyword, at: node, Self.unsupported[keyword] ?? "this checker does not know the keyword")
-            }
+            noteUnknownKeywords(of: members, at: node)
             for keyword in Self.checked {
                 guard let argument = members[keyword] else { continue }
                 apply(keyword, argument, of: node, members, to: value, path: path, into: &result)
@@ -297,221 +306,23 @@ struct SchemaChecker {
         into result: inout SchemaResult
     ) {
         guard case .string(let reference) = argument else { return note("$ref", at: node, "it is not a string") }
-        switch index.resolve(reference, from: node.base) {
-        case .failure(.outside(let document)):
-            note("$ref", at: node, "it refers to another document (\(document)), which is never fetched")
-        case .failure(.nowhere(let target)):
-            note("$ref", at: node, "\(target) is nowhere in the document")
-        case .success(let target):
-            // A loop: the same schema reached again for the same part of the value, which would
-            // be checked there for ever.
-            let visit = ReferenceVisit(target: target.pointer, base: target.base, path: path.text)
-            guard !activeReferences.contains(visit) else {
-                return note(
-                    "$ref",
-                    at: node,
-                    "its references lead back to \(target.pointer.isEmpty ? "the root" : target.pointer) for the same value (a loop)"
-                )
-            }
-            guard activeReferences.count < Self.referenceLimit else {
-                return note("$ref", at: node, "references lead more than \(Self.referenceLimit) deep")
-            }
-            activeReferences.insert(visit)
-            result.absorb(evaluate(target, value, path: path))
-            activeReferences.remove(visit)
+        guard let target = target(of: reference, at: node) else { return }
+        // A loop: the same schema reached again for the same part of the value, which would be
+        // checked there for ever.
+        let visit = ReferenceVisit(target: target.pointer, base: target.base, path: path.text)
+        guard !activeReferences.contains(visit) else {
+            return note(
+                "$ref",
+                at: node,
+                "its references lead back to \(target.pointer.isEmpty ? "the root" : target.pointer) for the same value (a loop)"
+            )
         }
-    }
-
-    // MARK: - Types and numbers
-
-    private mutating func applyType(
-        _ argument: JSONValue,
-        of node: SchemaNode,
-        to value: JSONValue,
-        path: SchemaPath,
-        into result: inout SchemaResult
-    ) {
-        var names: [String] = []
-        switch argument {
-        case .string(let name): names = [name]
-        case .array(let list):
-            for case .string(let name) in list { names.append(name) }
-            if names.count != list.count { return note("type", at: node, "it lists something other than type names") }
-        default: return note("type", at: node, "it is neither a type name nor a list of them")
+        guard activeReferences.count < Self.referenceLimit else {
+            return note("$ref", at: node, "references lead more than \(Self.referenceLimit) deep")
         }
-        let known = ["null", "boolean", "object", "array", "number", "integer", "string"]
-        if let unknown = names.first(where: { !known.contains($0) }) {
-            return note("type", at: node, "\"\(unknown)\" is not a JSON Schema type")
-        }
-        guard !names.contains(where: { isOfType(value, $0) }) else { return }
-        let wanted = names.map { article($0) }
-        let list =
-            wanted.count <= 1 ? wanted.joined() : wanted.dropLast().joined(separator: ", ") + " or " + wanted.last!
-        result.fail(path, "type", "must be \(list), not \(quoted(value))")
-    }
-
-    func article(_ type: String) -> String {
-        switch type {
-        case "null": "null"
-        case "integer", "array", "object": "an \(type == "integer" ? "integer" : type)"
-        default: "a \(type)"
-        }
-    }
-
-    private func isOfType(_ value: JSONValue, _ type: String) -> Bool {
-        switch (type, value) {
-        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object),
-            ("number", .number):
-            true
-        case ("integer", .number(let text)): SchemaNumber(text)?.isInteger ?? false
-        default: false
-        }
-    }
-
-    private mutating func applyNumeric(
-        _ keyword: String,
-        _ argument: JSONValue,
-        of node: SchemaNode,
-        to value: JSONValue,
-        path: SchemaPath,
-        into result: inout SchemaResult
-    ) {
-        guard case .number(let limitText) = argument, let limit = SchemaNumber(limitText) else {
-            return note(keyword, at: node, "it is not a number")
-        }
-        guard case .number(let text) = value, let number = SchemaNumber(text) else { return }
-        switch keyword {
-        case "minimum" where number < limit:
-            result.fail(path, keyword, "\(text) is less than the minimum \(limitText)")
-        case "exclusiveMinimum" where number <= limit:
-            result.fail(path, keyword, "\(text) is not greater than the exclusive minimum \(limitText)")
-        case "maximum" where number > limit:
-            result.fail(path, keyword, "\(text) is greater than the maximum \(limitText)")
-        case "exclusiveMaximum" where number >= limit:
-            result.fail(path, keyword, "\(text) is not less than the exclusive maximum \(limitText)")
-        case "multipleOf":
-            guard !limit.isNegative, !limit.digits.isEmpty else {
-                return note(keyword, at: node, "\(limitText) is not above zero")
-            }
-            if !number.isMultiple(of: limit) { result.fail(path, keyword, "\(text) is not a multiple of \(limitText)") }
-        default:
-            return
-        }
-    }
-
-    // MARK: - Strings
-
-    private mutating func applyText(
-        _ keyword: String,
-        _ argument: JSONValue,
-        of node: SchemaNode,
-        to value: JSONValue,
-        path: SchemaPath,
-        into result: inout SchemaResult
-    ) {
-        if keyword == "pattern" {
-            guard case .string(let pattern) = argument else { return note(keyword, at: node, "it is not a string") }
-            guard case .string(let text) = value else { return }
-            if matches(text, pattern, at: node, keyword) == false {
-                result.fail(path, keyword, "\(quoted(value)) does not match the pattern \(pattern)")
-            }
-            return
-        }
-        guard let limit = count(argument) else { return note(keyword, at: node, "it is not a count") }
-        guard case .string(let text) = value else { return }
-        // A length counts characters as JSON does: Unicode code points.
-        let length = text.unicodeScalars.count
-        let characters = length == 1 ? "1 character" : "\(length) characters"
-        if keyword == "minLength", length < limit {
-            result.fail(path, keyword, "\(quoted(value)) has \(characters), fewer than the minimum length \(limit)")
-        } else if keyword == "maxLength", length > limit {
-            result.fail(path, keyword, "\(quoted(value)) has \(characters), more than the maximum length \(limit)")
-        }
-    }
-
-    /// Whether `text` holds a match of `pattern` (unanchored, as JSON Schema reads it); `nil`,
-    /// noted as `keyword` of `node` not checked, when `pattern` is not a regular expression or
-    /// the matcher gave up (its backtracking outgrew its memory, on a long text).
-    mutating func matches(_ text: String, _ pattern: String, at node: SchemaNode, _ keyword: String) -> Bool? {
-        if expressions[pattern] == nil {
-            expressions[pattern] = try? NSRegularExpression(pattern: Self.ecmaScriptClasses(in: pattern))
-        }
-        guard let expression = expressions[pattern] ?? nil else {
-            note(keyword, at: node, "\(quoted(.string(pattern))) is not a regular expression this checker reads")
-            return nil
-        }
-        var found = false
-        var failed = false
-        var progress = 0
-        var tooLong = false
-        // NB: not firstMatch, which answers "no match" when the matcher fails, or when it gives up
-        // after its own limit of steps. The matcher reports progress every few thousand steps:
-        // it is stopped well before that limit (where a match that backtracks without end would
-        // be taken for "no match"), after about ten megabytes' worth of plain matching.
-        expression.enumerateMatches(
-            in: text,
-            options: [.reportCompletion, .reportProgress],
-            range: NSRange(text.startIndex..., in: text)
-        ) { match, flags, stop in
-            if match != nil {
-                found = true
-                stop.pointee = true
-            }
-            if flags.contains(.internalError) { failed = true }
-            if flags.contains(.progress) {
-                progress += 1
-                if progress > Self.progressLimit {
-                    tooLong = true
-                    stop.pointee = true
-                }
-            }
-        }
-        if found { return true }
-        if tooLong {
-            note(keyword, at: node, "matching \(quoted(.string(pattern))) took too long (it backtracks without end?)")
-            return nil
-        }
-        if failed {
-            note(keyword, at: node, "matching \(quoted(.string(pattern))) against a text this long failed")
-            return nil
-        }
-        return false
-    }
-
-    /// How many reports of progress a match may take: the matcher gives one every few thousand
-    /// steps (about 100 over a megabyte matched plainly), and gives up on its own after about
-    /// 3,800 (measured: a pattern that backtracks without end).
-    static let progressLimit = 1_000
-
-    /// `pattern` with the shorthand classes as ECMA-262 (JSON Schema's dialect) means them,
-    /// where ICU's differ: `\d` and `\w` are ASCII only, `\s` takes in U+FEFF too.
-    static func ecmaScriptClasses(in pattern: String) -> String {
-        guard pattern.contains("\\") else { return pattern }
-        let classes: [Character: String] = [
-            "d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]",
-            "s": "[\\s\\x{FEFF}]", "S": "[^\\s\\x{FEFF}]",
-        ]
-        var result = ""
-        var escaped = false
-        for character in pattern {
-            if escaped {
-                result += classes[character] ?? "\\" + String(character)
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else {
-                result.append(character)
-            }
-        }
-        return escaped ? result + "\\" : result
-    }
-
-    /// A keyword's count argument: a non-negative integer (`2.0` is `2`).
-    func count(_ argument: JSONValue) -> Int? {
-        guard case .number(let text) = argument, let number = SchemaNumber(text), number.isInteger,
-            !number.isNegative
-        else { return nil }
-        return Int(exactly: number.doubleValue) ?? Int.max
+        activeReferences.insert(visit)
+        result.absorb(evaluate(target, value, path: path))
+        activeReferences.remove(visit)
     }
 }
 

@@ -144,132 +144,6 @@ private func isSetting(_ name: String) -> Bool {
     !name.isEmpty && name != "$schema"
 }
 
-/// A page's schema: the whole of it, and its shapes alone (see ``shapeOnly(_:)``).
-struct PageSchema {
-    let checker: Defaults.JSONSchema
-    let shapes: Defaults.JSONSchema
-}
-
-/// What the schema says of the value stored under `name`: the rules it breaks, why the row
-/// cannot show it (`cannotShow`), what the check could not apply.
-@MainActor
-private func storedReport(
-    named name: String,
-    in suite: Defaults.Suite,
-    schema: PageSchema,
-    property: [String: Defaults.JSONValue],
-    cannotShow: ((Defaults.JSONValue) -> String?)?
-) -> StoredReport {
-    guard let stored = suite.storedValue(named: name), let outcome = schema.checker.check(stored, forKey: name)
-    else { return StoredReport() }
-    var report = StoredReport()
-    // Said once when the window opened: only what this value met.
-    let surveyed = Set(schema.checker.uncheckedKeywords.map(\.description))
-    let unchecked = outcome.uncheckedKeywords.map(\.description).filter { !surveyed.contains($0) }
-    if !unchecked.isEmpty {
-        report.uncheckedNote = "Not checked: " + unchecked.joined(separator: "; ")
-    }
-    guard outcome.isValid else {
-        var text = stored.description
-        if text.count > 80 { text = String(text.prefix(77)) + "..." }
-        let defaultValue = property["default"].map { "its default, \(printable($0.description))," } ?? "its default"
-        // Read as stored when only a limit is broken: what decides is whether the value has the
-        // shape the program reads, however the schema spells it (`type: [x, null]` or `anyOf`).
-        let readable = schema.shapes.check(stored, forKey: name)?.isValid ?? true
-        report.problem = StoredProblem(
-            stored: printable(text),
-            rules: cut(printable(outcome.violations.map(\.description).joined(separator: "; ")), to: 600),
-            instead: readable
-                ? "The program reads it as stored: limits are checked when a value is written, not when it is read."
-                : "The program cannot read it, and reads \(defaultValue) instead."
-        )
-        return report
-    }
-    report.cannotShow = cannotShow?(stored)
-    return report
-}
-
-/// `schema` with only what decides a value's shape: without the limits a program checks when a
-/// value is written, not when it reads one (ranges, lengths, patterns, counts, uniqueness).
-///
-/// Followed only where a keyword holds schemas, so a property named `minimum` stays.
-func shapeOnly(_ schema: Defaults.JSONValue) -> Defaults.JSONValue {
-    guard case .object(var members) = schema else { return schema }
-    for limit in limitKeywords { members[limit] = nil }
-    for (keyword, value) in members {
-        switch (keyword, value) {
-        case ("items", _), ("additionalProperties", _), ("unevaluatedItems", _), ("unevaluatedProperties", _),
-            ("not", _), ("if", _), ("then", _), ("else", _):
-            members[keyword] = shapeOnly(value)
-        case ("allOf", .array(let schemas)), ("anyOf", .array(let schemas)), ("oneOf", .array(let schemas)),
-            ("prefixItems", .array(let schemas)):
-            members[keyword] = .array(schemas.map(shapeOnly))
-        case ("properties", .object(let named)), ("patternProperties", .object(let named)),
-            ("$defs", .object(let named)), ("definitions", .object(let named)),
-            ("dependentSchemas", .object(let named)):
-            members[keyword] = .object(named.mapValues(shapeOnly))
-        default: break
-        }
-    }
-    return .object(members)
-}
-
-/// The keywords of limits, which a program checks when a value is written, not when it reads it.
-private let limitKeywords = [
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
-    "pattern", "format", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
-    "minProperties", "maxProperties", "propertyNames",
-]
-
-/// `text` with what would hide or reorder it on screen escaped as `\u{…}`: control characters,
-/// and the marks that change the direction of text (U+202E would show `x\u{202E}live` as
-/// `xevil`).
-func printable(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator:
-            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-        default: result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
-}
-
-/// `property` with the schema its `$ref` points to within `document` (`#/$defs/port`) beneath
-/// its own members: so a row shows the type and the default a reference gives.
-func resolved(_ property: [String: Defaults.JSONValue], in document: Defaults.JSONValue) -> [String: Defaults.JSONValue]
-{
-    var result = property
-    var seen: Set<String> = []
-    while case .string(let reference)? = result["$ref"], reference.hasPrefix("#/"), seen.insert(reference).inserted {
-        result["$ref"] = nil
-        guard case .object(let target)? = pointee(of: String(reference.dropFirst()), in: document) else { break }
-        result.merge(target) { own, _ in own }
-    }
-    return result
-}
-
-/// What the JSON pointer `pointer` (`/$defs/port`, escaped as RFC 6901 and a URI fragment say)
-/// names in `document`.
-private func pointee(of pointer: String, in document: Defaults.JSONValue) -> Defaults.JSONValue? {
-    var current = document
-    for part in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-        let token = (String(part).removingPercentEncoding ?? String(part))
-            .replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-        switch current {
-        case .object(let members):
-            guard let next = members[token] else { return nil }
-            current = next
-        case .array(let elements):
-            guard let index = Int(token), elements.indices.contains(index) else { return nil }
-            current = elements[index]
-        default: return nil
-        }
-    }
-    return current
-}
-
 /// A row's title (the description, or the name) and the name under it when the title is the
 /// description; each cut to 200 characters, so a long one does not take the window's width.
 private func rowTitles(_ name: String, _ property: [String: Defaults.JSONValue]) -> (title: String, subtitle: String?) {
@@ -278,7 +152,7 @@ private func rowTitles(_ name: String, _ property: [String: Defaults.JSONValue])
 }
 
 /// `text`, cut to `limit` characters with an ellipsis when it is longer.
-private func cut(_ text: String, to limit: Int) -> String {
+func cut(_ text: String, to limit: Int) -> String {
     text.count > limit ? String(text.prefix(limit - 1)) + "…" : text
 }
 
