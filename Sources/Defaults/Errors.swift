@@ -93,6 +93,12 @@ extension Defaults {
         /// that call of ``Defaults/Suite/migrate(_:dryRun:)`` changed is kept: old values stay
         /// under their old names, and it runs again the next time.
         case migrationFailed(migration: String, reason: String)
+        /// ``Defaults/Suite/publishSchema(for:migrations:version:)`` left the schema `backend`
+        /// keeps as it was, though it differs from this program's: `reason` says why (another
+        /// version of the program published one, and neither its migrations nor its version say
+        /// which is newer). Values written by others are checked against the schema kept.
+        /// Reported once per publish.
+        case schemaNotPublished(backend: String, reason: String)
 
         /// One line describing the problem.
         public var description: String {
@@ -158,6 +164,8 @@ extension Defaults {
             case .migrationFailed(let migration, let reason):
                 return
                     "Defaults: the migration \"\(migration)\" failed (\(reason)); nothing was changed, and it runs again next time"
+            case .schemaNotPublished(let backend, let reason):
+                return "Defaults: the schema \(backend) keeps was left as it was: \(reason)"
             }
         }
     }

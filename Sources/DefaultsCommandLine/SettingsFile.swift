@@ -113,6 +113,23 @@ struct SuiteLocation {
         return suite
     }
 
+    /// The schema the backend of a suite kept elsewhere keeps (etcd's, which a program published
+    /// there); `nil` for a file's suite, and when the backend keeps none.
+    ///
+    /// - Throws: `.file` when it cannot be read.
+    func keptSchema() throws(ToolError) -> JSONValue? {
+        guard let backend, backend.keepsSchema else { return nil }
+        do {
+            return try backend.loadSchema()
+        } catch .backendFailed(_, let reason) {
+            throw .file("cannot read the schema of \(argument): \(reason)")
+        } catch .unreadableValue(_, _, let reason) {
+            throw .file("the schema of \(argument) cannot be read: \(reason)")
+        } catch {
+            throw .file("cannot read the schema of \(argument): \(problemText(error))")
+        }
+    }
+
     /// The file's values; `nil` when there is no file (or a suite kept elsewhere holds no key).
     ///
     /// Takes no lock: writers replace the file by rename. A suite kept elsewhere is read from its

@@ -28,19 +28,34 @@ struct SuiteSchema {
         try published(for: location)?.secretNames ?? SecretNames([])
     }
 
-    /// The schema published beside `location`'s file; `nil` when there is none (or it is a suite
-    /// kept elsewhere).
+    /// The schema published beside `location`'s file, or kept by its backend (etcd's); `nil`
+    /// when there is none.
     ///
     /// - Throws: `.file` when the schema is there but cannot be read or is not JSON.
     static func published(for location: SuiteLocation) throws(ToolError) -> SuiteSchema? {
-        guard let file = location.file else { return nil }
+        guard let file = location.file else {
+            guard let kept = try location.keptSchema() else { return nil }
+            guard case .object(let document) = kept else {
+                if kept == .bool(true) { return SuiteSchema(keys: [:], checker: Defaults.JSONSchema(.bool(true))) }
+                throw .file(
+                    "the schema of \(location.argument) is not a JSON object; values go unchecked until it is mended"
+                )
+            }
+            return described(by: document)
+        }
         let url = Defaults.Suite.schemaFileURL(forSettingsFile: file)
         guard let bytes = try readBytes(at: url.path) else { return nil }
         // `true` is a schema too (JSON Schema's "anything goes"): it describes no key.
         if (try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))) == .bool(true) {
             return SuiteSchema(keys: [:], checker: Defaults.JSONSchema(.bool(true)))
         }
-        let document = try members(of: bytes, in: url.path, fix: "mend it, or delete it so values go unchecked")
+        return described(
+            by: try members(of: bytes, in: url.path, fix: "mend it, or delete it so values go unchecked")
+        )
+    }
+
+    /// What the schema document `document` (an object) describes.
+    private static func described(by document: [String: JSONValue]) -> SuiteSchema {
         var migrations: [[String: JSONValue]] = []
         if case .array(let entries)? = document["x-migrations"] {
             for case .object(let entry) in entries { migrations.append(entry) }

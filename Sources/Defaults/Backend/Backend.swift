@@ -113,6 +113,24 @@ extension Defaults {
             _ changes: BackendChanges,
             ifUnchanged expected: [String: JSONValue?]
         ) throws(StorageError) -> ConditionalCommitResult
+
+        /// Whether the backend keeps the schema a program publishes for its keys
+        /// (``Defaults/Suite/publishSchema(for:migrations:version:)``), for others to check values
+        /// against: a shared store with no file beside which to publish one. The default is
+        /// `false`.
+        var keepsSchema: Bool { get }
+
+        /// The schema document the backend keeps; `nil` when none is kept. The default returns
+        /// `nil`.
+        func loadSchema() throws(StorageError) -> JSONValue?
+
+        /// Keeps `document` as the schema if the one kept is still `expected` (`nil`: none),
+        /// atomically with respect to every other publisher; otherwise keeps nothing.
+        ///
+        /// - Returns: Whether `document` was kept.
+        /// - Throws: A ``StorageError`` if the backend could not tell. The default throws
+        ///   ``StorageError/backendFailed(backend:reason:)``: it keeps no schema.
+        func storeSchema(_ document: JSONValue, ifUnchanged expected: JSONValue?) throws(StorageError) -> Bool
     }
 
     /// What a backend holds: every key's value, and the backend's revision.
@@ -390,5 +408,19 @@ extension Defaults.Backend {
         ifUnchanged expected: [String: Defaults.JSONValue?]
     ) throws(Defaults.StorageError) -> Defaults.ConditionalCommitResult {
         throw .exclusiveCommitUnsupported(backend: name)
+    }
+
+    /// `false`: the backend keeps no schema.
+    public var keepsSchema: Bool { false }
+
+    /// `nil`: the backend keeps no schema.
+    public func loadSchema() throws(Defaults.StorageError) -> Defaults.JSONValue? { nil }
+
+    /// Throws ``Defaults/StorageError/backendFailed(backend:reason:)``: the backend keeps no schema.
+    public func storeSchema(
+        _ document: Defaults.JSONValue,
+        ifUnchanged expected: Defaults.JSONValue?
+    ) throws(Defaults.StorageError) -> Bool {
+        throw .backendFailed(backend: name, reason: "it keeps no schema")
     }
 }

@@ -79,6 +79,14 @@ import Testing
         #expect(try Data(contentsOf: picture).starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
         let reader = Defaults.Suite(backend: try EtcdBackend(commandLineAddress: address))
         #expect(reader.userStoredValues().isEmpty, "opening the editor writes nothing")
+        // Without --schema: none in etcd yet, said; then the one a service published there, read.
+        let bare = try await run("defaults-editor-etcd", [address, "--picture", picture.path], display: display.name)
+        #expect(bare.status == 0 && bare.errors.contains("no schema kept for \(address)"), "\(bare.errors)")
+        let service = Defaults.Suite(backend: try EtcdBackend(commandLineAddress: address))
+        #expect(try service.publishSchema(for: [Defaults.Key<Int>("rateLimit", default: 100, suite: service)]))
+        let published = try await run("defaults-editor-etcd", [address, "--picture", picture.path], display: display.name)
+        #expect(published.status == 0 && !published.errors.contains("no schema"), "\(published.errors)")
+        #expect(reader.userStoredValues().isEmpty, "the schema is no setting")
 
         let invalid = try await run("defaults-editor-etcd", ["etcd://127.0.0.1:\(etcd.port)"], display: display.name)
         #expect(invalid.status == 2 && invalid.errors.contains("no key prefix"), "\(invalid.errors)")

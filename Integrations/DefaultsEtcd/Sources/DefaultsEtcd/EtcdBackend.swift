@@ -278,13 +278,15 @@ public final class EtcdBackend: Defaults.Backend, Sendable {
     /// The setting a key names: the key without the prefix.
     ///
     /// `nil` for a key that is not text, and for the prefix itself, the backend's own key (no
-    /// setting's name is empty). The key ``migrationRecordKey`` is the empty name: the suite's
-    /// record of the migrations it ran.
+    /// setting's name is empty), and for ``schemaKey``, the schema a program published. The key
+    /// ``migrationRecordKey`` is the empty name: the suite's record of the migrations it ran.
     func settingName(_ base64: String) -> String? {
         guard let key = Etcd.decode(base64), key.hasPrefix(prefix), key.utf8.count > prefix.utf8.count else {
             return nil
         }
         let name = String(key.dropFirst(prefix.count))
+        // The schema the program published: no setting.
+        guard name != Self.schemaSuffix else { return nil }
         return name == Self.migrationRecordSuffix ? "" : name
     }
 

@@ -71,11 +71,15 @@ public enum DefaultsEditor {
     }
 
     /// The schema published for `suite`: read from `file`, else from beside the suite's settings
-    /// file (`settings.schema.json`); `nil` when there is none there.
+    /// file (`settings.schema.json`), else the one its backend keeps (etcd's); `nil` when there
+    /// is none there.
     ///
     /// - Throws: What reading or parsing the file threw.
     public static func schema(of suite: Defaults.Suite, from file: URL? = nil) throws -> Defaults.JSONValue? {
-        guard let path = file ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:)) else { return nil }
+        // A suite kept by a backend that keeps its schema (etcd's): the one a program published there.
+        guard let path = file ?? suite.fileURL.map(Defaults.Suite.schemaFileURL(forSettingsFile:)) else {
+            return try suite.publishedSchema()
+        }
         // Without blocking, and only a regular file: a FIFO or a device in its place is refused.
         guard let bytes = try Defaults._contentsOfRegularFile(atPath: path.path) else {
             guard file == nil else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path.path]) }
@@ -89,8 +93,9 @@ public enum DefaultsEditor {
     ///
     ///     defaults-editor <suite name | settings file | address> [--schema <file>] [--picture <png>]
     ///
-    /// `--schema` reads the schema from a file of your choice (a suite in etcd has no file beside
-    /// which to publish one); `--picture` draws the window once, saves it as a PNG and exits.
+    /// `--schema` reads the schema from a file of your choice (for a suite whose program
+    /// published none: a suite in etcd shows the schema a program published there); `--picture`
+    /// draws the window once, saves it as a PNG and exits.
     /// Exit status 2 for wrong arguments or an address that is no suite's, 1 when no picture
     /// could be drawn.
     ///
@@ -132,7 +137,7 @@ public enum DefaultsEditor {
             if schema == nil {
                 let place = suite.fileURL.map { "at \(Defaults.Suite.schemaFileURL(forSettingsFile: $0).path)" }
                 complain(
-                    "no schema \(place ?? "beside a suite in \(address)"); the values are shown as JSON"
+                    "no schema \(place ?? "kept for \(address)"); the values are shown as JSON"
                         + " (--schema <file> reads one from elsewhere)"
                 )
             }

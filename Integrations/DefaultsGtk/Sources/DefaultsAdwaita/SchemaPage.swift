@@ -5,7 +5,7 @@ import Foundation
 
 extension PreferencesPage {
     /// A page made from the schema a program published beside its settings file
-    /// (`settings.schema.json`, see `Defaults.Suite.publishSchema(for:migrations:)`): the window
+    /// (`settings.schema.json`, see `Defaults.Suite.publishSchema(for:migrations:version:)`): the window
     /// `defaults-editor` shows for a program this one knows nothing of.
     ///
     /// Each described key gets the row its schema type needs, as a key of that type would: a
