@@ -31,7 +31,7 @@ extension Defaults.StorageError {
         case .corruptFile, .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey,
             .exclusiveCommitUnsupported, .valueDoesNotFitSchema, .writeRefused, .changeDoesNotDecode,
             .unreadableFile, .corruptFileLeftInPlace, .unreadableValue, .secretKey, .unreadableSecret,
-            .migrationFailed:
+            .migrationFailed, .schemaNotPublished:
             .lostOrRefused
         // Retried, reconnected, polled, or written back from memory: nothing a person set is lost.
         case .writeFailed, .corruptFileRewritten, .pollingForChanges, .invalidLocks, .backendFailed:
@@ -53,7 +53,7 @@ extension Defaults.StorageError {
             .valueDoesNotFitSchema, .changeDoesNotDecode, .migrationFailed:
             .decodeErrors
         case .serializationFailed, .invalidOverride, .readOnlyFile, .lockedKey, .exclusiveCommitUnsupported,
-            .writeRefused, .secretKey:
+            .writeRefused, .secretKey, .schemaNotPublished:
             .refusedWrites
         }
     }
@@ -80,7 +80,8 @@ extension Defaults.StorageError {
         case .unreadableSecret(let key, let url, _):
             metadata["defaults.key"] = "\(key)"
             metadata["defaults.secret_file"] = "\(url.path)"
-        case .backendFailed(let backend, _), .exclusiveCommitUnsupported(let backend), .writeRefused(let backend, _):
+        case .backendFailed(let backend, _), .exclusiveCommitUnsupported(let backend), .writeRefused(let backend, _),
+            .schemaNotPublished(let backend, _):
             metadata["defaults.backend"] = "\(backend)"
         case .unreadableValue(let backend, let key, _):
             metadata["defaults.backend"] = "\(backend)"
