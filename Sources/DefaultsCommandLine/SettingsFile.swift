@@ -122,7 +122,7 @@ struct SuiteLocation {
         do {
             return try backend.loadSchema()
         } catch .backendFailed(_, let reason) {
-            throw .file("cannot read the schema of \(argument): \(reason)")
+            throw .file("cannot read \(argument): \(reason)")
         } catch .unreadableValue(_, _, let reason) {
             throw .file("the schema of \(argument) cannot be read: \(reason)")
         } catch {
