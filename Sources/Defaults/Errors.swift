@@ -147,7 +147,7 @@ extension Defaults {
                     "Defaults: \(backend) cannot commit only if unchanged, so exclusiveTransaction cannot run on it; nothing changed"
             case .valueDoesNotFitSchema(let key, let expectedType, let value):
                 return
-                    "Defaults: \"\(key)\" holds \(value), which is not a value of type \(expectedType); it reads its default, and the file keeps the value"
+                    "Defaults: \"\(key)\" holds \(value), which is not a value of type \(expectedType); it reads its default, and the value stays stored until it is mended"
             case .unreadableValue(let backend, let key, let reason) where key == Defaults.Suite.migrationRecordName:
                 // The record of migrations: replaced by a run of migrations, not read as a default.
                 return

@@ -285,8 +285,8 @@ import Glibc
             let reports = file.errors.errors.map(\.description)
             #expect(
                 reports == [
-                    #"Defaults: "fontSize" holds "big", which is not a value of type Int; it reads its default, and the file keeps the value"#,
-                    #"Defaults: "theme" holds "sepia", which is not a value of type Theme; it reads its default, and the file keeps the value"#,
+                    #"Defaults: "fontSize" holds "big", which is not a value of type Int; it reads its default, and the value stays stored until it is mended"#,
+                    #"Defaults: "theme" holds "sepia", which is not a value of type Theme; it reads its default, and the value stays stored until it is mended"#,
                 ]
             )
             try suite.synchronize()
