@@ -50,7 +50,10 @@ private func listKeys(_ location: SuiteLocation, described: Bool) throws(ToolErr
     }
     // The record of the migrations run is no setting.
     names.remove("")
-    for name in names.sorted(by: utf8Precedes) { printLine(name) }
+    // One a line: a name that holds a line feed or a tab is printed as a JSON string.
+    for name in names.sorted(by: utf8Precedes) {
+        printLine(name.unicodeScalars.contains { $0 == "\n" || $0 == "\t" } ? JSONValue.string(name).description : name)
+    }
 }
 
 private func read(_ arguments: ParsedArguments) throws(ToolError) {

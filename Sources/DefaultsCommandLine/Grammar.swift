@@ -36,7 +36,9 @@ let commands: [CommandSpec] = [
         summary: "the suite's key names, one a line",
         details: """
             Lists the keys stored in the file, sorted. --described adds the keys the program's
-            published schema describes, stored or not (the shell completions use it).
+            published schema describes, stored or not (the shell completions use it). A name that
+            holds a line feed or a tab is printed as a JSON string; in every command's output,
+            control characters and marks that reorder text are written as \\uXXXX.
             """
     ),
     CommandSpec(

@@ -37,9 +37,35 @@ enum ToolError: Error {
     }
 }
 
-/// Writes `message` as one line on standard error.
+/// Writes `message` as one line on standard error (see ``terminalSafe(_:)``).
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    FileHandle.standardError.write(Data((terminalSafe(message) + "\n").utf8))
+}
+
+/// `text`, safe to print on a terminal.
+///
+/// What would move a terminal's cursor, change its title or reorder the text shown is written as
+/// `\uXXXX`: control characters but the line feed and the tab, and the format marks (U+202E,
+/// zero-width ones). In JSON text they stand only inside strings, where that is JSON's own
+/// escape: JSON printed this way reads back as the same value.
+func terminalSafe(_ text: String) -> String {
+    func unsafe(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar != "\n", scalar != "\t" else { return false }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
+    }
+    guard text.unicodeScalars.contains(where: unsafe) else { return text }
+    var result = ""
+    for scalar in text.unicodeScalars {
+        guard unsafe(scalar) else {
+            result.unicodeScalars.append(scalar)
+            continue
+        }
+        for unit in String(scalar).utf16 { result += String(format: "\\u%04X", unit) }
+    }
+    return result
 }
 
 /// Writes a problem the library reported to standard error, as the command's own line:
@@ -55,9 +81,10 @@ func problemText(_ error: Defaults.StorageError) -> String {
     return text.hasPrefix("Defaults: ") ? String(text.dropFirst("Defaults: ".count)) : text
 }
 
-/// Writes `text` and a newline to standard output, at once (it may be a pipe).
+/// Writes `text` and a newline to standard output, at once (it may be a pipe), made safe for a
+/// terminal (``terminalSafe(_:)``).
 func printLine(_ text: String) {
-    print(text)
+    print(terminalSafe(text))
     fflush(nil)
 }
 

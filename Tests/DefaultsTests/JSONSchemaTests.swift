@@ -19,6 +19,7 @@ import Testing
         (#"{"type": "integer"}"#, "3.5", ["must be an integer, not 3.5"]),
         (#"{"type": ["string", "null"]}"#, "null", []),
         (#"{"type": ["string", "null"]}"#, "7", ["must be a string or null, not 7"]),
+        (#"{"type": []}"#, "7", ["no type is allowed here (its list of types is empty), not 7"]),
         (#"{"type": "object"}"#, "[]", ["must be an object, not []"]),
         // enum and const compare as JSON: numbers by value, objects in any order.
         (#"{"enum": [[0], {"a": 1, "b": 2}]}"#, "[0.0]", []),
@@ -240,14 +241,15 @@ import Testing
             try Defaults.JSONValue(
                 parsing: ##"""
                     {"properties": {"a": {"minimun": 3}, "b": {"items": {"pattern": "(x"}}, "c": {"$ref": "#/nowhere"},
-                     "d": {"$ref": "https://example.com/other.json"}, "e": {"patternProperties": {"[": true}}}}
+                     "d": {"$ref": "https://example.com/other.json"}, "e": {"patternProperties": {"[": true}},
+                     "f": {"type": "integr"}}}
                     """##
             )
         )
         #expect(
             surveyed.uncheckedKeywords.map { "\($0.keyword) \($0.location)" }.sorted() == [
                 "$ref /properties/c", "$ref /properties/d", "minimun /properties/a", "pattern /properties/b/items",
-                "patternProperties /properties/e",
+                "patternProperties /properties/e", "type /properties/f",
             ]
         )
         // A name with a control character is escaped in the line that says so.

@@ -264,6 +264,21 @@ import Glibc
             let escape = try await defaults.run("write", "tool", "\u{1b}]0;t\u{07}", #""s""#)
             expectOneErrorLine(escape, containing: #"defaults: "\u001b]0;t\u0007": must be an integer"#)
 
+            // Names that would move the cursor or reorder text, stored by hand: keys lists one a
+            // line, read and a missing key's error write them escaped (found by the editor's probe:
+            // keys split a name at its line feed and sent U+202E and ESC to the terminal).
+            try defaults.seed("odd", #"{"a\u001b[31mX": 1, "b\nc": 2, "\u202eabc": "x\u202ey"}"#)
+            let keys = try await defaults.run("keys", "odd")
+            #expect(keys.output == "a\\u001B[31mX\n\"b\\nc\"\n\\u202Eabc\n", "\(keys.output)")
+            let whole = try await defaults.run("read", "odd")
+            #expect(!whole.output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(whole.output)")
+            #expect(
+                try Defaults.JSONValue(parsing: whole.output)
+                    == Defaults.JSONValue(parsing: Array(Data(contentsOf: defaults.file("odd"))))
+            )
+            let missing = try await defaults.run("read", "odd", "z\u{1B}[2J")
+            expectOneErrorLine(missing, containing: #"no key "z\u001B[2J" in suite odd"#)
+
             // A long enum and many broken elements are cut to one readable line.
             let cases = (0..<10_000).map(String.init).joined(separator: ", ")
             try schema(#"{"properties": {"k": {"enum": [\#(cases)]}, "l": {"items": {"type": "string"}}}}"#)

@@ -11,23 +11,43 @@ extension SchemaChecker {
         path: SchemaPath,
         into result: inout SchemaResult
     ) {
+        guard let names = typeNames(argument, at: node) else { return }
+        guard !names.contains(where: { isOfType(value, $0) }) else { return }
+        guard !names.isEmpty else {
+            return result.fail(
+                path,
+                "type",
+                "no type is allowed here (its list of types is empty), not \(quoted(value))"
+            )
+        }
+        let wanted = names.map { article($0) }
+        let list =
+            wanted.count <= 1 ? wanted.joined() : wanted.dropLast().joined(separator: ", ") + " or " + wanted.last!
+        result.fail(path, "type", "must be \(list), not \(quoted(value))")
+    }
+
+    /// The type names `argument` (a `type` keyword's) lists; `nil`, noted as not checked, when it
+    /// lists anything but JSON Schema's type names.
+    mutating func typeNames(_ argument: JSONValue, at node: SchemaNode) -> [String]? {
         var names: [String] = []
         switch argument {
         case .string(let name): names = [name]
         case .array(let list):
             for case .string(let name) in list { names.append(name) }
-            if names.count != list.count { return note("type", at: node, "it lists something other than type names") }
-        default: return note("type", at: node, "it is neither a type name nor a list of them")
+            if names.count != list.count {
+                note("type", at: node, "it lists something other than type names")
+                return nil
+            }
+        default:
+            note("type", at: node, "it is neither a type name nor a list of them")
+            return nil
         }
         let known = ["null", "boolean", "object", "array", "number", "integer", "string"]
         if let unknown = names.first(where: { !known.contains($0) }) {
-            return note("type", at: node, "\"\(unknown)\" is not a JSON Schema type")
+            note("type", at: node, "\"\(unknown)\" is not a JSON Schema type")
+            return nil
         }
-        guard !names.contains(where: { isOfType(value, $0) }) else { return }
-        let wanted = names.map { article($0) }
-        let list =
-            wanted.count <= 1 ? wanted.joined() : wanted.dropLast().joined(separator: ", ") + " or " + wanted.last!
-        result.fail(path, "type", "must be \(list), not \(quoted(value))")
+        return names
     }
 
     func article(_ type: String) -> String {

@@ -178,6 +178,7 @@ struct SchemaChecker {
         }
         noteUnknownKeywords(of: members, at: node)
         if case .string(let reference)? = members["$ref"] { _ = target(of: reference, at: node) }
+        if let type = members["type"] { _ = typeNames(type, at: node) }
         if case .string(let pattern)? = members["pattern"] { _ = matches("", pattern, at: node, "pattern") }
         if case .object(let patterns)? = members["patternProperties"] {
             for pattern in patterns.keys.sorted() { _ = matches("", pattern, at: node, "patternProperties") }

@@ -84,7 +84,11 @@ import Testing
         #expect(bare.status == 0 && bare.errors.contains("no schema kept for \(address)"), "\(bare.errors)")
         let service = Defaults.Suite(backend: try EtcdBackend(commandLineAddress: address))
         #expect(try service.publishSchema(for: [Defaults.Key<Int>("rateLimit", default: 100, suite: service)]))
-        let published = try await run("defaults-editor-etcd", [address, "--picture", picture.path], display: display.name)
+        let published = try await run(
+            "defaults-editor-etcd",
+            [address, "--picture", picture.path],
+            display: display.name
+        )
         #expect(published.status == 0 && !published.errors.contains("no schema"), "\(published.errors)")
         #expect(reader.userStoredValues().isEmpty, "the schema is no setting")
 

@@ -56,6 +56,11 @@ public enum DefaultsEditor {
         return try Defaults.Suite(name: address, errorHandler: errorHandler)
     }
 
+    /// A schema file named with `--schema` that is not there.
+    struct MissingSchema: Error, CustomStringConvertible {
+        var description: String { "no such file" }
+    }
+
     /// An address whose scheme this build does not know.
     public struct UnknownScheme: Error, CustomStringConvertible {
         /// The address.
@@ -82,7 +87,7 @@ public enum DefaultsEditor {
         }
         // Without blocking, and only a regular file: a FIFO or a device in its place is refused.
         guard let bytes = try Defaults._contentsOfRegularFile(atPath: path.path) else {
-            guard file == nil else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path.path]) }
+            guard file == nil else { throw MissingSchema() }
             return nil
         }
         return try Defaults.JSONValue(parsing: bytes)
@@ -116,6 +121,24 @@ public enum DefaultsEditor {
             return 2
         }
         let address = arguments[0]
+        // A picture that cannot be saved is said before anything is drawn.
+        if let path = picture {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue,
+                FileManager.default.isWritableFile(atPath: folder)
+            else {
+                complain("cannot save the picture at \(path): \(folder) is not a folder this program may write")
+                return 2
+            }
+            var isTaken: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isTaken),
+                isTaken.boolValue || !FileManager.default.isWritableFile(atPath: path)
+            {
+                complain("cannot save the picture at \(path): it is a folder, or a file this program may not write")
+                return 2
+            }
+        }
         // A settings file that is not one is left as it is: opening it as a suite would move it
         // aside and start from defaults, which is for a program, not for a window that shows it.
         if !address.contains("://"), let problem = brokenSettingsFile(at: address) {
@@ -148,6 +171,15 @@ public enum DefaultsEditor {
         // What the window's checks of values cannot apply is said once, before it opens.
         let unchecked = schema.map { Defaults.JSONSchema($0).uncheckedKeywords } ?? []
         for keyword in unchecked { complain("warning: the schema's \(keyword)") }
+        if schema == .bool(false) {
+            complain("warning: the schema is false, which allows no value; it describes no key")
+        }
+        if case .object(let document)? = schema, let properties = document["properties"] {
+            if case .object = properties {
+            } else {
+                complain("warning: the schema's properties is not an object; it describes no key")
+            }
+        }
         // Values are checked key by key: a rule of the whole file is not applied.
         if case .object(let document)? = schema {
             if case .object(let described)? = document["properties"], described[""] != nil {
@@ -242,9 +274,17 @@ public enum DefaultsEditor {
             return nil
         }
         var status = stat()
-        guard stat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-            let data = FileManager.default.contents(atPath: url.path)
-        else { return nil }
+        guard stat(url.path, &status) == 0 else { return nil }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: return "\(url.path) is a directory, not a settings file"
+        default: return "\(url.path) is not a regular file (a FIFO, a socket or a device), not a settings file"
+        }
+        // What every process reads at most (see the library's FileFormat article).
+        guard status.st_size <= 32 << 20 else {
+            return "\(url.path) is larger than 32 MiB, the most a settings file holds"
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         guard !data.isEmpty else { return "\(url.path) is empty, not a settings file" }
         do {
             guard case .object = try Defaults.JSONValue(parsing: Array(data)) else {

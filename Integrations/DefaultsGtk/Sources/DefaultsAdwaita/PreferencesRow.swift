@@ -371,9 +371,18 @@ struct StoredProblem: Equatable {
     let rules: String
     /// What the program reads instead.
     let instead: String
+    /// Where the value comes from when it is not the user's settings (a system file), which this
+    /// editor does not write.
+    var origin: String? = nil
+
+    /// Whether a reset changes what the program reads: not for a system file's value.
+    var canReset: Bool { origin == nil }
 
     /// The line under the row's title.
-    var line: String { "Stored: \(stored)\nBreaks the schema: \(rules)\n\(instead)" }
+    var line: String {
+        (["Stored: \(stored)"] + (origin.map { [$0] } ?? []) + ["Breaks the schema: \(rules)", instead])
+            .joined(separator: "\n")
+    }
 }
 
 /// What a schema page says of a key's stored value after a change.

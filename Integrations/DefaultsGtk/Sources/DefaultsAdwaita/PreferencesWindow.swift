@@ -122,6 +122,8 @@ final class RowController {
     /// The row shown in this one's place while the stored value breaks its schema: made the first
     /// time one does.
     private var problemRow: Widget?
+    /// The problem row's Reset button.
+    private var problemReset: Widget?
     /// The row shown in this one's place while its editor cannot show the stored value exactly:
     /// made the first time it cannot.
     private var alternateRow: Widget?
@@ -265,6 +267,7 @@ final class RowController {
             if problem != self.problem {
                 let line = [subtitle, problem.line].compactMap { $0 }.joined(separator: "\n")
                 adw_action_row_set_subtitle(typed(shown), line)
+                if let problemReset { gtk_widget_set_visible(problemReset, problem.canReset ? 1 : 0) }
             }
             gtk_widget_set_visible(shown, 1)
         } else if let problemRow {
@@ -310,6 +313,7 @@ final class RowController {
             gtk_widget_set_valign(reset, GTK_ALIGN_CENTER)
             adw_action_row_add_suffix(typed(shown), reset)
             connect(reset, "clicked", Handler(row.reset))
+            problemReset = reset
         }
         let index = gtk_list_box_row_get_index(typed(widgets.row))
         gtk_list_box_insert(OpaquePointer(list), shown, index + 1)

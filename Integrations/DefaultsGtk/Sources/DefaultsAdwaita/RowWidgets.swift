@@ -20,7 +20,8 @@ public func readableName(_ identifier: String) -> String {
 
 /// How a list of choices shows `choices`: by readable names (`compactList` as "Compact list")
 /// when each is an identifier that starts with a lowercase letter and no two names are alike;
-/// otherwise as they are (`"a"` and `"A"`, `"dark mode"`).
+/// otherwise as they are (`"a"` and `"A"`, `"dark mode"`), with what would hide or reorder text
+/// escaped.
 func choiceNames(_ choices: [String]) -> [String] {
     let identifiers = choices.allSatisfy { choice in
         guard let first = choice.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
@@ -29,7 +30,9 @@ func choiceNames(_ choices: [String]) -> [String] {
         }
     }
     let names = choices.map(readableName)
-    guard identifiers, Set(names.map { $0.lowercased() }).count == names.count else { return choices }
+    // Shown as they are, but for what would hide or reorder them, or pass for another choice
+    // (a NUL, U+202E, a zero-width or no-break space): escaped.
+    guard identifiers, Set(names.map { $0.lowercased() }).count == names.count else { return choices.map(visible) }
     return names
 }
 

@@ -55,8 +55,10 @@ enum ScalarShape: Equatable {
         switch (self, value) {
         case (.integer(let lower, let upper), .number(let text)):
             guard let number = Double(text), number.rounded() == number else { return nil }
-            guard number < lower || number > upper else { return nil }
-            return "\(text) is past what its control holds, whole numbers from \(Int(lower)) to \(Int(upper))"
+            if number < lower || number > upper {
+                return "\(text) is past what its control holds, whole numbers from \(Int(lower)) to \(Int(upper))"
+            }
+            return sameNumber(text, String(Int(number))) ? nil : "\(text) is more precise than its control holds"
         case (.number(let lower, let upper), .number(let text)):
             guard let number = Double(text) else { return nil }
             guard number.isFinite else { return "\(text) is past what a floating-point number holds" }
@@ -64,13 +66,16 @@ enum ScalarShape: Equatable {
                 return
                     "\(text) is past what its control holds, numbers from \(jsonNumber(lower)) to \(jsonNumber(upper))"
             }
+            // What the spin button shows, compared digit by digit with what is stored: `1e-400`
+            // is not the 0.00 it would show, nor `0.99999999999999999` its 1.00.
             let places = Int(digits)
-            guard Double(String(format: "%.\(places)f", number)) == number else {
-                return "\(text) has more decimals than its control shows (\(places))"
+            guard sameNumber(text, String(format: "%.\(places)f", number)) else {
+                return "\(text) is not what its control shows (\(places) decimals, as a floating-point number)"
             }
             return nil
         case (.string, .string(let text)), (.choice, .string(let text)):
-            return text.unicodeScalars.contains("\u{0}") ? "an entry cannot hold its NUL character" : nil
+            if text.unicodeScalars.contains("\u{0}") { return "an entry cannot hold its NUL character" }
+            return visible(text) == text ? nil : "it holds characters an entry would hide or reorder (\(visible(text)))"
         default:
             return nil
         }
@@ -139,10 +144,17 @@ final class ScalarEditor {
         case .integer(let lower, let upper):
             widget = gtk_spin_button_new_with_range(lower, upper, 1)!
             gtk_spin_button_set_digits(OpaquePointer(widget), 0)
+            // As wide as its widest value: a narrower one cuts `-1999999999` to `-19999999`.
+            gtk_editable_set_width_chars(
+                OpaquePointer(widget),
+                Int32(max(jsonNumber(lower).count, jsonNumber(upper).count))
+            )
         case .number(let lower, let upper):
             let (step, digits) = floatingStep(upper - lower < 2e9 ? upper - lower : nil)
             widget = gtk_spin_button_new_with_range(lower, upper, step)!
             gtk_spin_button_set_digits(OpaquePointer(widget), digits)
+            let widest = max(jsonNumber(lower).count, jsonNumber(upper).count) + Int(digits) + 1
+            gtk_editable_set_width_chars(OpaquePointer(widget), Int32(widest))
         case .string:
             widget = gtk_entry_new()!
             gtk_editable_set_width_chars(OpaquePointer(widget), 16)
@@ -205,4 +217,44 @@ final class ScalarEditor {
             if value != shape.zero { show(shape.zero) }
         }
     }
+}
+
+/// Whether the JSON number texts `a` and `b` are the same number, exactly (`1e2` and `100`,
+/// `0.90` and `0.9`; not `1e-400` and `0.00`).
+func sameNumber(_ a: String, _ b: String) -> Bool {
+    guard let x = exactDecimal(a), let y = exactDecimal(b) else { return false }
+    return x.negative == y.negative && x.digits == y.digits && x.exponent == y.exponent
+}
+
+/// A JSON number text as its sign, significant digits and power of ten (zero as one form);
+/// `nil` for no number.
+private func exactDecimal(_ text: String) -> (negative: Bool, digits: String, exponent: Int)? {
+    var rest = Substring(text)
+    let negative = rest.first == "-"
+    if negative || rest.first == "+" { rest = rest.dropFirst() }
+    var exponent = 0
+    if let e = rest.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+        guard let power = Int(rest[rest.index(after: e)...]) else { return nil }
+        exponent = power
+        rest = rest[..<e]
+    }
+    var digits = ""
+    var seenPoint = false
+    for character in rest {
+        if character == "." {
+            seenPoint = true
+        } else if character.isASCII, character.isNumber {
+            digits.append(character)
+            if seenPoint { exponent -= 1 }
+        } else {
+            return nil
+        }
+    }
+    while digits.first == "0" { digits.removeFirst() }
+    guard !digits.isEmpty else { return (false, "", 0) }
+    while digits.last == "0" {
+        digits.removeLast()
+        exponent += 1
+    }
+    return (negative, digits, exponent)
 }

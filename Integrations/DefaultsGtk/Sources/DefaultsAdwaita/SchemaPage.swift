@@ -75,8 +75,9 @@ extension PreferencesPage {
                 }
                 return shown
             }
+        let secrets = properties.compactMap { name, property in property["x-secret"] == .bool(true) ? name : nil }
         let others = suite.userStoredValues().keys.filter { properties[$0] == nil && isSetting($0) }.sorted()
-            .map { PreferencesRow.json(named: $0, in: suite, title: cut(printable($0), to: 200)) }
+            .map { undescribedRow($0, in: suite, secrets: secrets) }
         var groups: [PreferencesGroup] = []
         if !described.isEmpty { groups.append(PreferencesGroup("Described by the program", described)) }
         if !others.isEmpty { groups.append(undescribedGroup(others)) }
@@ -86,11 +87,35 @@ extension PreferencesPage {
             UndescribedRows(
                 page: self,
                 suite: suite,
+                secrets: secrets,
                 shown: Set(properties.keys).union(others.map(\.keyName)),
                 group: others.isEmpty ? nil : groups.count - 1
             )
         )
     }
+}
+
+/// The read-only JSON row of the value stored under `name`, which the schema does not describe;
+/// a secret nested in it (`database.password` in the object under `database`) shown as
+/// `"<secret>"`.
+@MainActor
+private func undescribedRow(_ name: String, in suite: Defaults.Suite, secrets: [String]) -> PreferencesRow {
+    var row = PreferencesRow.json(named: name, in: suite, title: shownName(name))
+    let nested = secrets.filter { $0.hasPrefix(name + ".") }
+        .map { $0.dropFirst(name.count + 1).split(separator: ".").map(String.init) }
+    guard !nested.isEmpty else { return row }
+    row.shownJSON = { @MainActor @Sendable in
+        guard let stored = suite.storedValue(named: name) else { return "(none)" }
+        return shownText(nested.reduce(stored) { masking($0, $1[...]) })
+    }
+    return row
+}
+
+/// `value` with the member at `path` (`["password"]`) replaced by `"<secret>"`.
+private func masking(_ value: Defaults.JSONValue, _ path: ArraySlice<String>) -> Defaults.JSONValue {
+    guard let first = path.first, case .object(var members) = value, let member = members[first] else { return value }
+    members[first] = path.count == 1 ? .string("<secret>") : masking(member, path.dropFirst())
+    return .object(members)
 }
 
 /// The group of the values the schema does not describe.
@@ -106,13 +131,15 @@ private func undescribedGroup(_ rows: [PreferencesRow]) -> PreferencesGroup {
 private final class UndescribedRows {
     private weak var page: PreferencesPage?
     private let suite: Defaults.Suite
+    private let secrets: [String]
     private var shown: Set<String>
     private var group: Int?
     private var observation: Defaults.Observation?
 
-    init(page: PreferencesPage, suite: Defaults.Suite, shown: Set<String>, group: Int?) {
+    init(page: PreferencesPage, suite: Defaults.Suite, secrets: [String], shown: Set<String>, group: Int?) {
         self.page = page
         self.suite = suite
+        self.secrets = secrets
         self.shown = shown
         self.group = group
         observation = Defaults.observe(suite: suite, options: []) { [weak self] in
@@ -129,7 +156,7 @@ private final class UndescribedRows {
         let new = suite.userStoredValues().keys.filter { !shown.contains($0) && isSetting($0) }.sorted()
         guard !new.isEmpty else { return }
         shown.formUnion(new)
-        let rows = new.map { PreferencesRow.json(named: $0, in: suite, title: cut(printable($0), to: 200)) }
+        let rows = new.map { undescribedRow($0, in: suite, secrets: secrets) }
         guard let group else {
             group = page.append(undescribedGroup(rows))
             return
@@ -147,8 +174,20 @@ private func isSetting(_ name: String) -> Bool {
 /// A row's title (the description, or the name) and the name under it when the title is the
 /// description; each cut to 200 characters, so a long one does not take the window's width.
 private func rowTitles(_ name: String, _ property: [String: Defaults.JSONValue]) -> (title: String, subtitle: String?) {
-    guard case .string(let summary)? = property["description"] else { return (cut(printable(name), to: 200), nil) }
-    return (cut(printable(summary), to: 200), cut(printable(name), to: 200))
+    guard case .string(let summary)? = property["description"], !isBlank(summary) else {
+        return (shownName(name), nil)
+    }
+    return (cut(printable(summary), to: 200), shownName(name))
+}
+
+/// A name as a row shows it: cut to 200 characters, what would hide or reorder it escaped, and
+/// quoted when it is blank (`" "`), so it is seen.
+func shownName(_ name: String) -> String {
+    isBlank(name) ? Defaults.JSONValue.string(name).description : cut(printable(name), to: 200)
+}
+
+private func isBlank(_ text: String) -> Bool {
+    text.unicodeScalars.allSatisfy { $0.properties.isWhitespace }
 }
 
 /// `text`, cut to `limit` characters with an ellipsis when it is longer.
@@ -271,6 +310,9 @@ private func typedRow(
             row,
             { stored in
                 guard case .array(let elements) = stored else { return nil }
+                guard elements.count <= listedElementLimit else {
+                    return "it has \(elements.count) elements, more than a list of rows shows (\(listedElementLimit))"
+                }
                 return elements.lazy.compactMap(shape.cannotShow).first.map { "an element: " + $0 }
             }
         )

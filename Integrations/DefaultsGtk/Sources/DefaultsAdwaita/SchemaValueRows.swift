@@ -161,7 +161,7 @@ func optionalRow(_ value: SchemaValue, shape: ScalarShape, title: String, subtit
             RowController.Handler {
                 guard !isShowing.value else { return }
                 let on = gtk_switch_get_active(OpaquePointer(isSet)) != 0
-                gtk_widget_set_sensitive(editor.widget, on ? 1 : 0)
+                gtk_widget_set_visible(editor.widget, on ? 1 : 0)
                 value.write(on ? editor.value : .null)
             }
         )
@@ -170,12 +170,16 @@ func optionalRow(_ value: SchemaValue, shape: ScalarShape, title: String, subtit
             isShowing.value = true
             gtk_switch_set_active(OpaquePointer(isSet), current == .null ? 0 : 1)
             isShowing.value = false
-            gtk_widget_set_sensitive(editor.widget, current == .null ? 0 : 1)
+            // Not set: no value to show (a greyed 0 would be neither stored nor the default).
+            gtk_widget_set_visible(editor.widget, current == .null ? 0 : 1)
             if current != .null { editor.show(current) }
         }
         return (row, editor.widget, update)
     }
 }
+
+/// The most elements a list row shows as rows; an array with more is shown as JSON text.
+let listedElementLimit = 500
 
 /// A row for an array of scalars: an expander with a row per element (its editor, and buttons
 /// that move it up, down, or remove it), and a button in its header that adds one.
@@ -253,7 +257,9 @@ func listRow(
         let update: @MainActor () -> Void = {
             var shown: [Defaults.JSONValue] = []
             if case .array(let elements)? = value.current { shown = elements }
-            show(shown)
+            // Past what a list of rows shows (a row each costs a millisecond): none; the value is
+            // shown as JSON in this row's place (see `listedElementLimit`).
+            show(shown.count > listedElementLimit ? [] : shown)
             let count = shown.count == 1 ? "1 element" : "\(shown.count) elements"
             let line = [subtitle, count + (value.isStored ? "" : " (default)")].compactMap { $0 }
             adw_expander_row_set_subtitle(typed(expander), line.joined(separator: "\n"))
@@ -360,7 +366,8 @@ func jsonEntry(
         }
     )
     let show: @MainActor (Defaults.JSONValue?) -> Void = { shown in
-        let text = shown?.description ?? ""
+        // What would hide or reorder the text (U+202E) as JSON escapes: read back the same.
+        let text = shown.map(escapedJSON) ?? ""
         if String(cString: gtk_editable_get_text(OpaquePointer(row))) != text {
             gtk_editable_set_text(OpaquePointer(row), text)
         }

@@ -23,25 +23,38 @@ func storedReport(
     guard let stored = suite.storedValue(named: name), let outcome = schema.checker.check(stored, forKey: name)
     else { return StoredReport() }
     var report = StoredReport()
-    // Said once when the window opened: only what this value met.
-    let surveyed = Set(schema.checker.uncheckedKeywords.map(\.description))
-    let unchecked = outcome.uncheckedKeywords.map(\.description).filter { !surveyed.contains($0) }
+    // What this value's check met, said on its row too (what the schema holds was said once
+    // when the window opened).
+    let unchecked = outcome.uncheckedKeywords.map(\.description)
     if !unchecked.isEmpty {
         report.uncheckedNote = "Not checked: " + unchecked.joined(separator: "; ")
     }
     guard outcome.isValid else {
         var text = stored.description
         if text.count > 80 { text = String(text.prefix(77)) + "..." }
-        let defaultValue = property["default"].map { "its default, \(printable($0.description))," } ?? "its default"
+        let defaultValue =
+            property["default"].map { "its default, \(printable($0.description))," }
+            ?? "its own default (the schema gives none)"
         // Read as stored when only a limit is broken: what decides is whether the value has the
         // shape the program reads, however the schema spells it (`type: [x, null]` or `anyOf`).
         let readable = schema.shapes.check(stored, forKey: name)?.isValid ?? true
+        var origin: String?
+        switch suite.source(ofValueNamed: name) {
+        case .locked(let file, let valueFrom):
+            let from = valueFrom.map { ", from \(printable($0.path))" } ?? ""
+            origin = "Locked by \(printable(file.path))\(from), which this editor does not write"
+        case .systemFile(let file):
+            origin = "From the system file \(printable(file.path)), which this editor does not write"
+        default:
+            break
+        }
         report.problem = StoredProblem(
             stored: printable(text),
             rules: cut(printable(outcome.violations.map(\.description).joined(separator: "; ")), to: 600),
             instead: readable
                 ? "The program reads it as stored: limits are checked when a value is written, not when it is read."
-                : "The program cannot read it, and reads \(defaultValue) instead."
+                : "The program cannot read it, and reads \(defaultValue) instead.",
+            origin: origin
         )
         return report
     }
@@ -85,15 +98,55 @@ private let limitKeywords = [
 /// and the marks that change the direction of text (U+202E would show `x\u{202E}live` as
 /// `xevil`).
 func printable(_ text: String) -> String {
+    escaped(text) { scalar in
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
+    }
+}
+
+/// ``printable(_:)``, with every space but U+0020 escaped too (a no-break space, an ideographic
+/// one): for text shown beside text it must be told from (the choices of a list).
+func visible(_ text: String) -> String {
+    escaped(text) { scalar in
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        case .spaceSeparator: scalar != " "
+        default: false
+        }
+    }
+}
+
+/// `text` with each scalar `escapes` picks written `\u{…}`.
+private func escaped(_ text: String, _ escapes: (Unicode.Scalar) -> Bool) -> String {
+    guard text.unicodeScalars.contains(where: escapes) else { return text }
     var result = ""
     for scalar in text.unicodeScalars {
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator:
+        if escapes(scalar) {
             result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-        default: result.unicodeScalars.append(scalar)
+        } else {
+            result.unicodeScalars.append(scalar)
         }
     }
     return result
+}
+
+/// A value's JSON text with what ``printable(_:)`` escapes written as JSON escapes (`\u202E`),
+/// so the text shown reads back as the same value and hides nothing.
+func escapedJSON(_ value: Defaults.JSONValue) -> String {
+    let text = value.description
+    var result = ""
+    var changed = false
+    for scalar in text.unicodeScalars {
+        if visible(String(scalar)) != String(scalar) {
+            changed = true
+            for unit in String(scalar).utf16 { result += String(format: "\\u%04X", unit) }
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return changed ? result : text
 }
 
 /// `property` with the schema its `$ref` points to within `document` (`#/$defs/port`) beneath

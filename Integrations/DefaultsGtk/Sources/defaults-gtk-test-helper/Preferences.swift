@@ -309,6 +309,7 @@ final class PreferencesSession {
         case .optional:
             let isSet = widgets(under: row.row).first { cadw_is_switch($0) != 0 && $0 != row.editor }!
             line += " value=\(widgetText(row.editor!)) set=\(flag(gtk_switch_get_active(OpaquePointer(isSet))))"
+            line += " editorshown=\(flag(gtk_widget_get_visible(row.editor!)))"
         case .list:
             let shown = elementRows(of: row.row).map { child in editors(under: child).map(widgetText).joined() }
             line += " elements=\(words(shown.joined(separator: ",")))"
@@ -327,6 +328,8 @@ final class PreferencesSession {
         line += " hidden=\(flag(gtk_widget_get_visible(row.row) == 0 ? 1 : 0))"
         if let problem = row.problemRow, gtk_widget_get_visible(problem) != 0 {
             line += " problem=\(words(adw_action_row_get_subtitle(typed(problem))))"
+            let buttons = widgets(under: problem).filter { cadw_is_button($0) != 0 && isShown($0) }
+            line += " problemreset=\(flag(buttons.isEmpty ? 0 : 1))"
         }
         if let alternate = row.alternateRow, gtk_widget_get_visible(alternate) != 0 {
             line += " alternate=\(words(gtk_editable_get_text(OpaquePointer(alternate))))"

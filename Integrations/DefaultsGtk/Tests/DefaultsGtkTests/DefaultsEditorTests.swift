@@ -56,13 +56,19 @@ private let edgeSchema = #"""
       "nullInt": {"type": ["integer", "null"], "minimum": 0},
       "anyInt": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
       "slow": {"type": "string", "pattern": "(a*)*b"},
+      "tiny": {"type": "number"}, "almost": {"type": "number", "exclusiveMaximum": 1},
+      "site": {"type": "string"}, "space": {"enum": ["a b", "a\u00a0b", "a\u200bb"]},
+      "database.password": {"type": "string", "x-secret": true},
+      "maybe": {"type": ["integer", "null"]},
       "\#(String(repeating: "k", count: 300))": {"type": "integer"}
     }}
     """#
 private let edgeValues = #"""
     {"big": 3000000000, "ratio": 0.125, "huge": 1e400, "label": "a\u0000b", "mode": "A", "style": "dark mode",
      "build": 7, "rtl": "x\u202Eevil", "anything": {"x": 1}, "nothing": 1, "nullInt": -5, "anyInt": -5,
-     "slow": "\#(String(repeating: "a", count: 60))"}
+     "slow": "\#(String(repeating: "a", count: 60))", "tiny": 1e-400, "almost": 0.99999999999999999,
+     "site": "\u202emoc.elgoog", "space": "a\u00a0b", "database": {"password": "hunter2", "host": "db"},
+     "maybe": null}
     """#
 
 /// The window `defaults-editor` shows for a suite: made from the schema its program published,
@@ -214,7 +220,13 @@ private let edgeValues = #"""
                 "big", "3000000000",
                 "3000000000_is_past_what_its_control_holds,_whole_numbers_from_-2147483648_to_2147483647"
             ),
-            ("ratio", "0.125", "0.125_has_more_decimals_than_its_control_shows_(2)"),
+            ("ratio", "0.125", "0.125_is_not_what_its_control_shows_(2_decimals"),
+            ("tiny", "1e-400", "1e-400_is_not_what_its_control_shows"),
+            ("almost", "0.99999999999999999", "0.99999999999999999_is_not_what_its_control_shows"),
+            (
+                "site", #""\u202Emoc.elgoog""#,
+                #"it_holds_characters_an_entry_would_hide_or_reorder_(\u{202E}moc.elgoog)"#
+            ),
             ("huge", "1e400", "1e400_is_past_what_a_floating-point_number_holds"),
             ("label", #""a\u0000b""#, "an_entry_cannot_hold_its_NUL_character"),
         ] {
@@ -224,6 +236,12 @@ private let edgeValues = #"""
         }
         #expect(shown["mode"]?["name"] == "A" && shown["style"]?["name"] == "dark_mode", "\(shown)")
         #expect(shown["layout"]?["name"] == "Grid", "identifiers keep their readable names: \(shown)")
+        #expect(shown["space"]?["name"] == #"a\u{A0}b"#, "a no-break space is told from a space: \(shown)")
+        #expect(
+            shown["database"]?["subtitle"] == #"{"host":"db","password":"<secret>"}"#,
+            "a secret nested in a value no key describes is not shown: \(shown)"
+        )
+        #expect(shown["maybe"]?["set"] == "false" && shown["maybe"]?["editorshown"] == "false", "\(shown)")
         #expect(shown["build"]?["kind"] == "json" && shown["build"]?["reset"] == "false", "\(shown)")
         #expect(shown["rtl"]?["problem"]?.contains(#"Stored:_"x\u{202E}evil""#) == true, "\(shown)")
         #expect(shown["anything"]?["kind"] == "jsonText" && shown["anything"]?["value"] == #"{"x":1}"#, "\(shown)")
@@ -318,6 +336,7 @@ private let edgeValues = #"""
             Defaults.Key<Double>("ratio", default: 1.5, suite: program, summary: "Ratio & scale <x>"),
             Defaults.Key<Float>("gain", default: 0.5, suite: program),
             Defaults.Key<UInt8>("level", default: 3, suite: program, summary: "Level"),
+            Defaults.Key<Int>("threads", default: 4, suite: program),
             Defaults.Key<Int>("count", default: 2, suite: program, summary: "Count"),
         ]
         #expect(try program.publishSchema(for: keys))
@@ -326,12 +345,25 @@ private let edgeValues = #"""
             at: system.deletingLastPathComponent(),
             withIntermediateDirectories: true
         )
-        try Data(#"{"": {"locked": ["count"]}, "count": 9}"#.utf8).write(to: system)
+        try Data(#"{"": {"locked": ["count", "threads"]}, "count": 9, "threads": "many", "gain": "loud"}"#.utf8)
+            .write(to: system)
 
         let session = try await BoundWindowSession(mode: "editor", suiteName: "program", environment: environment)
         defer { session.close() }
         let shown = await windowRows(session)
         #expect(shown["ratio"]?["kind"] == "number" && shown["ratio"]?["value"] == "1.5", "\(shown)")
+        // A bad value from the system file, locked or not: said to be the system file's, with no
+        // Reset, which could not change what the program reads.
+        let threads = shown["threads"] ?? [:]
+        #expect(
+            threads["problem"]?.contains("Locked_by_\(system.path)") == true && threads["problemreset"] == "false",
+            "\(threads)"
+        )
+        let gain = shown["gain"] ?? [:]
+        #expect(
+            gain["problem"]?.contains("From_the_system_file_\(system.path)") == true && gain["problemreset"] == "false",
+            "\(gain)"
+        )
         #expect(shown["ratio"]?["title"] == "Ratio_&_scale_<x>", "text, not markup: \(shown)")
         #expect(shown["gain"]?["kind"] == "number" && shown["gain"]?["value"] == "0.5", "\(shown)")
         #expect(shown["level"]?["bounds"] == "0.0..255.0", "an unsigned key never goes below 0: \(shown)")
@@ -398,7 +430,11 @@ private let edgeValues = #"""
             [file.path, "--schema", "/nonexistent/schema.json", "--picture", picture.path],
             display: display.name
         )
-        #expect(result.status == 0 && result.errors.contains("/nonexistent/schema.json: "), "\(result.errors)")
+        #expect(
+            result.status == 0
+                && result.errors.contains("/nonexistent/schema.json: no such file; its values are shown as JSON"),
+            "\(result.errors)"
+        )
         #expect(try Data(contentsOf: file) == Data(settings.utf8), "the editor still wrote nothing")
 
         // A settings file that is not one: refused, and left where it is as it is (a suite opened
@@ -416,6 +452,20 @@ private let edgeValues = #"""
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(!left.contains { $0.contains(".corrupt") }, "\(left)")
         try Data(settings.utf8).write(to: file)
+        // A folder where the settings file should be: refused, not opened as defaults.
+        let folder = directory.appendingPathComponent("folder/settings.json")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        result = try await runEditor([folder.path, "--picture", picture.path], display: display.name)
+        #expect(
+            result.status == 1 && result.errors.contains("\(folder.path) is a directory, not a settings file"),
+            "\(result.errors)"
+        )
+        // A picture that cannot be saved: said before anything is drawn.
+        result = try await runEditor([file.path, "--picture", "/nonexistent/editor.png"], display: display.name)
+        #expect(
+            result.status == 2 && result.errors.contains("cannot save the picture at /nonexistent/editor.png"),
+            "\(result.errors)"
+        )
         // A schema that describes the name the file keeps for its own record; a key's name that
         // would move the terminal's cursor.
         try Data(#"{"properties": {"": {"type": "string"}, "a\u001b[2Jb": {"type": "integer", "maximun": 1}}}"#.utf8)
